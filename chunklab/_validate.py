@@ -1,0 +1,44 @@
+"""Argument checks shared by the chunkers: wrong types and impossible parameters raise ValueError."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def check_text(text: Any, name: str = "text") -> str:
+    """Return ``text`` as str; bytes are decoded as UTF-8 (BOM removed), anything else is an error."""
+    if isinstance(text, str):
+        return text
+    if isinstance(text, (bytes, bytearray)):
+        raw = bytes(text)
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        return raw.decode("utf-8", errors="replace")
+    raise ValueError(f"{name} must be a str (or bytes), got {type(text).__name__}")
+
+
+def check_positive_int(value: Any, name: str) -> int:
+    """``value`` as a positive int, else a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    return value
+
+
+def check_overlap(overlap: Any, size: int, name: str = "overlap", size_name: str = "size") -> int:
+    """``overlap`` as an int in ``[0, size)``, else a ValueError naming the parameter."""
+    if isinstance(overlap, bool) or not isinstance(overlap, int):
+        raise ValueError(f"{name} must be a non-negative integer, got {overlap!r}")
+    if overlap < 0:
+        raise ValueError(f"{name} must be >= 0, got {overlap}")
+    if overlap >= size:
+        raise ValueError(f"{name} ({overlap}) must be smaller than {size_name} ({size})")
+    return overlap
+
+
+def check_doc_id(doc_id: Any) -> str:
+    """``doc_id`` as a str."""
+    if not isinstance(doc_id, str):
+        raise ValueError(f"doc_id must be a str, got {type(doc_id).__name__}")
+    return doc_id

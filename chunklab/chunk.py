@@ -1,0 +1,235 @@
+"""The Chunk type every chunker returns, stable ids, the contract checker and offset helpers."""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Chunk",
+    "LineIndex",
+    "check_chunks",
+    "embedding_text",
+    "make_chunk",
+    "trim_span",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of a source document located by exact character offsets.
+
+    For plain-text formats (text, Markdown, code) ``source[start:end] == text``.
+    For HTML, ``source[start:end]`` is the element's markup and ``text`` its visible text.
+    """
+
+    text: str
+    start: int
+    end: int
+    doc_id: str = "doc"
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def id(self) -> str:
+        """A stable id: a hash of doc_id, offsets, strategy and its parameters.
+
+        Re-chunking the same source with the same parameters gives the same ids, so
+        re-indexing is an idempotent upsert.
+        """
+        key = json.dumps(
+            [
+                self.doc_id,
+                self.start,
+                self.end,
+                self.metadata.get("strategy"),
+                self.metadata.get("params"),
+                self.metadata.get("level"),
+            ],
+            sort_keys=True,
+            default=str,
+            ensure_ascii=False,
+        )
+        return hashlib.blake2b(key.encode("utf-8"), digest_size=12).hexdigest()
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    @property
+    def context(self) -> str:
+        """What gets embedded: ``text`` with its title, section path and table header in front."""
+        return embedding_text(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``id`` included) for JSONL output."""
+        return {
+            "id": self.id,
+            "doc_id": self.doc_id,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "metadata": self.metadata,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Chunk:
+        """Rebuild a chunk written by :meth:`to_dict`."""
+        return cls(
+            text=data["text"],
+            start=int(data["start"]),
+            end=int(data["end"]),
+            doc_id=data.get("doc_id", "doc"),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+
+def make_chunk(source: str, start: int, end: int, doc_id: str, metadata: dict[str, Any]) -> Chunk:
+    """Build a plain-text chunk whose text is exactly ``source[start:end]``."""
+    return Chunk(source[start:end], start, end, doc_id, metadata)
+
+
+def embedding_text(chunk: Chunk, *, title: bool = True, headings: bool = True) -> str:
+    """The one place that decides what gets embedded for a chunk.
+
+    ``"{title} > {section path}\\n\\n{table header}\\n{text}"``, each part only when the
+    chunk's metadata carries it (``title``, ``headings``, ``table_header``) or an explicit
+    ``context`` string that a chunker or :func:`chunklab.context.add_context` put there.
+    ``text`` and offsets are never edited.
+    """
+    meta = chunk.metadata
+    if meta.get("context"):
+        prefix = str(meta["context"])
+    else:
+        parts: list[str] = []
+        if title and meta.get("title"):
+            parts.append(str(meta["title"]))
+        if headings and meta.get("headings"):
+            path = [str(h) for h in meta["headings"]]
+            if parts and path and path[0] == parts[0]:
+                path = path[1:]
+            parts.extend(path)
+        prefix = " > ".join(parts)
+    body = chunk.text
+    header = meta.get("table_header")
+    if header and not body.lstrip().startswith(str(header).strip()):
+        body = f"{header}\n{body}"
+    return f"{prefix}\n\n{body}" if prefix else body
+
+
+def trim_span(source: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink ``[start, end)`` so that it neither starts nor ends with whitespace."""
+    while start < end and source[start].isspace():
+        start += 1
+    while end > start and source[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+class LineIndex:
+    """Maps character offsets to 1-based line numbers (and back) in O(log n)."""
+
+    def __init__(self, source: str) -> None:
+        self.starts = [0]
+        find = source.find
+        pos = find("\n")
+        while pos != -1:
+            self.starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+        self.length = len(source)
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line that holds character ``offset``."""
+        return bisect.bisect_right(self.starts, offset)
+
+    def offset_of(self, line: int, col: int = 0) -> int:
+        """The character offset of 1-based ``line`` and 0-based ``col``."""
+        if line < 1:
+            return 0
+        if line > len(self.starts):
+            return self.length
+        return min(self.starts[line - 1] + col, self.length)
+
+
+def check_chunks(
+    chunks: Sequence[Chunk],
+    source: str,
+    *,
+    max_size: int | None = None,
+    length: Callable[[str], int] | None = None,
+    overlap: int = 0,
+    html: bool = False,
+) -> list[str]:
+    """Verify the Chunk contract and return every violation found (empty list: all good).
+
+    Checks, for every chunk: offsets inside the source and ordered; for plain-text formats
+    ``source[start:end] == text`` exactly (for HTML, ``text`` must be non-empty visible
+    text); no chunk over ``max_size`` by ``length`` unless its metadata says ``oversize``;
+    and for the whole list: every non-whitespace character of the source lies inside some
+    chunk, and with ``overlap > 0`` consecutive chunks of the same level really share text.
+    """
+    problems: list[str] = []
+    if not isinstance(source, str):
+        return [f"source must be str, got {type(source).__name__}"]
+    measure = length or len
+    n = len(source)
+    for i, c in enumerate(chunks):
+        if not isinstance(c, Chunk):
+            problems.append(f"chunk {i}: not a Chunk ({type(c).__name__})")
+            continue
+        if not (0 <= c.start <= c.end <= n):
+            problems.append(f"chunk {i}: offsets [{c.start}, {c.end}) outside source of length {n}")
+            continue
+        if not html and source[c.start : c.end] != c.text:
+            problems.append(
+                f"chunk {i}: text differs from source[{c.start}:{c.end}] "
+                f"({c.text[:30]!r} vs {source[c.start:c.start + 30]!r})"
+            )
+        if not c.text.strip():
+            problems.append(f"chunk {i}: empty or whitespace-only text")
+        if max_size is not None and not c.metadata.get("oversize"):
+            size = measure(c.text)
+            if size > max_size:
+                problems.append(f"chunk {i}: size {size} > {max_size} and not marked oversize")
+    lost = uncovered(chunks, source)
+    if lost:
+        first = lost[0]
+        problems.append(
+            f"{sum(e - s for s, e in lost)} non-whitespace characters lost in {len(lost)} spans, "
+            f"first at {first[0]}: {source[first[0]:first[1]][:40]!r}"
+        )
+    if overlap > 0:
+        by_level: dict[Any, list[Chunk]] = {}
+        for c in chunks:
+            by_level.setdefault(c.metadata.get("level"), []).append(c)
+        for group in by_level.values():
+            ordered = sorted(group, key=lambda c: (c.start, c.end))
+            for a, b in zip(ordered, ordered[1:]):
+                if b.start >= a.end and not b.metadata.get("no_overlap_reason"):
+                    problems.append(
+                        f"no overlap between chunks at {a.start}-{a.end} and {b.start}-{b.end}"
+                    )
+    return problems
+
+
+def uncovered(chunks: Iterable[Chunk], source: str) -> list[tuple[int, int]]:
+    """Spans of ``source`` holding non-whitespace characters that no chunk covers."""
+    spans = sorted((c.start, c.end) for c in chunks)
+    gaps: list[tuple[int, int]] = []
+    pos = 0
+    for s, e in spans:
+        if s > pos:
+            gaps.append((pos, s))
+        pos = max(pos, e)
+    if pos < len(source):
+        gaps.append((pos, len(source)))
+    out = []
+    for s, e in gaps:
+        piece = source[s:e]
+        if piece.strip():
+            ls = len(piece) - len(piece.lstrip())
+            rs = len(piece.rstrip())
+            out.append((s + ls, s + rs))
+    return out

@@ -1,0 +1,1 @@
+"""Subcommands of the chunklab CLI, one module each (see chunklab.cli)."""

