@@ -1,0 +1,50 @@
+"""Evaluate chunking strategies: exact metrics, a benchmark runner, paired bootstrap CIs, plots.
+
+``from chunklab.evaluate import recall_at_k, span_metrics, Benchmark`` — the metric functions
+live in :mod:`chunklab.evaluate.metrics`, resampling in :mod:`chunklab.evaluate.bootstrap`,
+the runner in :mod:`chunklab.evaluate.benchmark` and figures in :mod:`chunklab.evaluate.plots`.
+"""
+
+from __future__ import annotations
+
+from chunklab.evaluate.bootstrap import (
+    N_RESAMPLES,
+    bootstrap_means,
+    confidence_interval,
+    pairwise_wins,
+    resample_counts,
+)
+from chunklab.evaluate.metrics import (
+    MIN_GOLD_OVERLAP,
+    hits_by_span,
+    hits_by_text,
+    mrr,
+    ndcg_at_k,
+    precision_at_k,
+    precision_omega,
+    rank_metrics,
+    recall_at_k,
+    span_hit,
+    span_metrics,
+    text_hit,
+)
+
+__all__ = [
+    "MIN_GOLD_OVERLAP",
+    "N_RESAMPLES",
+    "bootstrap_means",
+    "confidence_interval",
+    "hits_by_span",
+    "hits_by_text",
+    "mrr",
+    "ndcg_at_k",
+    "pairwise_wins",
+    "precision_at_k",
+    "precision_omega",
+    "rank_metrics",
+    "recall_at_k",
+    "resample_counts",
+    "span_hit",
+    "span_metrics",
+    "text_hit",
+]

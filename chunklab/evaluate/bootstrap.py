@@ -1,0 +1,75 @@
+"""Paired bootstrap over questions: confidence intervals and "how often does A beat B".
+
+Paired means every strategy is scored on the **same** resampled question sets (one matrix of
+resample indices shared by all), so the comparison between two strategies is not blurred by
+which questions happened to be drawn. Resampling is vectorized: the resample means of every
+strategy and metric come from one matrix product with the resample count matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["N_RESAMPLES", "bootstrap_means", "confidence_interval", "pairwise_wins", "resample_counts"]
+
+#: Number of bootstrap resamples used by the benchmark runner.
+N_RESAMPLES = 10_000
+
+
+def resample_counts(n_items: int, n_resamples: int = N_RESAMPLES, seed: int = 0) -> np.ndarray:
+    """How many times each item is drawn in each resample: an ``(n_resamples, n_items)`` matrix.
+
+    Resample ``r`` draws ``n_items`` items with replacement (seeded ``numpy`` generator, so
+    the same seed always gives the same matrix); row ``r`` counts the draws of each item.
+    """
+    if isinstance(n_items, bool) or not isinstance(n_items, int) or n_items <= 0:
+        raise ValueError(f"n_items must be a positive integer, got {n_items!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples <= 0:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n_items, size=(n_resamples, n_items))
+    flat = (idx + (np.arange(n_resamples) * n_items)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=n_resamples * n_items)
+    return counts.reshape(n_resamples, n_items).astype(np.float64)
+
+
+def bootstrap_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Resample means of ``values`` (shape ``(..., n_items)``) for every row of ``counts``.
+
+    Returns an array of shape ``(..., n_resamples)``: the mean of each series over each
+    resampled set of items.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape[-1] != counts.shape[1]:
+        raise ValueError(f"values have {values.shape[-1]} items but counts were drawn for {counts.shape[1]}")
+    if np.isnan(values).any():
+        raise ValueError("values contain NaN: every question needs a score for every metric")
+    return values @ counts.T / counts.shape[1]
+
+
+def confidence_interval(resampled: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of resampled means along the last axis: ``(low, high)``."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}")
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(resampled, [tail, 100 - tail], axis=-1)
+    return low, high
+
+
+def pairwise_wins(
+    resampled: Mapping[str, np.ndarray], names: Sequence[str] | None = None
+) -> dict[tuple[str, str], float]:
+    """For each ordered pair (A, B), the share of resamples in which A's mean is strictly above B's.
+
+    ``resampled`` maps a name to its resample means (same resamples for all, as from one
+    :func:`resample_counts` matrix). ``wins[A, B] + wins[B, A] + ties = 1``.
+    """
+    names = list(names or resampled)
+    out: dict[tuple[str, str], float] = {}
+    for a in names:
+        for b in names:
+            if a != b:
+                out[a, b] = float(np.mean(resampled[a] > resampled[b]))
+    return out
