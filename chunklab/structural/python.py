@@ -1,0 +1,476 @@
+"""Structural chunking of Python source with ``ast``: functions, classes, methods, module code.
+
+The source is parsed once. Only the top-level statements (and the bodies of classes and
+functions that are over budget) are visited; offsets come from a line-start table and
+``lineno``/``end_lineno``, so every chunk is a run of whole lines and ``source[start:end]``
+is exactly its text. Every line of the file belongs to exactly one unit before packing
+(decorators and the comments right above a definition go with it, the lines in between
+with the unit before), so nothing is lost, whatever the comments and blank lines do.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from chunklab.chunk import Chunk
+from chunklab.structural._common import (
+    check_max_chars,
+    check_source,
+    decode_python,
+    fallback_chunks,
+    line_starts,
+    resolve_doc_id,
+)
+
+__all__ = ["chunk_python"]
+
+_NONSPACE = re.compile(r"\S")
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_BLOCK_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+
+
+def chunk_python(
+    source: str | bytes,
+    max_chars: int = 1500,
+    min_chars: int = 200,
+    path: str | None = None,
+    *,
+    doc_id: str | None = None,
+) -> list[Chunk]:
+    """Chunk Python source along its syntax tree, each chunk at most ``max_chars`` characters.
+
+    Each top-level function and class is a unit with its decorators and the comments right
+    above it; module-level code is grouped into ``module`` chunks. A class over budget
+    becomes a ``class_header`` chunk plus one ``method`` chunk per method (metadata
+    ``class``); a function still over budget is split at statement boundaries, then by
+    lines. Units under ``min_chars`` are merged with neighbours without leaving their class.
+    Source that ``ast`` cannot parse (or bytes that cannot be decoded) falls back to the
+    recursive chunker with 10% overlap, marked ``fallback`` with the reason.
+    """
+    check_source(source, "source")
+    max_chars = check_max_chars(max_chars)
+    if isinstance(min_chars, bool) or not isinstance(min_chars, int) or min_chars < 0:
+        raise ValueError(f"min_chars must be a non-negative integer, got {min_chars!r}")
+    if path is not None and not isinstance(path, str):
+        path = str(path)
+    doc_id = resolve_doc_id(doc_id, path)
+    params = {"format": "python", "max_chars": max_chars, "min_chars": min_chars}
+    extra = {"path": path}
+    if isinstance(source, (bytes, bytearray)):
+        text, problem = decode_python(bytes(source))
+        if problem:
+            return fallback_chunks(text, max_chars, doc_id, params, problem, extra)
+    else:
+        text = source
+    parse_text = text[1:] if text.startswith("\ufeff") else text
+    try:
+        tree = ast.parse(parse_text)
+    except SyntaxError as exc:
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        reason = f"{type(exc).__name__}: {exc.msg}{where}"
+        return fallback_chunks(text, max_chars, doc_id, params, reason, extra)
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        return fallback_chunks(text, max_chars, doc_id, params, f"{type(exc).__name__}: {exc}", extra)
+    try:
+        return _PythonChunker(text, max_chars, min_chars, doc_id, params, path).run(tree)
+    except RecursionError as exc:  # absurdly deep nesting that ast accepted
+        return fallback_chunks(text, max_chars, doc_id, params, f"RecursionError: {exc}", extra)
+
+
+class _Piece:
+    """A run of whole lines ``[lo, hi]`` (1-based, inclusive) that becomes (part of) a chunk."""
+
+    __slots__ = ("lo", "hi", "s", "e", "kind", "name", "node", "scope", "cls", "parts", "members")
+
+    def __init__(self, lo, hi, s, e, kind, name, node, scope, cls=None):
+        self.lo = lo
+        self.hi = hi
+        self.s = s
+        self.e = e
+        self.kind = kind
+        self.name = name
+        self.node = node
+        self.scope = scope
+        self.cls = cls
+        self.parts: tuple[int, int] | None = None
+        self.members: list[_Piece] | None = None
+
+    @property
+    def size(self) -> int:
+        return self.e - self.s
+
+
+class _PythonChunker:
+    def __init__(self, text, max_chars, min_chars, doc_id, params, path):
+        self.text = text
+        self.starts = line_starts(text)
+        self.nlines = len(self.starts) - 1
+        self.max = max_chars
+        self.min = min_chars
+        self.doc_id = doc_id
+        self.params = params
+        self.path = path
+        self._scopes = 0
+        self.module_doc: str | None = None
+
+    # -- line helpers ---------------------------------------------------------------
+    def span(self, lo: int, hi: int) -> tuple[int, int]:
+        """Offsets of lines ``lo..hi``, without leading blank lines and trailing whitespace."""
+        text = self.text
+        s = self.starts[lo - 1]
+        e = self.starts[hi]
+        m = _NONSPACE.search(text, s, e)
+        if m is None:
+            return s, s
+        p = m.start()
+        if p > s:
+            ls = max(text.rfind("\n", s, p), text.rfind("\r", s, p)) + 1
+            s = max(s, ls)
+        while e > p and text[e - 1].isspace():
+            e -= 1
+        return s, e
+
+    def line_kind(self, line: int) -> str:
+        """``"blank"``, ``"comment"`` or ``"code"`` for 1-based ``line``."""
+        stripped = self.text[self.starts[line - 1] : self.starts[line]].strip()
+        if not stripped:
+            return "blank"
+        return "comment" if stripped[0] == "#" else "code"
+
+    def attach_above(self, first: int, floor: int) -> int:
+        """Move ``first`` up over the comment lines right above it (not to or past ``floor``)."""
+        line = first - 1
+        while line > floor and self.line_kind(line) == "comment":
+            line -= 1
+        return line + 1
+
+    def piece(self, lo, hi, kind, name, node, scope, cls=None) -> _Piece:
+        s, e = self.span(lo, hi)
+        return _Piece(lo, hi, s, e, kind, name, node, scope, cls)
+
+    def new_scope(self) -> int:
+        self._scopes += 1
+        return self._scopes
+
+    # -- top level ------------------------------------------------------------------
+    def run(self, tree: ast.Module) -> list[Chunk]:
+        if self.nlines == 0 or _NONSPACE.search(self.text) is None:
+            return []
+        self.module_doc = _docstring(tree) if tree.body else None
+        ranges = self.partition(tree.body, 1, self.nlines)
+        if not ranges:  # only comments / blank lines: no statements at all
+            pieces = self.line_split(1, self.nlines, "module", "<module>", 0)
+        else:
+            pieces = []
+            for lo, hi, node in ranges:
+                pieces.extend(self.unit(node, lo, hi, "", 0))
+        return self.emit(self.merge(pieces))
+
+    def partition(self, stmts, lo: int, hi: int) -> list[tuple[int, int, Any]]:
+        """Split lines ``lo..hi`` into one range per statement (header lines go to the first).
+
+        Statements sharing a line are grouped (``node`` is then a list). Comments right
+        above a statement start its range; other gap lines end the range before.
+        """
+        out: list[list[Any]] = []
+        for node in stmts:
+            first = _first_line(node)
+            last = node.end_lineno or first
+            if out and first <= out[-1][1]:
+                prev = out[-1]
+                prev[1] = max(prev[1], last)
+                prev[2] = prev[2] if isinstance(prev[2], list) else [prev[2]]
+                prev[2].append(node)
+                continue
+            if out:
+                first = self.attach_above(first, out[-1][1])
+                out[-1][1] = first - 1
+            out.append([first, last, node])
+        if not out:
+            return []
+        out[0][0] = lo
+        out[-1][1] = max(out[-1][1], hi)
+        return [(a, b, n) for a, b, n in out if a <= b]
+
+    def unit(self, node, lo: int, hi: int, qual: str, scope: Any, in_class: str | None = None):
+        """The pieces for one statement range: itself if within budget, else split."""
+        if isinstance(node, list):
+            kind, name = ("class_header" if in_class else "module"), "<module>"
+        elif isinstance(node, _DEFS):
+            kind, name = ("method" if in_class else "function"), _qual(qual, node.name)
+        elif isinstance(node, ast.ClassDef):
+            kind, name = "class", _qual(qual, node.name)
+        else:
+            kind, name = ("class_header" if in_class else "module"), "<module>"
+            if in_class:
+                name = qual
+        p = self.piece(lo, hi, kind, name, node, scope, in_class)
+        if p.size == 0:
+            return []
+        if p.size <= self.max:
+            return [p]
+        if kind == "class":
+            return self.split_class(node, lo, hi, name)
+        parts = self.split_node(node, lo, hi)
+        sub = self.new_scope()
+        out = []
+        for i, (a, b, oversize) in enumerate(parts):
+            q = self.piece(a, b, kind, name, node, sub, in_class)
+            if q.size == 0:
+                continue
+            q.parts = (i + 1, len(parts))
+            if oversize:
+                q.node = ("oversize", node)
+            out.append(q)
+        return out
+
+    def split_class(self, node: ast.ClassDef, lo: int, hi: int, qual: str) -> list[_Piece]:
+        """A class over budget: header (signature, docstring, attributes) plus its members."""
+        scope = self.new_scope()
+        ranges = self.partition(node.body, lo, hi)
+        out: list[_Piece] = []
+        for i, (a, b, child) in enumerate(ranges):
+            if isinstance(child, ast.ClassDef):
+                out.extend(self.unit(child, a, b, qual, scope, qual))
+                continue
+            pieces = self.unit(child, a, b, qual, scope, qual)
+            if i == 0 and pieces and pieces[0].kind != "class_header":
+                # keep the class signature on its own header piece when the first member is a def
+                first_line = self._first_member_line(child)
+                if first_line > a:
+                    head = self.piece(a, first_line - 1, "class_header", qual, node, scope, qual)
+                    rest = self.unit(child, first_line, b, qual, scope, qual)
+                    if head.size:
+                        out.append(head)
+                    out.extend(rest)
+                    continue
+            for p in pieces:
+                if p.kind == "class_header" and not _is_oversize(p):
+                    p.node = node
+            out.extend(pieces)
+        return out
+
+    def _first_member_line(self, child) -> int:
+        return self.attach_above(_first_line(child), 0)
+
+    # -- splitting a statement over budget (cAST: split, then merge back up) --------
+    def split_node(self, node, lo: int, hi: int) -> list[tuple[int, int, bool]]:
+        """Line ranges within budget (``oversize`` True for a single line over it)."""
+        s, e = self.span(lo, hi)
+        if e - s <= self.max:
+            return [(lo, hi, False)] if e > s else []
+        children = _children(node)
+        bounds: list[tuple[int, Any]] = []
+        prev = lo
+        for child in children:
+            b = _first_line(child)
+            if b <= prev or b > hi:
+                continue
+            b = self.attach_above(b, prev)
+            bounds.append((b, child))
+            prev = b
+        if not bounds:
+            return self.line_split_ranges(lo, hi)
+        segs: list[tuple[int, int, Any]] = []
+        start, owner = lo, None
+        for b, child in bounds:
+            segs.append((start, b - 1, owner))
+            start, owner = b, child
+        segs.append((start, hi, owner))
+        ranges: list[tuple[int, int, bool]] = []
+        for a, b, owner in segs:
+            if a > b:
+                continue
+            if owner is None:
+                sa, sb = self.span(a, b)
+                if sb - sa <= self.max:
+                    if sb > sa:
+                        ranges.append((a, b, False))
+                else:
+                    ranges.extend(self.line_split_ranges(a, b))
+            else:
+                ranges.extend(self.split_node(owner, a, b))
+        return self.merge_ranges(ranges)
+
+    def merge_ranges(self, ranges: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:
+        """Greedily merge neighbouring line ranges while the result stays within budget."""
+        out: list[tuple[int, int, bool]] = []
+        for a, b, big in ranges:
+            if out and not big and not out[-1][2]:
+                pa, _pb, _ = out[-1]
+                s, e = self.span(pa, b)
+                if e - s <= self.max:
+                    out[-1] = (pa, b, False)
+                    continue
+            out.append((a, b, big))
+        return out
+
+    def line_split_ranges(self, lo: int, hi: int) -> list[tuple[int, int, bool]]:
+        """Pack whole lines up to the budget; a single line over it stands alone, oversize."""
+        out: list[tuple[int, int, bool]] = []
+        cur = lo
+        line = lo
+        while line <= hi:
+            s, e = self.span(cur, line)
+            if e - s > self.max:
+                if line == cur:
+                    out.append((cur, line, True))
+                    cur = line = line + 1
+                    continue
+                s2, e2 = self.span(cur, line - 1)
+                if e2 > s2:
+                    out.append((cur, line - 1, False))
+                cur = line
+                continue
+            line += 1
+        if cur <= hi:
+            s, e = self.span(cur, hi)
+            if e > s:
+                out.append((cur, hi, False))
+        return out
+
+    def line_split(self, lo, hi, kind, name, scope) -> list[_Piece]:
+        out = []
+        for a, b, big in self.line_split_ranges(lo, hi):
+            p = self.piece(a, b, kind, name, None, scope)
+            if big:
+                p.node = ("oversize", None)
+            out.append(p)
+        return out
+
+    # -- packing ----------------------------------------------------------------------
+    def merge(self, pieces: list[_Piece]) -> list[list[_Piece]]:
+        """Merge neighbours in the same scope: small units, and runs of module/header code."""
+        groups: list[list[_Piece]] = []
+        cur: list[_Piece] = []
+        cur_s = cur_e = 0
+        for p in pieces:
+            if cur:
+                last = cur[-1]
+                if (
+                    last.scope == p.scope
+                    and p.e - cur_s <= self.max
+                    and not _is_oversize(last)
+                    and not _is_oversize(p)
+                    and (
+                        cur_e - cur_s < self.min
+                        or p.size < self.min
+                        or (last.kind == p.kind and p.kind in ("module", "class_header"))
+                    )
+                ):
+                    cur.append(p)
+                    cur_e = p.e
+                    continue
+                groups.append(cur)
+            cur = [p]
+            cur_s, cur_e = p.s, p.e
+        if cur:
+            groups.append(cur)
+        return groups
+
+    def emit(self, groups: list[list[_Piece]]) -> list[Chunk]:
+        text = self.text
+        chunks: list[Chunk] = []
+        line_of = self._line_of
+        for group in groups:
+            s, e = group[0].s, group[-1].e
+            main = group[0] if len(group) == 1 else _main_piece(group)
+            meta: dict[str, Any] = {
+                "strategy": "structural",
+                "params": self.params,
+                "index": len(chunks),
+                "kind": main.kind,
+                "name": main.name,
+                "line_start": line_of(s, group[0].lo),
+                "line_end": line_of(e - 1, group[-1].lo),
+                "path": self.path,
+            }
+            node = main.node
+            if isinstance(node, tuple):
+                meta["oversize"] = True
+                meta["oversize_reason"] = "a single line longer than max_chars"
+                node = node[1]
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                doc = _docstring(node)
+            elif group[0].lo == 1 and main.kind == "module":
+                doc = self.module_doc
+            else:
+                doc = None
+            meta["docstring"] = doc
+            decos = getattr(node, "decorator_list", None) if not isinstance(node, list) else None
+            meta["decorators"] = [self._decorator(d) for d in decos] if decos else []
+            if main.cls is not None:
+                meta["class"] = main.cls
+            if main.parts and main.parts[1] > 1:
+                meta["part"], meta["parts"] = main.parts
+            if len(group) > 1:
+                names = list(dict.fromkeys(p.name for p in group if p.kind != "module"))
+                if names and names != [main.name]:
+                    meta["names"] = names
+            if isinstance(node, ast.AsyncFunctionDef):
+                meta["async"] = True
+            chunks.append(Chunk(text[s:e], s, e, self.doc_id, meta))
+        return chunks
+
+    def _line_of(self, offset: int, hint: int) -> int:
+        starts = self.starts
+        line = hint
+        while line < self.nlines and starts[line] <= offset:
+            line += 1
+        return line
+
+    def _decorator(self, d: ast.expr) -> str:
+        s = self.starts[d.lineno - 1]
+        e = self.starts[min(d.end_lineno or d.lineno, self.nlines)]
+        src = self.text[s:e].strip()
+        return src[1:].strip() if src.startswith("@") else src
+
+
+def _qual(qual: str, name: str) -> str:
+    return f"{qual}.{name}" if qual else name
+
+
+def _is_oversize(p: _Piece) -> bool:
+    return isinstance(p.node, tuple)
+
+
+def _main_piece(group: list[_Piece]) -> _Piece:
+    """The piece that names a merged chunk: the class header, else the largest definition."""
+    for p in group:
+        if p.kind == "class_header":
+            return p
+    defs = [p for p in group if p.kind != "module"] or group
+    return max(defs, key=lambda p: p.size)
+
+
+def _first_line(node) -> int:
+    """The first line of a statement, its decorators included (``case`` lines for match cases)."""
+    first = getattr(node, "lineno", None)
+    if first is None:  # match_case has no position of its own
+        first = node.pattern.lineno
+    decos = getattr(node, "decorator_list", None)
+    if decos:
+        first = min(first, min(d.lineno for d in decos))
+    return first
+
+
+def _docstring(node) -> str | None:
+    try:
+        return ast.get_docstring(node)
+    except TypeError:
+        return None
+
+
+def _children(node) -> list[Any]:
+    if isinstance(node, list):
+        return node
+    out: list[Any] = []
+    for field in _BLOCK_FIELDS:
+        value = getattr(node, field, None)
+        if value:
+            out.extend(value)
+    if len(out) > 1:
+        out.sort(key=_first_line)
+    return out
