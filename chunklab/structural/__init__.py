@@ -4,6 +4,7 @@
 a chunker had to fall back to plain recursive splitting, and why.
 """
 
+from chunklab.structural.markdown import chunk_markdown
 from chunklab.structural.python import chunk_python
 
-__all__ = ["chunk_python"]
+__all__ = ["chunk_markdown", "chunk_python"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import io
 import re
 import tokenize
@@ -117,6 +118,4 @@ def fallback_chunks(
 
 
 def _line_of(starts: list[int], offset: int) -> int:
-    import bisect
-
     return bisect.bisect_right(starts, offset)
