@@ -1,0 +1,345 @@
+"""Seeing chunks: boundaries drawn on the source text, size histograms and an explorer.
+
+:func:`render_chunks` colours each chunk's span of the source and draws the characters that
+two chunks share as *overlap*, exactly where they are (tools that colour a chunk by
+searching for its text attribute the shared characters to one chunk or the other). The
+output is HTML with inline styles only, so it renders in the built book (no JavaScript) and
+in JupyterLab. :func:`explorer` is an ipywidgets explorer for JupyterLab;
+:func:`explorer_static` renders a few of its settings side by side for the book.
+"""
+
+from __future__ import annotations
+
+import html as _html
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from chunklab.chunk import Chunk
+
+__all__ = [
+    "EXPLORER_STRATEGIES",
+    "HTMLView",
+    "chunk_with",
+    "explorer",
+    "explorer_static",
+    "new_figure",
+    "render_chunks",
+    "size_histogram",
+]
+
+#: Light fills and darker borders, distinguishable side by side (a colour-blind safe cycle).
+PALETTE: tuple[tuple[str, str], ...] = (
+    ("#cfe3f7", "#3b7dc4"),
+    ("#fde2c4", "#d9822b"),
+    ("#d4efd4", "#3f9b3f"),
+    ("#eadcf4", "#8a55b5"),
+    ("#f9d6dc", "#c4455e"),
+    ("#fff3b8", "#b59b1c"),
+)
+LOST_STYLE = "background:#ffffff;color:#b00020;text-decoration:underline wavy #b00020"
+
+
+@dataclass(frozen=True)
+class HTMLView:
+    """An HTML fragment that Jupyter, JupyterLab and the built book display as HTML."""
+
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __str__(self) -> str:
+        return self.html
+
+
+def render_chunks(
+    text: str,
+    chunks: Sequence[Chunk],
+    max_chars: int | None = None,
+    *,
+    title: str | None = None,
+    legend: bool = True,
+) -> HTMLView:
+    """Draw ``chunks`` on ``text``: one colour per chunk, overlaps striped, lost text flagged.
+
+    Positions come from each chunk's ``start``/``end`` offsets, never from searching for its
+    text, so a character inside two chunks is drawn as shared by both (striped in both
+    colours, with a tooltip naming them). Non-whitespace characters in no chunk are shown in
+    red with a wavy underline. A small badge marks where each chunk starts. ``max_chars``
+    shows only the first ``max_chars`` characters of ``text``.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    if max_chars is not None and (isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1):
+        raise ValueError(f"max_chars must be a positive integer or None, got {max_chars!r}")
+    for i, c in enumerate(chunks):
+        if not isinstance(c, Chunk):
+            raise ValueError(f"chunks[{i}] is not a Chunk ({type(c).__name__})")
+        if not 0 <= c.start <= c.end <= len(text):
+            raise ValueError(f"chunks[{i}] offsets [{c.start}, {c.end}) lie outside the text of length {len(text)}")
+    shown = len(text) if max_chars is None else min(len(text), max_chars)
+    order = sorted(range(len(chunks)), key=lambda i: (chunks[i].start, chunks[i].end))
+    colour = {ci: PALETTE[rank % len(PALETTE)] for rank, ci in enumerate(order)}
+    number = {ci: rank for rank, ci in enumerate(order)}
+    # Cut points: every chunk start and end inside the shown range.
+    cuts = {0, shown}
+    for c in chunks:
+        for p in (c.start, c.end):
+            if 0 < p < shown:
+                cuts.add(p)
+    points = sorted(cuts)
+    starts_at: dict[int, list[int]] = {}
+    for ci in order:
+        if chunks[ci].start < shown and chunks[ci].end > chunks[ci].start:
+            starts_at.setdefault(chunks[ci].start, []).append(ci)
+    parts: list[str] = []
+    for a, b in pairwise(points):
+        if a == b:
+            continue
+        for ci in starts_at.get(a, []):
+            fill, border = colour[ci]
+            parts.append(
+                f'<span style="display:inline-block;font:bold 10px sans-serif;color:#fff;background:{border};'
+                f'border-radius:3px;padding:0 3px;margin:0 2px 0 1px;line-height:13px;vertical-align:1px" '
+                f'title="chunk {number[ci]}: characters {chunks[ci].start}-{chunks[ci].end}">{number[ci]}</span>'
+            )
+        covering = [ci for ci in order if chunks[ci].start <= a and b <= chunks[ci].end]
+        piece = _html.escape(text[a:b])
+        if not covering:
+            if text[a:b].strip():
+                parts.append(f'<span style="{LOST_STYLE}" title="in no chunk">{piece}</span>')
+            else:
+                parts.append(f'<span style="color:#999">{piece}</span>')
+        elif len(covering) == 1:
+            fill, border = colour[covering[0]]
+            parts.append(f'<span style="background:{fill};border-bottom:2px solid {border}">{piece}</span>')
+        else:
+            fills = [colour[ci][0] for ci in covering]
+            stops = ",".join(
+                f"{fill} {k * 6}px {(k + 1) * 6}px" for k, fill in enumerate(fills)
+            )
+            names = " and ".join(str(number[ci]) for ci in covering)
+            parts.append(
+                f'<span style="background:repeating-linear-gradient(135deg,{stops});'
+                f'outline:1px dashed #555;outline-offset:-1px" title="overlap: in chunks {names}">{piece}</span>'
+            )
+    more = ""
+    if shown < len(text):
+        more = f'<span style="color:#777;font-style:italic"> … {len(text) - shown:,} more characters not shown</span>'
+    body = (
+        '<div style="font-family:Menlo,Consolas,\'DejaVu Sans Mono\',monospace;font-size:12px;line-height:1.7;'
+        'white-space:pre-wrap;word-break:break-word;border:1px solid #ccc;border-radius:4px;padding:8px;'
+        f'background:#fff;color:#222;margin:4px 0">{"".join(parts)}{more}</div>'
+    )
+    head = ""
+    if title:
+        head = f'<div style="font:600 13px sans-serif;margin:8px 0 2px">{_html.escape(title)}</div>'
+    foot = ""
+    if legend:
+        foot = _legend(chunks, text, shown)
+    return HTMLView(f'<div class="chunklab-chunks">{head}{body}{foot}</div>')
+
+
+def _legend(chunks: Sequence[Chunk], text: str, shown: int) -> str:
+    ordered = sorted(chunks, key=lambda c: (c.start, c.end))
+    shared = sum(max(0, a.end - b.start) for a, b in pairwise(ordered) if b.start < a.end)
+    visible = sum(1 for c in chunks if c.start < shown)
+    swatch = (
+        '<span style="display:inline-block;width:22px;height:11px;vertical-align:-1px;'
+        'background:repeating-linear-gradient(135deg,#cfe3f7 0 6px,#fde2c4 6px 12px);'
+        'outline:1px dashed #555;outline-offset:-1px"></span>'
+    )
+    lost = '<span style="color:#b00020;text-decoration:underline wavy #b00020">red</span>'
+    return (
+        '<div style="font:12px sans-serif;color:#444;margin:2px 0 10px">'
+        f"{len(chunks)} chunks ({visible} shown) · {shared:,} characters shared by consecutive chunks · "
+        f"{swatch} overlap (in two chunks) · {lost}: text in no chunk</div>"
+    )
+
+
+def new_figure(width: float = 7.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):
+    """A matplotlib ``(figure, axes)`` pair that a notebook displays once, when returned.
+
+    The figure is detached from pyplot's state (``plt.close``), so it is not drawn a second
+    time at the end of the cell and figures never leak between cells.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), constrained_layout=True)
+    plt.close(fig)
+    return fig, axes
+
+
+def size_histogram(
+    chunks_by_strategy: Mapping[str, Sequence[Chunk] | Sequence[str]],
+    unit: str = "chars",
+    *,
+    bins: int = 30,
+    limit: int | None = None,
+    limit_label: str | None = None,
+    title: str | None = None,
+    log: bool = False,
+):
+    """Overlaid histograms of chunk sizes (in ``unit``), one per strategy; returns the Figure.
+
+    ``chunks_by_strategy`` maps a label to chunks (or plain strings). ``limit`` draws a dashed
+    vertical line, e.g. the embedding model's 256-token input limit.
+    """
+    from chunklab.units import length_function
+
+    if not isinstance(chunks_by_strategy, Mapping) or not chunks_by_strategy:
+        raise ValueError("chunks_by_strategy must be a non-empty mapping of label -> chunks")
+    measure = length_function(unit)
+    sizes = {
+        label: [measure(c.text if isinstance(c, Chunk) else str(c)) for c in chunks]
+        for label, chunks in chunks_by_strategy.items()
+    }
+    everything = [s for values in sizes.values() for s in values]
+    if not everything:
+        raise ValueError("no chunks to plot")
+    hi = max(everything + ([limit] if limit else []))
+    edges = _edges(0, hi, bins)
+    fig, ax = new_figure()
+    for k, (label, values) in enumerate(sizes.items()):
+        border = PALETTE[k % len(PALETTE)][1]
+        ax.hist(values, bins=edges, histtype="step", linewidth=2, color=border, label=f"{label} (n={len(values)})")
+    if limit:
+        ax.axvline(limit, color="#222", linestyle="--", linewidth=1.2)
+        ax.text(
+            limit, 0.97, f" {limit_label or f'limit {limit}'}", transform=ax.get_xaxis_transform(),
+            va="top", ha="left", fontsize=9, color="#222",
+        )
+    ax.set_xlabel(f"chunk size ({unit})")
+    ax.set_ylabel("number of chunks")
+    if log:
+        ax.set_yscale("log")
+    if title:
+        ax.set_title(title)
+    ax.legend(frameon=False, fontsize=9)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+def _edges(lo: float, hi: float, bins: int) -> list[float]:
+    hi = max(hi, lo + 1)
+    step = (hi - lo) / bins
+    return [lo + step * i for i in range(bins + 1)]
+
+
+# --- the explorer -------------------------------------------------------------------------
+
+
+def _fixed(text: str, size: int, overlap: int, unit: str) -> list[Chunk]:
+    from chunklab.fixed import chunk_fixed
+
+    return chunk_fixed(text, size, min(overlap, size - 1), unit)
+
+
+def _recursive(text: str, size: int, overlap: int, unit: str) -> list[Chunk]:
+    from chunklab.recursive import chunk_recursive
+
+    return chunk_recursive(text, size, min(overlap, size - 1), unit)
+
+
+def _paragraphs(text: str, size: int, overlap: int, unit: str) -> list[Chunk]:
+    from chunklab.recursive import pack_paragraphs
+
+    if unit != "chars":
+        raise ValueError("the paragraph packer measures in characters only (unit='chars')")
+    return pack_paragraphs(text, size, overlap_paragraphs=1 if overlap else 0)
+
+
+#: name -> ``f(text, size, overlap, unit)``; overlap is in units (paragraphs: any > 0 means one).
+EXPLORER_STRATEGIES: dict[str, Callable[[str, int, int, str], list[Chunk]]] = {
+    "fixed": _fixed,
+    "recursive": _recursive,
+    "paragraphs": _paragraphs,
+}
+
+
+def chunk_with(strategy: str, text: str, size: int, overlap: int = 0, unit: str = "chars") -> list[Chunk]:
+    """Chunk ``text`` with one of :data:`EXPLORER_STRATEGIES` (what the explorer runs)."""
+    if strategy not in EXPLORER_STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(EXPLORER_STRATEGIES)}; got {strategy!r}")
+    return EXPLORER_STRATEGIES[strategy](text, size, overlap, unit)
+
+
+def _describe(strategy: str, size: int, overlap: int, unit: str, chunks: Sequence[Chunk]) -> str:
+    sizes = [len(c.text) for c in chunks]
+    mean = sum(sizes) / len(sizes) if sizes else 0
+    ov = "1 paragraph" if strategy == "paragraphs" and overlap else f"{overlap} {unit}"
+    return f"{strategy} · size {size} {unit} · overlap {ov} → {len(chunks)} chunks, mean {mean:.0f} characters"
+
+
+def explorer_static(
+    text: str,
+    settings: Sequence[tuple[str, int, int]] | None = None,
+    *,
+    unit: str = "chars",
+    max_chars: int | None = 1200,
+) -> HTMLView:
+    """The explorer, frozen for the book: one rendering per ``(strategy, size, overlap)``.
+
+    Defaults to fixed, recursive and paragraph packing at the same size and overlap, so the
+    same text shows how each strategy places its cuts and its overlap.
+    """
+    if settings is None:
+        settings = [("fixed", 300, 60), ("recursive", 300, 60), ("paragraphs", 300, 1)]
+    panels = []
+    for strategy, size, overlap in settings:
+        chunks = chunk_with(strategy, text, size, overlap, unit)
+        panels.append(
+            render_chunks(
+                text, chunks, max_chars, title=_describe(strategy, size, overlap, unit, chunks), legend=False
+            ).html
+        )
+    note = (
+        '<div style="font:12px sans-serif;color:#444;margin:2px 0 10px">Each colour is one chunk; a badge marks '
+        "where it starts; striped characters with a dashed outline belong to two chunks (overlap).</div>"
+    )
+    return HTMLView("".join(panels) + note)
+
+
+def explorer(
+    text: str,
+    *,
+    strategy: str = "recursive",
+    size: int = 300,
+    overlap: int = 50,
+    unit: str = "chars",
+    max_chars: int | None = 3000,
+) -> Any:
+    """An ipywidgets explorer for JupyterLab: pick a strategy, size, overlap and unit.
+
+    Returns the widget (display it as a cell's last expression). Needs a running kernel, so
+    the book shows :func:`explorer_static` instead.
+    """
+    import ipywidgets as widgets
+
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("explorer needs a non-empty text")
+    pick = widgets.Dropdown(options=list(EXPLORER_STRATEGIES), value=strategy, description="strategy")
+    units = widgets.Dropdown(options=["chars", "words", "tokens"], value=unit, description="unit")
+    size_s = widgets.IntSlider(value=size, min=20, max=2000, step=10, description="size", continuous_update=False)
+    overlap_s = widgets.IntSlider(value=overlap, min=0, max=500, step=5, description="overlap",
+                                  continuous_update=False)
+    status = widgets.HTML()
+    view = widgets.HTML()
+
+    def redraw(_change: Any = None) -> None:
+        s, o, u = size_s.value, min(overlap_s.value, size_s.value - 1), units.value
+        try:
+            chunks = chunk_with(pick.value, text, s, o, u)
+        except ValueError as exc:
+            status.value = f'<span style="color:#b00020">{_html.escape(str(exc))}</span>'
+            view.value = ""
+            return
+        status.value = _html.escape(_describe(pick.value, s, o, u, chunks))
+        view.value = render_chunks(text, chunks, max_chars).html
+
+    for w in (pick, units, size_s, overlap_s):
+        w.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([widgets.HBox([pick, units]), widgets.HBox([size_s, overlap_s]), status, view])
