@@ -7,6 +7,13 @@ the runner in :mod:`chunklab.evaluate.benchmark` and figures in :mod:`chunklab.e
 
 from __future__ import annotations
 
+from chunklab.evaluate.benchmark import (
+    COST_COLUMNS,
+    MAIN_METRICS,
+    METRICS,
+    Benchmark,
+    BenchmarkResult,
+)
 from chunklab.evaluate.bootstrap import (
     N_RESAMPLES,
     bootstrap_means,
@@ -30,6 +37,11 @@ from chunklab.evaluate.metrics import (
 )
 
 __all__ = [
+    "COST_COLUMNS",
+    "MAIN_METRICS",
+    "METRICS",
+    "Benchmark",
+    "BenchmarkResult",
     "MIN_GOLD_OVERLAP",
     "N_RESAMPLES",
     "bootstrap_means",
