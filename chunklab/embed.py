@@ -274,7 +274,20 @@ class Encoder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+_MODELS: dict[tuple[str, str], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
 def _load_model(path: Path | None, device: str) -> Any:
+    """The model for (path, device), loaded once per process and shared by every Encoder."""
+    key = (str(path) if path is not None else "", device)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            _MODELS[key] = _load_model_quietly(path, device)
+        return _MODELS[key]
+
+
+def _load_model_quietly(path: Path | None, device: str) -> Any:
     """Load sentence-transformers offline, quietly (no download or weight-loading bars)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
