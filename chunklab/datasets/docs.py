@@ -258,16 +258,15 @@ def _read_questions(base: Traversable, by_id: dict[str, Document], problems: lis
             problems.append(f"{where}: must be a non-empty JSON list of question objects")
             continue
         for n, item in enumerate(items, 1):
+            qid = item.get("id") if isinstance(item, dict) else None
+            if isinstance(qid, str) and qid in seen:
+                problems.append(f"{where}: question id {qid!r} duplicated (also in {seen[qid]})")
+                continue
+            if isinstance(qid, str):
+                seen[qid] = where
             question = _parse_question(item, document, f"{where} item {n}", problems)
-            if question is None:
-                continue
-            if question.id in seen:
-                problems.append(
-                    f"{where}: question id {question.id!r} duplicated (also in {seen[question.id]})"
-                )
-                continue
-            seen[question.id] = where
-            questions.append(question)
+            if question is not None:
+                questions.append(question)
     return questions
 
 
