@@ -329,3 +329,8 @@ def test_html_rendering_without_its_markdown_is_an_error(tmp_path: Path) -> None
 def test_root_that_is_not_a_directory_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a directory"):
         load_docs(root=tmp_path / "missing")
+
+
+def test_reprs_stay_short_enough_for_a_notebook(ds: Dataset) -> None:
+    assert repr(ds) == f"Dataset(name='docs', documents={len(ds.documents)}, questions={len(ds.questions)})"
+    assert len(repr(ds.documents[0])) < 300

@@ -48,7 +48,7 @@ class Document:
 
     doc_id: str
     title: str
-    text: str
+    text: str = field(repr=False)
     path: str
     format: Literal["markdown", "html"]
     structure: Literal["clean", "messy"]
@@ -121,6 +121,11 @@ class Dataset:
 
     def __len__(self) -> int:
         return len(self.questions)
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset(name={self.name!r}, documents={len(self.documents)}, questions={len(self.questions)})"
+        )
 
     def __iter__(self) -> Iterator[Question]:
         return iter(self.questions)
