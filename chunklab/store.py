@@ -115,7 +115,7 @@ class ChunkStore:
         self.in_memory = bool(in_memory)
         self.name = collection
         self._ef = ChunklabEmbeddingFunction(self.encoder)
-        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        settings = Settings(anonymized_telemetry=False)
         if in_memory:
             if path is not None:
                 raise ValueError("in_memory=True stores nothing on disk: leave path as None")
