@@ -1,0 +1,96 @@
+"""Through the grader: blank exercises, faked outputs and plausible wrong solutions all fail.
+
+Each wrong solution is the reference with one code cell patched (a literal replacement that
+must apply, so a change to the solution that makes a patch stale fails loudly). Adding a
+notebook means adding its entry to WRONG. One grader call per notebook grades the blank
+exercise, the faked notebook and every wrong variant together.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from chunklab.course import make_exercise
+from chunklab.grading import grade_notebooks, is_checkpoint, read_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = {p.stem: p for p in sorted((ROOT / "solutions").glob("*.ipynb"))}
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """A plausible mistake: in cell ``cell_id``, ``old`` becomes ``new``."""
+
+    label: str
+    cell_id: str
+    old: str
+    new: str
+
+
+WRONG: dict[str, list[Wrong]] = {
+    "01-fixed": [
+        Wrong("off-by-one step", "token-windows", "step = size - overlap", "step = size - overlap + 1"),
+        Wrong("window ends at its last token's start", "token-windows", "window[-1][1]", "window[-1][0]"),
+        Wrong(
+            "last partial window dropped",
+            "token-windows",
+            "for i in range(0, len(spans), step):",
+            "for i in range(0, len(spans) - size + 1, step):",
+        ),
+    ],
+    "02-recursive": [
+        Wrong(
+            "overlap ignores the limit",
+            "pack",
+            "k - 1 > i and units[j][1] - units[k - 1][0] <= max_chars",
+            "k - 1 > i",
+        ),
+        Wrong("off-by-one overlap (none)", "pack", "while j - k < overlap_units and", "while j - k < overlap_units - 1 and"),
+        Wrong("counts recursive chunks twice", "compare", "counts[name][0] += len(chunks)", "counts[name][0] += 2 * len(chunks)"),
+    ],
+}
+
+
+def patched(solution, wrong: Wrong):
+    nb = copy.deepcopy(solution)
+    cells = [c for c in nb.cells if c.get("id") == wrong.cell_id]
+    assert cells, f"{wrong.label}: no cell {wrong.cell_id!r}"
+    assert wrong.old in cells[0].source, f"{wrong.label}: {wrong.old!r} not in cell {wrong.cell_id!r}"
+    cells[0].source = cells[0].source.replace(wrong.old, wrong.new)
+    return nb
+
+
+def faked(solution):
+    """Blank code, with every checkpoint's stored output (and count) edited to the expected one."""
+    nb = make_exercise(solution)
+    ref = {c.id: c for c in solution.cells}
+    for cell in nb.cells:
+        if is_checkpoint(cell):
+            cell.outputs = copy.deepcopy(ref[cell.id].outputs)
+            cell.execution_count = ref[cell.id].execution_count
+    return nb
+
+
+def test_every_solution_has_wrong_variants():
+    assert set(WRONG) == set(SOLUTIONS), "each solution notebook needs at least one wrong variant here"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SOLUTIONS), ids=str)
+def test_blank_faked_and_wrong_notebooks_fail_their_checkpoints(name):
+    ref_path = SOLUTIONS[name]
+    solution = read_notebook(ref_path)
+    items = [(f"blank/{name}.ipynb", make_exercise(solution)), (f"faked/{name}.ipynb", faked(solution))]
+    items += [(f"wrong-{i}/{name}.ipynb", patched(solution, w)) for i, w in enumerate(WRONG.get(name, []))]
+    results = grade_notebooks(items, reference=ref_path, timeout=600)
+    blank, fake, *wrongs = results
+    for r in results:
+        assert not r.error, f"{r.path}: {r.error}"
+    assert blank.total and blank.passed == 0, f"a blank exercise passed a checkpoint:\n{blank}"
+    assert fake.passed == 0, f"edited outputs earned a pass:\n{fake}"
+    for w, r in zip(WRONG.get(name, []), wrongs, strict=True):
+        assert not r.ok, f"wrong solution {w.label!r} passed every checkpoint"
