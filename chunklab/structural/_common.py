@@ -46,7 +46,12 @@ def decode_python(raw: bytes) -> tuple[str, str | None]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
-        return _lenient(raw), f"undecodable source: {exc}"
+        detail = ""
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            detail = f": {_decode_error(bad, raw)}"
+        return _lenient(raw), f"undecodable source: {exc.msg}{detail}"
     try:
         text = raw.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:

@@ -1,0 +1,233 @@
+"""The installed-code corpus: every ``.py`` file of the running interpreter, in a fixed order.
+
+``code_corpus()`` lists the standard library and the site-packages of ``sys.executable``'s
+environment (about 21,000 files here), sorted, with duplicates removed (the same file
+reached twice through links, and files with identical bytes: only the first is kept).
+Only paths and sizes are held; file contents are read when asked for, so the corpus can
+be streamed through a chunker without holding it in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import site
+import sysconfig
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import overload
+
+__all__ = ["CodeCorpus", "CodeFile", "code_corpus"]
+
+_SKIP_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn"})
+_NESTED_SITE = frozenset({"site-packages", "dist-packages"})
+
+
+@dataclass(frozen=True, slots=True)
+class CodeFile:
+    """One installed Python file: where it is, which root it came from, and its size in bytes."""
+
+    path: str
+    root: str  # "stdlib" or "site-packages"
+    relpath: str  # path relative to the root directory, with "/" separators
+    size: int
+
+    @property
+    def project(self) -> str:
+        """The top-level package or module (``"stdlib"`` for the standard library's own files)."""
+        if self.root == "stdlib":
+            return "stdlib"
+        head = self.relpath.split("/", 1)[0]
+        return head[:-3] if head.endswith(".py") else head
+
+    @property
+    def module(self) -> str:
+        """The dotted module name the file would import as (``pkg/__init__.py`` is ``pkg``)."""
+        rel = self.relpath[:-3] if self.relpath.endswith(".py") else self.relpath
+        parts = rel.split("/")
+        if parts[-1] == "__init__":
+            parts.pop()
+        return ".".join(parts)
+
+    def read_bytes(self) -> bytes:
+        """The file's bytes."""
+        with open(self.path, "rb") as fh:
+            return fh.read()
+
+    def read_text(self) -> str:
+        """The file decoded per its BOM / PEP 263 cookie (replacement characters if that fails)."""
+        from chunklab.structural._common import decode_python
+
+        return decode_python(self.read_bytes())[0]
+
+
+class CodeCorpus(Sequence[CodeFile]):
+    """An ordered, duplicate-free list of installed Python files (see :func:`code_corpus`)."""
+
+    def __init__(self, files: Sequence[CodeFile]) -> None:
+        self.files: tuple[CodeFile, ...] = tuple(files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    @overload
+    def __getitem__(self, index: int) -> CodeFile: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> CodeCorpus: ...
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return CodeCorpus(self.files[index])
+        return self.files[index]
+
+    def __iter__(self) -> Iterator[CodeFile]:
+        return iter(self.files)
+
+    def __repr__(self) -> str:
+        return f"CodeCorpus({len(self)} files, {self.total_bytes / 1e6:.1f} MB, {len(self.projects())} projects)"
+
+    @property
+    def paths(self) -> list[str]:
+        """The absolute file paths, in corpus order."""
+        return [f.path for f in self.files]
+
+    @property
+    def total_bytes(self) -> int:
+        """Sum of the file sizes."""
+        return sum(f.size for f in self.files)
+
+    def projects(self) -> Counter[str]:
+        """Files per project (top-level package; ``"stdlib"`` for the standard library)."""
+        return Counter(f.project for f in self.files)
+
+    def sample(self, n: int, seed: int = 0) -> CodeCorpus:
+        """``n`` files drawn without replacement with ``random.Random(seed)``, kept in corpus order.
+
+        The same ``n`` and ``seed`` give the same files on the same installation.
+        """
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"n must be a non-negative integer, got {n!r}")
+        if n > len(self.files):
+            raise ValueError(f"cannot sample {n} files from a corpus of {len(self.files)}")
+        picked = sorted(random.Random(seed).sample(range(len(self.files)), n))
+        return CodeCorpus([self.files[i] for i in picked])
+
+    def filter(self, root: str | None = None, project: str | None = None) -> CodeCorpus:
+        """The files from one root (``"stdlib"``/``"site-packages"``) and/or one project."""
+        return CodeCorpus(
+            [
+                f
+                for f in self.files
+                if (root is None or f.root == root) and (project is None or f.project == project)
+            ]
+        )
+
+    def iter_sources(self) -> Iterator[tuple[CodeFile, bytes]]:
+        """Each file with its bytes, read one at a time (the corpus is never held whole)."""
+        for f in self.files:
+            yield f, f.read_bytes()
+
+
+def code_corpus(
+    include_stdlib: bool = True,
+    include_site_packages: bool = True,
+    *,
+    dedupe: str = "content",
+) -> CodeCorpus:
+    """Every installed ``.py`` file of the running interpreter, in a deterministic order.
+
+    Standard library first, then site-packages, each sorted by relative path. ``dedupe``
+    is ``"content"`` (drop later files whose bytes equal an earlier one's, and files reached
+    twice through links) or ``"path"`` (only the latter). The listing is cached per
+    arguments for the life of the process.
+    """
+    if dedupe not in ("content", "path"):
+        raise ValueError(f"dedupe must be 'content' or 'path', got {dedupe!r}")
+    return _code_corpus(bool(include_stdlib), bool(include_site_packages), dedupe)
+
+
+@lru_cache(maxsize=8)
+def _code_corpus(include_stdlib: bool, include_site_packages: bool, dedupe: str) -> CodeCorpus:
+    roots: list[tuple[str, str]] = []
+    if include_stdlib:
+        roots.append(("stdlib", sysconfig.get_paths()["stdlib"]))
+    if include_site_packages:
+        for d in site_package_dirs():
+            roots.append(("site-packages", d))
+    seen_paths: set[str] = set()
+    files: list[CodeFile] = []
+    for label, root in roots:
+        for path, rel in sorted(_walk_py(root, skip_nested_site=label == "stdlib"), key=lambda t: t[1]):
+            real = os.path.realpath(path)
+            if real in seen_paths:
+                continue
+            seen_paths.add(real)
+            try:
+                size = os.stat(real).st_size
+            except OSError:
+                continue
+            files.append(CodeFile(real, label, rel, size))
+    if dedupe == "content":
+        files = _drop_identical(files)
+    return CodeCorpus(files)
+
+
+def site_package_dirs() -> list[str]:
+    """The running interpreter's site-packages directories that exist (no duplicates)."""
+    paths = sysconfig.get_paths()
+    candidates = [paths["purelib"], paths["platlib"]]
+    try:
+        candidates += site.getsitepackages()
+    except AttributeError:  # some embedded interpreters lack it
+        pass
+    out: list[str] = []
+    seen: set[str] = set()
+    for d in candidates:
+        real = os.path.realpath(d)
+        if os.path.isdir(real) and real not in seen:
+            seen.add(real)
+            out.append(real)
+    return out
+
+
+def _walk_py(root: str, skip_nested_site: bool) -> Iterator[tuple[str, str]]:
+    root = os.path.realpath(root)
+    if not os.path.isdir(root):
+        return
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _SKIP_DIRS and not (skip_nested_site and d in _NESTED_SITE)
+        )
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, root).replace(os.sep, "/")
+                yield full, rel
+
+
+def _drop_identical(files: list[CodeFile]) -> list[CodeFile]:
+    """Keep the first of each group of files with identical bytes (only same-size files are read)."""
+    by_size: dict[int, list[int]] = defaultdict(list)
+    for i, f in enumerate(files):
+        by_size[f.size].append(i)
+    drop: set[int] = set()
+    for indices in by_size.values():
+        if len(indices) < 2:
+            continue
+        first_of: dict[bytes, int] = {}
+        for i in indices:
+            try:
+                with open(files[i].path, "rb") as fh:
+                    digest = hashlib.blake2b(fh.read(), digest_size=16).digest()
+            except OSError:
+                drop.add(i)
+                continue
+            if digest in first_of:
+                drop.add(i)
+            else:
+                first_of[digest] = i
+    return [f for i, f in enumerate(files) if i not in drop]
