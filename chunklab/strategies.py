@@ -12,6 +12,7 @@ chunks before scoring.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -52,10 +53,16 @@ class Strategy:
     index_filter: Callable[[Chunk], bool] | None = field(default=None, repr=False, compare=False)
     postprocess: PostFn | None = field(default=None, repr=False, compare=False)
     description: str = ""
+    #: the chunker takes ``encoder=`` (semantic chunking embeds sentences)
+    needs_encoder: bool = False
+    #: the raw sweep values this strategy was built from (``{"size": 400, "overlap": "10%"}``)
+    sweep: dict[str, Any] = field(default_factory=dict, compare=False)
 
-    def __call__(self, document: Any) -> list[Chunk]:
-        """Chunk one document."""
+    def __call__(self, document: Any, encoder: Any = None) -> list[Chunk]:
+        """Chunk one document (``encoder`` is passed on to chunkers that embed, else ignored)."""
         _check_document(document)
+        if self.needs_encoder:
+            return self.chunker(document, encoder=encoder)
         return self.chunker(document)
 
     def index_chunks(self, chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -117,6 +124,7 @@ def get_strategy(name: str, **params: Any) -> Strategy:
         strategy.index_filter,
         strategy.postprocess,
         strategy.description,
+        strategy.needs_encoder,
     )
 
 
@@ -168,7 +176,7 @@ def sweep_strategies(name: str = "recursive", **grid: Sequence[Any]) -> list[Str
     strategies: list[Strategy] = []
     seen: set[str] = set()
     for params in combos:
-        s = get_strategy(name, **params)
+        s = dataclasses.replace(get_strategy(name, **params), sweep=dict(params))
         if s.name not in seen:  # "10%" of a size can equal an explicit overlap
             seen.add(s.name)
             strategies.append(s)
@@ -235,7 +243,7 @@ def _fmt(document: Any) -> str:
 # --------------------------------------------------------------------------- the course's strategies
 
 
-@register_strategy("fixed", {"size": 800, "overlap": 0, "unit": "chars"})
+@register_strategy("fixed", {"size": 1000, "overlap": 0, "unit": "chars"})
 def _fixed(size: int, overlap: int, unit: str) -> Strategy:
     from chunklab.fixed import chunk_fixed
 
@@ -245,7 +253,7 @@ def _fixed(size: int, overlap: int, unit: str) -> Strategy:
     return Strategy("fixed", "fixed", {}, chunk, description="fixed windows")
 
 
-@register_strategy("recursive", {"size": 800, "overlap": 0, "unit": "chars"})
+@register_strategy("recursive", {"size": 1000, "overlap": 0, "unit": "chars"})
 def _recursive(size: int, overlap: int, unit: str) -> Strategy:
     from chunklab.recursive import chunk_recursive
 
@@ -255,32 +263,37 @@ def _recursive(size: int, overlap: int, unit: str) -> Strategy:
     return Strategy("recursive", "recursive", {}, chunk, description="separator hierarchy")
 
 
-@register_strategy("structural", {"max_chars": 800})
+@register_strategy("structural", {"max_chars": 1500})
 def _structural(max_chars: int) -> Strategy:
     def chunk(document: Any) -> list[Chunk]:
-        from chunklab.structural import chunk_document
+        from chunklab import structural
 
-        return _call(
-            chunk_document,
-            document.text,
-            format=_fmt(document),
-            doc_id=document.doc_id,
-            path=getattr(document, "path", None),
-            max_chars=max_chars,
-            title=getattr(document, "title", None),
-        )
+        fmt = _fmt(document)
+        path = getattr(document, "path", None)
+        path = str(path) if path is not None else None
+        if fmt in ("markdown", "html", "python"):
+            fn = {"markdown": "chunk_markdown", "html": "chunk_html", "python": "chunk_python"}[fmt]
+            return getattr(structural, fn)(document.text, max_chars=max_chars, doc_id=document.doc_id, path=path)
+        if hasattr(structural, "chunk_document"):
+            return _call(structural.chunk_document, document.text, max_chars=max_chars,
+                         doc_id=document.doc_id, path=path)
+        from chunklab.recursive import chunk_recursive
+
+        return chunk_recursive(document.text, max_chars, doc_id=document.doc_id, strategy="structural")
 
     return Strategy("structural", "structural", {}, chunk, description="headings / AST / DOM")
 
 
-@register_strategy("semantic", {})
+@register_strategy(
+    "semantic", {"method": "percentile", "percentile": 95, "buffer_size": 1, "min_chars": 100, "max_chars": 2000}
+)
 def _semantic(**params: Any) -> Strategy:
-    def chunk(document: Any) -> list[Chunk]:
+    def chunk(document: Any, encoder: Any = None) -> list[Chunk]:
         from chunklab.semantic import chunk_semantic
 
-        return _call(chunk_semantic, document.text, doc_id=document.doc_id, **params)
+        return chunk_semantic(document.text, doc_id=document.doc_id, encoder=encoder, **params)
 
-    return Strategy("semantic", "semantic", {}, chunk, description="embedding breakpoints")
+    return Strategy("semantic", "semantic", {}, chunk, description="embedding breakpoints", needs_encoder=True)
 
 
 @register_strategy("hierarchical", {})

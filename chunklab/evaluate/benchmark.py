@@ -67,6 +67,7 @@ COST_COLUMNS = (
     "vector_bytes",
     "index_bytes",
     "chunk_s",
+    "chunker_texts_embedded",
     "ingest_s",
     "query_p50_ms",
     "query_p95_ms",
@@ -244,7 +245,8 @@ class Benchmark:
             self.n_resamples,
             self.seed,
             self.dataset_name,
-            {s.name: {"kind": s.kind, **s.params} for s in self.strategies},
+            {s.name: {"kind": s.kind, **s.params, **({"sweep": s.sweep} if getattr(s, "sweep", None) else {})}
+             for s in self.strategies},
             time.perf_counter() - t_start,
         )
 
@@ -254,14 +256,16 @@ class Benchmark:
         from chunklab.store import ChunkStore
 
         t0 = time.perf_counter()
+        texts_before = _texts_seen(encoder)
         chunks: list[Chunk] = []
         for doc in self.documents:
-            got = strategy(doc)
+            got = strategy(doc, encoder=encoder)
             for c in got:
                 if not isinstance(c, Chunk):
                     raise ValueError(f"strategy {strategy.name!r} returned {type(c).__name__}, not Chunk")
             chunks.extend(got)
         chunk_s = time.perf_counter() - t0
+        chunker_texts = _texts_seen(encoder) - texts_before
         chunks = [c for c in chunks if c.text.strip()]
         if not chunks:
             raise ValueError(f"strategy {strategy.name!r} produced no chunks")
@@ -309,6 +313,7 @@ class Benchmark:
             "vector_bytes": 4 * len(by_id) * int(getattr(encoder, "dim", 384)),
             "index_bytes": _dir_bytes(folder),
             "chunk_s": chunk_s,
+            "chunker_texts_embedded": chunker_texts,
             "ingest_s": ingest_s,
             "query_p50_ms": float(np.percentile(latencies, 50)),
             "query_p95_ms": float(np.percentile(latencies, 95)),
@@ -415,6 +420,11 @@ def _count_tokens(encoder: Any, texts: Sequence[str]) -> int:
         return 0
     tok = get_tokenizer()
     return sum(len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False))
+
+
+def _texts_seen(encoder: Any) -> int:
+    """Texts the encoder embedded or answered from its cache so far (0 if it does not count)."""
+    return int(getattr(encoder, "model_calls", 0)) + int(getattr(encoder, "cache_hits", 0))
 
 
 def _dir_bytes(folder: Path) -> int:
