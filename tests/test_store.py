@@ -223,3 +223,21 @@ def test_metadata_encoding_round_trips_awkward_values():
     doc_id, start, end, back = decode_metadata(stored)
     assert (doc_id, start, end) == ("d", 3, 4)
     assert {k: v for k, v in back.items() if k != "nan"} == {k: v for k, v in meta.items() if k != "nan"}
+
+
+def test_cli_index_then_query_finds_the_indexed_file(tmp_path, monkeypatch, capsys, encoder):
+    from chunklab.cli import main
+
+    monkeypatch.setenv("CHUNKLAB_CACHE", str(encoder.cache.directory))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\n## Refunds\n\nRefunds reach the card in five days.\n")
+    (docs / "other.txt").write_text("The weather in Paris is sunny.\n")
+    args = ["index", str(docs), "--strategy", "recursive", "--store", str(tmp_path / "db"), "--no-progress"]
+    assert main(args) == 0
+    assert main(args + ["--query", "when do I get my money back", "-k", "1", "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("indexed 2 chunks from 2 files")
+    assert "holds 2 leaves" in lines[1]  # the second run upserted the same ids
+    hit = json.loads(lines[-1])
+    assert hit["doc_id"].endswith("guide.md") and "Refunds" in hit["text"]
