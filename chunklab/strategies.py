@@ -33,7 +33,8 @@ __all__ = [
 ]
 
 ChunkFn = Callable[[Any], list[Chunk]]
-PostFn = Callable[[list[Chunk], Mapping[str, Chunk]], list[Chunk]]
+Hit = tuple[Chunk, float]
+PostFn = Callable[[list[Hit], Mapping[str, Chunk]], list[Hit]]
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ class Strategy:
     ``name`` is what tables show (``"recursive"`` or ``"recursive[size=400,overlap=40]"``);
     ``kind`` is the registry entry it came from; ``params`` the parameters it runs with.
     ``index_filter`` picks the chunks that get embedded (all by default) and ``postprocess``
-    rewrites the retrieved list given every chunk of the strategy by id (auto-merging).
+    rewrites the retrieved ``(chunk, score)`` list given every chunk of the strategy by id
+    (auto-merging children into their parent).
     """
 
     name: str
@@ -296,11 +298,54 @@ def _semantic(**params: Any) -> Strategy:
     return Strategy("semantic", "semantic", {}, chunk, description="embedding breakpoints", needs_encoder=True)
 
 
-@register_strategy("hierarchical", {})
-def _hierarchical(**params: Any) -> Strategy:
+@register_strategy("hierarchical", {"levels": (2048, 512, 128), "unit": "tokens", "merge_ratio": 0.5})
+def _hierarchical(levels: Sequence[int], unit: str, merge_ratio: float) -> Strategy:
+    from chunklab.hierarchical import auto_merge, chunk_hierarchical
+
+    levels = _levels(levels)
+
     def chunk(document: Any) -> list[Chunk]:
-        from chunklab.hierarchical import chunk_hierarchical
+        return chunk_hierarchical(document.text, levels=levels, unit=unit, doc_id=document.doc_id)
 
-        return _call(chunk_hierarchical, document.text, doc_id=document.doc_id, **params)
+    def merge(hits: list[Hit], by_id: Mapping[str, Chunk]) -> list[Hit]:
+        return auto_merge(hits, by_id, ratio=merge_ratio)
 
-    return Strategy("hierarchical", "hierarchical", {}, chunk, description="parents and children, auto-merge")
+    return Strategy(
+        "hierarchical", "hierarchical", {}, chunk, index_filter=_is_leaf, postprocess=merge,
+        description="nested token levels; leaves searched, auto-merged into parents",
+    )
+
+
+@register_strategy("hierarchical_md", {"max_chars": 1000, "merge_ratio": 0.5})
+def _hierarchical_md(max_chars: int, merge_ratio: float) -> Strategy:
+    from chunklab.hierarchical import auto_merge, chunk_markdown_hierarchy
+
+    def chunk(document: Any) -> list[Chunk]:
+        if _fmt(document) != "markdown":
+            return _hierarchical((2048, 512, 128), "tokens", merge_ratio).chunker(document)
+        return chunk_markdown_hierarchy(
+            document.text, max_chars=max_chars, doc_id=document.doc_id, title=getattr(document, "title", None)
+        )
+
+    def merge(hits: list[Hit], by_id: Mapping[str, Chunk]) -> list[Hit]:
+        return auto_merge(hits, by_id, ratio=merge_ratio)
+
+    return Strategy(
+        "hierarchical_md", "hierarchical_md", {}, chunk, index_filter=_is_leaf, postprocess=merge,
+        description="Markdown sections as parents, paragraphs as children; auto-merge",
+    )
+
+
+def _is_leaf(chunk: Chunk) -> bool:
+    return not chunk.metadata.get("child_ids")
+
+
+def _levels(levels: Any) -> tuple[int, ...]:
+    if isinstance(levels, str):  # from the command line: "2048/512/128"
+        try:
+            return tuple(int(x) for x in levels.replace("/", " ").split())
+        except ValueError:
+            raise ValueError(f"levels must be sizes like 2048/512/128, got {levels!r}") from None
+    if isinstance(levels, int):
+        return (levels,)
+    return tuple(levels)

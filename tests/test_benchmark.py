@@ -241,3 +241,28 @@ def test_parse_strategies_reads_names_and_parameters():
 def test_strategy_rejects_a_non_document():
     with pytest.raises(ValueError, match="doc_id"):
         get_strategy("fixed")("just a string")
+
+
+def test_hierarchical_strategy_indexes_leaves_and_auto_merges_siblings():
+    s = get_strategy("hierarchical", levels=(40, 10), unit="words")
+    doc = Document("long", "Long", " ".join(f"word{i}." for i in range(120)), "long.md", "markdown", "clean")
+    chunks = s(doc)
+    leaves = s.index_chunks(chunks)
+    assert leaves and all(not c.metadata.get("child_ids") for c in leaves)
+    assert len(leaves) < len(chunks)
+    by_id = {c.id: c for c in chunks}
+    parent = next(c for c in chunks if c.metadata.get("child_ids"))
+    kids = [by_id[i] for i in parent.metadata["child_ids"]]
+    merged = s.postprocess([(k, 0.9) for k in kids], by_id)
+    assert [c.id for c, _ in merged] == [parent.id]
+    # one child of several is not enough to merge (ratio 0.5)
+    assert [c.id for c, _ in s.postprocess([(kids[0], 0.9)], by_id)] == [kids[0].id]
+
+
+def test_semantic_strategy_uses_the_given_encoder(encoder):
+    s = get_strategy("semantic", min_chars=20)
+    doc = tiny_dataset().documents[0]
+    before = encoder.model_calls + encoder.cache_hits
+    chunks = s(doc, encoder=encoder)
+    assert chunks and all(doc.text[c.start : c.end] == c.text for c in chunks)
+    assert encoder.model_calls + encoder.cache_hits > before

@@ -279,9 +279,10 @@ class Benchmark:
                 with contextlib.suppress(Exception):
                     store.client.delete_collection(coll)
             store = ChunkStore(path=folder, collection=name, encoder=encoder)
-        embedded = [embedding_text(c) if store.embed_context else c.text for c in by_id.values()]
+        leaves = list({c.id: c for c in leaves}.values())
+        embedded = [embedding_text(c) if store.embed_context else c.text for c in leaves]
         t1 = time.perf_counter()
-        store.add(list(by_id.values()), show_progress=progress and len(by_id) >= 2000)
+        store.add(leaves, show_progress=progress and len(leaves) >= 2000)
         ingest_s = chunk_s + time.perf_counter() - t1
         stats = store.stats()
 
@@ -290,9 +291,9 @@ class Benchmark:
         for vec in query_vecs:
             tq = time.perf_counter()
             hits = store.search_vectors(vec[None, :], k=self.k)[0]
-            found = [c for c, _ in hits]
             if getattr(strategy, "postprocess", None) is not None:
-                found = strategy.postprocess(found, by_id)[: self.k]
+                hits = strategy.postprocess(hits, by_id)[: self.k]
+            found = [c for c, _ in hits]
             latencies.append((time.perf_counter() - tq) * 1000)
             retrieved.append(found)
 
@@ -306,11 +307,11 @@ class Benchmark:
                  **self.score(found, q, spans_by_doc.get(q.doc_id, []))}
             )
         cost = {
-            "chunks": len(leaves),
-            "vectors": int(stats.get("vectors", len(by_id))),
+            "chunks": len(by_id),
+            "vectors": int(stats.get("vectors", len(leaves))),
             "chars_embedded": sum(len(t) for t in embedded),
             "tokens_embedded": _count_tokens(encoder, embedded),
-            "vector_bytes": 4 * len(by_id) * int(getattr(encoder, "dim", 384)),
+            "vector_bytes": 4 * int(stats.get("vectors", len(leaves))) * int(getattr(encoder, "dim", 384)),
             "index_bytes": _dir_bytes(folder),
             "chunk_s": chunk_s,
             "chunker_texts_embedded": chunker_texts,
