@@ -13,7 +13,7 @@ from typing import Any
 _EXPORTS = {
     "code_corpus": "chunklab.datasets.code",
     "CodeCorpus": "chunklab.datasets.code",
-    "code_questions": "chunklab.datasets.code",
+    "code_questions": "chunklab.datasets.code_questions",
     "docs": "chunklab.datasets.docs",
     "load_docs": "chunklab.datasets.docs",
 }
