@@ -52,6 +52,17 @@ WRONG: dict[str, list[Wrong]] = {
         Wrong("off-by-one overlap (none)", "pack", "while j - k < overlap_units and", "while j - k < overlap_units - 1 and"),
         Wrong("counts recursive chunks twice", "compare", "counts[name][0] += len(chunks)", "counts[name][0] += 2 * len(chunks)"),
     ],
+    "03-structural": [
+        Wrong("fallback without overlap", "chunk-code", "max_chars // 10, doc_id=doc_id", "0, doc_id=doc_id"),
+        Wrong("merging ignores max_chars", "pack-units", "u[1] - g[0][0] <= max_chars and small", "small"),
+        Wrong("merges only when both are small", "pack-units", "< min_chars or u[1]", "< min_chars and u[1]"),
+        Wrong(
+            "split closes a piece one line late",
+            "split-unit",
+            "pieces.append((s, pos))\n            s = pos",
+            "pieces.append((s, line_end))\n            s = line_end",
+        ),
+    ],
 }
 
 
