@@ -125,6 +125,18 @@ class BenchmarkResult:
         df.index.name = "strategy"
         return df
 
+    def markdown(self, metrics: Sequence[str] = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou"),
+                 costs: Sequence[str] = ("chunks", "tokens_embedded", "index_bytes", "ingest_s", "query_p95_ms"),
+                 digits: int = 3) -> str:
+        """:meth:`table` as a GitHub-flavoured Markdown table (for reports and notes)."""
+        table = self.table(metrics, costs, digits)
+        header = ["strategy", *table.columns]
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+        for name, row in table.iterrows():
+            cells = [str(name)] + [_cell(v) for v in row]
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
     def to_json(self) -> dict[str, Any]:
         """Everything as JSON-ready data (summary, pairwise, per-question rows, settings)."""
         return {
@@ -421,6 +433,12 @@ def _count_tokens(encoder: Any, texts: Sequence[str]) -> int:
         return 0
     tok = get_tokenizer()
     return sum(len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False))
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float | np.floating):
+        return f"{value:.0f}" if abs(value) >= 100 else f"{value:.2f}"
+    return str(value)
 
 
 def _texts_seen(encoder: Any) -> int:
