@@ -11,6 +11,7 @@ in JupyterLab. :func:`explorer` is an ipywidgets explorer for JupyterLab;
 from __future__ import annotations
 
 import html as _html
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -21,6 +22,7 @@ from chunklab.chunk import Chunk
 __all__ = [
     "EXPLORER_STRATEGIES",
     "HTMLView",
+    "boundary_stats",
     "chunk_with",
     "explorer",
     "explorer_static",
@@ -59,6 +61,7 @@ def render_chunks(
     chunks: Sequence[Chunk],
     max_chars: int | None = None,
     *,
+    start: int = 0,
     title: str | None = None,
     legend: bool = True,
 ) -> HTMLView:
@@ -67,8 +70,8 @@ def render_chunks(
     Positions come from each chunk's ``start``/``end`` offsets, never from searching for its
     text, so a character inside two chunks is drawn as shared by both (striped in both
     colours, with a tooltip naming them). Non-whitespace characters in no chunk are shown in
-    red with a wavy underline. A small badge marks where each chunk starts. ``max_chars``
-    shows only the first ``max_chars`` characters of ``text``.
+    red with a wavy underline. A small badge marks where each chunk starts. ``start`` and
+    ``max_chars`` show only ``text[start:start + max_chars]`` (a window into a long text).
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
@@ -79,21 +82,25 @@ def render_chunks(
             raise ValueError(f"chunks[{i}] is not a Chunk ({type(c).__name__})")
         if not 0 <= c.start <= c.end <= len(text):
             raise ValueError(f"chunks[{i}] offsets [{c.start}, {c.end}) lie outside the text of length {len(text)}")
-    shown = len(text) if max_chars is None else min(len(text), max_chars)
+    if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= len(text):
+        raise ValueError(f"start must be an offset into the text (0..{len(text)}), got {start!r}")
+    lo = start
+    hi = len(text) if max_chars is None else min(len(text), start + max_chars)
     order = sorted(range(len(chunks)), key=lambda i: (chunks[i].start, chunks[i].end))
     colour = {ci: PALETTE[rank % len(PALETTE)] for rank, ci in enumerate(order)}
     number = {ci: rank for rank, ci in enumerate(order)}
+    visible = [ci for ci in order if chunks[ci].start < hi and chunks[ci].end > lo]
     # Cut points: every chunk start and end inside the shown range.
-    cuts = {0, shown}
-    for c in chunks:
-        for p in (c.start, c.end):
-            if 0 < p < shown:
+    cuts = {lo, hi}
+    for ci in visible:
+        for p in (chunks[ci].start, chunks[ci].end):
+            if lo < p < hi:
                 cuts.add(p)
     points = sorted(cuts)
     starts_at: dict[int, list[int]] = {}
-    for ci in order:
-        if chunks[ci].start < shown and chunks[ci].end > chunks[ci].start:
-            starts_at.setdefault(chunks[ci].start, []).append(ci)
+    for ci in visible:
+        if chunks[ci].end > chunks[ci].start:
+            starts_at.setdefault(max(lo, chunks[ci].start), []).append(ci)
     parts: list[str] = []
     for a, b in pairwise(points):
         if a == b:
@@ -105,7 +112,7 @@ def render_chunks(
                 f'border-radius:3px;padding:0 3px;margin:0 2px 0 1px;line-height:13px;vertical-align:1px" '
                 f'title="chunk {number[ci]}: characters {chunks[ci].start}-{chunks[ci].end}">{number[ci]}</span>'
             )
-        covering = [ci for ci in order if chunks[ci].start <= a and b <= chunks[ci].end]
+        covering = [ci for ci in visible if chunks[ci].start <= a and b <= chunks[ci].end]
         piece = _html.escape(text[a:b])
         if not covering:
             if text[a:b].strip():
@@ -125,27 +132,26 @@ def render_chunks(
                 f'<span style="background:repeating-linear-gradient(135deg,{stops});'
                 f'outline:1px dashed #555;outline-offset:-1px" title="overlap: in chunks {names}">{piece}</span>'
             )
-    more = ""
-    if shown < len(text):
-        more = f'<span style="color:#777;font-style:italic"> … {len(text) - shown:,} more characters not shown</span>'
+    note = '<span style="color:#777;font-style:italic">{}</span>'
+    before = note.format(f"{lo:,} characters before … ") if lo > 0 else ""
+    more = note.format(f" … {len(text) - hi:,} more characters not shown") if hi < len(text) else ""
     body = (
         '<div style="font-family:Menlo,Consolas,\'DejaVu Sans Mono\',monospace;font-size:12px;line-height:1.7;'
         'white-space:pre-wrap;word-break:break-word;border:1px solid #ccc;border-radius:4px;padding:8px;'
-        f'background:#fff;color:#222;margin:4px 0">{"".join(parts)}{more}</div>'
+        f'background:#fff;color:#222;margin:4px 0">{before}{"".join(parts)}{more}</div>'
     )
     head = ""
     if title:
         head = f'<div style="font:600 13px sans-serif;margin:8px 0 2px">{_html.escape(title)}</div>'
     foot = ""
     if legend:
-        foot = _legend(chunks, text, shown)
+        foot = _legend(chunks, len(visible))
     return HTMLView(f'<div class="chunklab-chunks">{head}{body}{foot}</div>')
 
 
-def _legend(chunks: Sequence[Chunk], text: str, shown: int) -> str:
+def _legend(chunks: Sequence[Chunk], visible: int) -> str:
     ordered = sorted(chunks, key=lambda c: (c.start, c.end))
     shared = sum(max(0, a.end - b.start) for a, b in pairwise(ordered) if b.start < a.end)
-    visible = sum(1 for c in chunks if c.start < shown)
     swatch = (
         '<span style="display:inline-block;width:22px;height:11px;vertical-align:-1px;'
         'background:repeating-linear-gradient(135deg,#cfe3f7 0 6px,#fde2c4 6px 12px);'
@@ -226,6 +232,32 @@ def _edges(lo: float, hi: float, bins: int) -> list[float]:
     hi = max(hi, lo + 1)
     step = (hi - lo) / bins
     return [lo + step * i for i in range(bins + 1)]
+
+
+_SENTENCE_END = re.compile(r"[.!?:;|`)\]]\s*$")
+
+
+def boundary_stats(text: str, chunks: Sequence[Chunk]) -> dict[str, float]:
+    """Where a chunker's cuts fall: the share of chunk ends that split a word or a sentence.
+
+    A cut is a chunk's ``end`` that is not the end of the text. It is *mid-word* when the
+    characters on both sides are letters or digits, and *mid-sentence* when it is not at a
+    line break and the text before it does not end with sentence or clause punctuation
+    (``. ! ? : ;``), a table pipe, a closing bracket or a backtick. Returns
+    ``{"cuts": n, "mid_word": share, "mid_sentence": share}`` (shares are 0 when n is 0).
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    ends = sorted({c.end for c in chunks if 0 < c.end < len(text.rstrip())})
+    mid_word = mid_sentence = 0
+    for e in ends:
+        if text[e - 1].isalnum() and text[e].isalnum():
+            mid_word += 1
+        at_line_break = text[e] == "\n" or text[e - 1] == "\n"
+        if not (at_line_break or _SENTENCE_END.search(text[max(0, e - 3) : e])):
+            mid_sentence += 1
+    n = len(ends)
+    return {"cuts": n, "mid_word": mid_word / n if n else 0.0, "mid_sentence": mid_sentence / n if n else 0.0}
 
 
 # --- the explorer -------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from chunklab import chunk_fixed, chunk_recursive  # noqa: E402
 from chunklab.chunk import Chunk  # noqa: E402
 from chunklab.viz import (  # noqa: E402
     HTMLView,
+    boundary_stats,
     chunk_with,
     explorer,
     explorer_static,
@@ -155,3 +156,29 @@ def test_explorer_widget_redraws_when_a_slider_moves():
     size_slider.value = 30
     after = view.value.count("title=\"chunk ")
     assert after == len(chunk_fixed(TEXT, 30)) and after > before
+
+
+def test_start_shows_a_window_with_chunks_that_began_before_it():
+    chunks = chunk_fixed(TEXT, 40, 10)
+    view = render_chunks(TEXT, chunks, 60, start=45, legend=False)
+    shown = "".join(body for _, body in _segments(view))
+    assert shown == TEXT[45:105]
+    first_badge = re.search(r'title="chunk (\d+): characters (\d+)-(\d+)"', view.html)
+    covering_45 = [i for i, c in enumerate(chunks) if c.start <= 45 < c.end]
+    assert int(first_badge.group(1)) == covering_45[0]
+    assert "45 characters before" in view.html
+    with pytest.raises(ValueError):
+        render_chunks(TEXT, chunks, start=len(TEXT) + 1)
+
+
+def test_boundary_stats_counts_cuts_inside_words_and_sentences():
+    text = "One two three. Four five six.\nSeven eight."
+    cut_word = [Chunk(text[:6], 0, 6, "d"), Chunk(text[6:], 6, len(text), "d")]  # "One tw|o"
+    cut_sentence = [Chunk(text[:8], 0, 8, "d"), Chunk(text[8:], 8, len(text), "d")]  # "One two |three"
+    clean = [Chunk(text[:14], 0, 14, "d"), Chunk(text[15:], 15, len(text), "d")]  # after "three."
+    at_line = [Chunk(text[:29], 0, 29, "d"), Chunk(text[30:], 30, len(text), "d")]
+    assert boundary_stats(text, cut_word) == {"cuts": 1, "mid_word": 1.0, "mid_sentence": 1.0}
+    assert boundary_stats(text, cut_sentence) == {"cuts": 1, "mid_word": 0.0, "mid_sentence": 1.0}
+    assert boundary_stats(text, clean) == {"cuts": 1, "mid_word": 0.0, "mid_sentence": 0.0}
+    assert boundary_stats(text, at_line)["mid_sentence"] == 0.0
+    assert boundary_stats(text, [Chunk(text, 0, len(text), "d")])["cuts"] == 0

@@ -1,0 +1,148 @@
+"""Render the built book's pages in headless Chromium and save PNG screenshots outside the repo.
+
+Usage (after ``make book``)::
+
+    python scripts/screenshots.py                  # intro, every chapter, the exercises page
+    python scripts/screenshots.py --tiles          # whole pages, cut into screen-sized tiles
+    python scripts/screenshots.py --out /tmp/shots --height 4000 chapters/01-fixed
+
+Pages are taken from ``_toc.yml`` in reading order. Screenshots go to ``/tmp/chunklab-shots``
+by default (never into the repository). Chromium runs with networking features off, so a
+page that needs the network to render shows it. Install it with
+``apt-get install -y chromium`` if it is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = Path(tempfile.gettempdir()) / "chunklab-shots"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Screenshot the requested pages (all pages of the toc by default); return an exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("pages", nargs="*", help="docnames such as intro or chapters/01-fixed (default: all)")
+    parser.add_argument("--html", type=Path, default=ROOT / "_build" / "html", help="the built book")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the PNGs go (outside the repo)")
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--height", type=int, default=2400)
+    parser.add_argument("--tiles", action="store_true",
+                        help="render each whole page (up to --page-height) and save it cut into tiles of --height")
+    parser.add_argument("--page-height", type=int, default=16000)
+    parser.add_argument("--chromium", default=None, help="the browser binary (default: chromium on PATH)")
+    args = parser.parse_args(argv)
+
+    browser = args.chromium or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        print("chromium not found: apt-get update && apt-get install -y chromium", file=sys.stderr)
+        return 2
+    if not (args.html / "intro.html").is_file():
+        print(f"no built book at {args.html}: run `make book` first", file=sys.stderr)
+        return 2
+    out = args.out.resolve()
+    if out == ROOT or ROOT in out.parents:
+        print(f"--out must lie outside the repository ({ROOT})", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+
+    pages = args.pages or toc_pages(ROOT / "_toc.yml")
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="chunklab-chromium-") as profile:
+        for page in pages:
+            page_file = args.html / f"{page}.html"
+            if not page_file.is_file():
+                print(f"MISSING {page_file}", file=sys.stderr)
+                failures += 1
+                continue
+            png = out / f"{page.replace('/', '__')}.png"
+            height = args.page_height if args.tiles else args.height
+            ok = shoot(browser, page_file.as_uri(), png, args.width, height, profile)
+            if ok and args.tiles:
+                for tile in cut_tiles(png, args.height):
+                    print("saved  " + str(tile))
+            else:
+                print(("saved  " if ok else "FAILED ") + str(png))
+            failures += not ok
+    return 1 if failures else 0
+
+
+def toc_pages(toc: Path) -> list[str]:
+    """Docnames in reading order: the root, then every ``file:`` entry of ``_toc.yml``."""
+    import yaml
+
+    data = yaml.safe_load(toc.read_text(encoding="utf-8"))
+    pages = [data["root"]]
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "file" in node:
+                pages.append(str(node["file"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(data.get("parts") or data.get("chapters") or [])
+    return [p.removesuffix(".md").removesuffix(".ipynb") for p in pages]
+
+
+def cut_tiles(png: Path, height: int) -> list[Path]:
+    """Trim the blank bottom of a whole-page screenshot and cut it into tiles ``height`` high.
+
+    The tiles replace ``png``: ``name-01.png``, ``name-02.png``, ... (Pillow, which matplotlib
+    already needs).
+    """
+    from PIL import Image, ImageChops
+
+    with Image.open(png) as full:
+        image = full.convert("RGB")
+    background = Image.new("RGB", image.size, image.getpixel((image.width // 2, image.height - 1)))
+    # Ignore the left navigation bar: its border runs down the whole page.
+    content = (image.width // 4, 0, image.width, image.height)
+    box = ImageChops.difference(image.crop(content), background.crop(content)).getbbox()
+    bottom = min(image.height, (box[3] if box else image.height) + 40)
+    tiles = []
+    for k, top in enumerate(range(0, bottom, height), start=1):
+        tile = png.with_name(f"{png.stem}-{k:02d}.png")
+        image.crop((0, top, image.width, min(bottom, top + height))).save(tile)
+        tiles.append(tile)
+    png.unlink()
+    return tiles
+
+
+def shoot(browser: str, url: str, png: Path, width: int, height: int, profile: str) -> bool:
+    """One headless screenshot of ``url``; True when the PNG was written."""
+    png.unlink(missing_ok=True)
+    cmd = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        f"--window-size={width},{height}",
+        "--virtual-time-budget=4000",
+        f"--screenshot={png}",
+        url,
+    ]
+    try:
+        subprocess.run(cmd, capture_output=True, timeout=120, check=False)
+    except subprocess.TimeoutExpired:
+        return False
+    return png.is_file() and png.stat().st_size > 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
