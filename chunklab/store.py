@@ -48,9 +48,10 @@ class ChunklabEmbeddingFunction(EmbeddingFunction[Documents]):
 
     def __init__(self, encoder: Encoder | None = None, model_path: str | None = None) -> None:
         self._encoder = encoder
-        self._model_path = model_path if encoder is None else (
-            None if encoder.name == DEFAULT_MODEL_NAME else str(encoder._model_path)
-        )
+        if encoder is not None:
+            custom = getattr(encoder, "_model_path", None)
+            model_path = str(custom) if custom is not None else None
+        self._model_path = model_path
 
     @property
     def encoder(self) -> Encoder:
