@@ -5,6 +5,18 @@ In a solution notebook, learner-only code sits between ``### BEGIN SOLUTION`` an
 its ``# HINT: ...`` lines (or ``# YOUR CODE HERE``) and ``raise NotImplementedError``,
 locks the checkpoint cells and clears outputs, except in cells tagged ``keep-output``
 (things the learner must see before writing any code).
+
+Adding a notebook:
+
+1. write ``solutions/NN-name.ipynb``: learner code between the markers (``# HINT: ...``
+   lines inside a region become the exercise's hint); checkpoint cells tagged
+   ``checkpoint`` with ``"editable": false, "deletable": false`` in their metadata, with
+   ids that name them (``cp-...``), printing values only a correct solution gives, in
+   bands or against thresholds when they depend on the machine; cells whose output varies
+   start with ``# NBVAL_IGNORE_OUTPUT``;
+2. ``chunklab course execute solutions/NN-name.ipynb`` (stores outputs, no timing noise);
+3. ``chunklab course make-exercises`` (refuses a solution that :func:`lint_solution` faults);
+4. add its plausible wrong solutions to ``WRONG`` in ``tests/test_wrong_solutions.py``.
 """
 
 from __future__ import annotations

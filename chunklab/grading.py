@@ -509,9 +509,12 @@ def _run_nbval(jobs: list[tuple[GradeResult, Any]], sanitize: Path, timeout: flo
         args += [str(f) for f in files]
         cmd = [sys.executable, "-c", "import sys, chunklab.grading as g; sys.exit(g._pytest_main())", str(records), *args]
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONWARNINGS="ignore")
-        env.setdefault("CHUNKLAB_COURSE_ROOT", str(_course_root_or_none() or ""))
-        if not env["CHUNKLAB_COURSE_ROOT"]:
-            del env["CHUNKLAB_COURSE_ROOT"]
+        root = _course_root_or_none()
+        if root is not None:
+            # The graded copy runs in a temporary folder: keep the course's course root and its
+            # embedding cache (chunklab.embed looks for it from the working directory).
+            env.setdefault("CHUNKLAB_COURSE_ROOT", str(root))
+            env.setdefault("CHUNKLAB_CACHE", str(root / ".chunklab" / "cache"))
         timed_out = False
         proc = subprocess.Popen(
             cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
