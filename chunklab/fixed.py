@@ -161,7 +161,11 @@ def _token_windows(text: str, size: int, overlap: int):
 def _absorb_untokenized(text: str, units: list[tuple[int, int, int, bool]]):
     """Stretch units over characters the tokenizer skipped, so nothing is lost."""
     if not units:
-        return units
+        stripped = text.strip()
+        if not stripped:
+            return units
+        start = len(text) - len(text.lstrip())
+        return [(start, start + len(stripped), 0, False)]
     out: list[tuple[int, int, int, bool]] = []
     for idx, (s, e, t, split) in enumerate(units):
         if idx == 0:

@@ -107,8 +107,10 @@ def recursive_spans(
     idx = UnitIndex(text, unit)
     chars = unit == "chars"
     rfind = text.rfind
-    find = text.find
+    nonspace = _NONSPACE.search
     last = len(levels) - 1
+    cut_levels = [[(sep, len(sep)) for sep in levels[li]] for li in range(last)]
+    first_boundary = _boundary_finder(text, levels[:last])
     out: list[tuple[int, int, int, int]] = []
     lo = s  # a cut must lie after this position (new text beyond the overlap)
     shared = 0
@@ -119,35 +121,30 @@ def recursive_spans(
         else:
             level = last
             end = limit
-            for li in range(last):
+            for li, group in enumerate(cut_levels):
                 best = -1
-                for sep in levels[li]:
+                for sep, width in group:
                     p = rfind(sep, lo, limit)
-                    if p != -1 and p + len(sep) > best:
-                        best = p + len(sep)
+                    if p != -1 and p + width > best:
+                        best = p + width
                 if best > lo:
                     end, level = best, li
                     break
         piece = text[s:end].rstrip()
         e = s + len(piece)
         out.append((s, e, level, shared))
-        m = _NONSPACE.search(text, end)
+        m = nonspace(text, end)
         if m is None:
             break
         ns = m.start()
         nxt = ns
         shared = 0
         if overlap:
-            b = max(s + 1, e - overlap if chars else idx.back(e, overlap))
-            cand = -1
-            for li in range(last):
-                for sep in levels[li]:
-                    p = find(sep, max(b - len(sep), s), e)
-                    if p != -1 and b <= p + len(sep) < e and (cand == -1 or p + len(sep) < cand):
-                        cand = p + len(sep)
-            if cand == -1:
-                cand = b
-            mm = _NONSPACE.search(text, cand, e)
+            b = e - overlap if chars else idx.back(e, overlap)
+            if b <= s:
+                b = s + 1
+            cand = first_boundary(b, e, s)
+            mm = nonspace(text, cand, e)
             if mm is not None:
                 cand = mm.start()
                 if (cand + size if chars else idx.limit(cand, size)) > ns:
@@ -156,6 +153,38 @@ def recursive_spans(
         s = nxt
         lo = ns
     return out
+
+
+def _boundary_finder(text: str, levels: Sequence[tuple[str, ...]]):
+    """A function giving the earliest separator boundary in ``[b, e)`` (``b`` if there is none).
+
+    When every separator ends with a character that is itself a one-character separator
+    (true of the defaults: all end in a space, tab or newline), the earliest boundary is
+    just the position after the first such character, found with one regex search.
+    """
+    seps = [sep for group in levels for sep in group if sep]
+    singles = {sep for sep in seps if len(sep) == 1}
+    if seps and all(sep[-1] in singles for sep in seps):
+        pattern = re.compile("[" + re.escape("".join(sorted(singles))) + "]")
+        search = pattern.search
+
+        def fast(b: int, e: int, s: int) -> int:
+            m = search(text, b - 1, e - 1)
+            return m.end() if m is not None else b
+
+        return fast
+    find = text.find
+    widths = [(sep, len(sep)) for sep in seps]
+
+    def general(b: int, e: int, s: int) -> int:
+        cand = -1
+        for sep, width in widths:
+            p = find(sep, max(b - width, s), e)
+            if p != -1 and b <= p + width < e and (cand == -1 or p + width < cand):
+                cand = p + width
+        return b if cand == -1 else cand
+
+    return general
 
 
 def pack_paragraphs(

@@ -85,18 +85,16 @@ class UnitIndex:
         self.n = len(source)
         self.starts: list[int] = []
         self.ends: list[int] = []
-        self.words_of_token: list[int] | None = None
         if unit == "words":
             for m in _WORD.finditer(source):
                 self.starts.append(m.start())
                 self.ends.append(m.end())
         elif unit == "tokens" and source:
             enc = get_tokenizer().encode(source, add_special_tokens=False)
-            for (s, e), wid in zip(enc.offsets, enc.word_ids):
+            for s, e in enc.offsets:
                 if e > s:
                     self.starts.append(s)
                     self.ends.append(e)
-            self.words_of_token = None
 
     def count(self, start: int, end: int) -> int:
         """Units that intersect ``[start, end)``."""
