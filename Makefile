@@ -24,10 +24,11 @@ help:
 
 venv: $(STAMP)
 
-# (Re)create the virtualenv when it is missing or requirements.txt / pyproject.toml changed.
+# Create the virtualenv when it is missing; (re)install when requirements.txt or pyproject.toml
+# changed (the stamp's name carries their hash).
 $(STAMP): requirements.txt pyproject.toml
-	rm -rf $(VENV)
-	$(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	rm -f $(VENV)/.installed-*
 	$(BIN)/python -m pip install -q --upgrade pip 2>&1 | $(QUIET_PIP)
 	# CPU torch first, pinned: an unpinned torch would pull a multi-gigabyte CUDA build.
 	$(BIN)/pip install -q torch==2.13.0 2>&1 | $(QUIET_PIP)
