@@ -137,16 +137,16 @@ def render_chunks(
     more = note.format(f" … {len(text) - hi:,} more characters not shown") if hi < len(text) else ""
     body = (
         '<div style="font-family:Menlo,Consolas,\'DejaVu Sans Mono\',monospace;font-size:12px;line-height:1.7;'
-        'white-space:pre-wrap;word-break:break-word;border:1px solid #ccc;border-radius:4px;padding:8px;'
+        'white-space:pre-wrap;word-break:break-word;text-align:left;border:1px solid #ccc;border-radius:4px;padding:8px;'
         f'background:#fff;color:#222;margin:4px 0">{before}{"".join(parts)}{more}</div>'
     )
     head = ""
     if title:
-        head = f'<div style="font:600 13px sans-serif;margin:8px 0 2px">{_html.escape(title)}</div>'
+        head = f'<div style="font:600 13px sans-serif;margin:8px 0 2px;text-align:left">{_html.escape(title)}</div>'
     foot = ""
     if legend:
         foot = _legend(chunks, len(visible))
-    return HTMLView(f'<div class="chunklab-chunks">{head}{body}{foot}</div>')
+    return HTMLView(f'<div class="chunklab-chunks" style="text-align:left">{head}{body}{foot}</div>')
 
 
 def _legend(chunks: Sequence[Chunk], visible: int) -> str:
@@ -159,7 +159,7 @@ def _legend(chunks: Sequence[Chunk], visible: int) -> str:
     )
     lost = '<span style="color:#b00020;text-decoration:underline wavy #b00020">red</span>'
     return (
-        '<div style="font:12px sans-serif;color:#444;margin:2px 0 10px">'
+        '<div style="font:12px sans-serif;color:#444;margin:2px 0 10px;text-align:left">'
         f"{len(chunks)} chunks ({visible} shown) · {shared:,} characters shared by consecutive chunks · "
         f"{swatch} overlap (in two chunks) · {lost}: text in no chunk</div>"
     )
@@ -328,10 +328,10 @@ def explorer_static(
             ).html
         )
     note = (
-        '<div style="font:12px sans-serif;color:#444;margin:2px 0 10px">Each colour is one chunk; a badge marks '
+        '<div style="font:12px sans-serif;color:#444;margin:2px 0 10px;text-align:left">Each colour is one chunk; a badge marks '
         "where it starts; striped characters with a dashed outline belong to two chunks (overlap).</div>"
     )
-    return HTMLView("".join(panels) + note)
+    return HTMLView('<div class="chunklab-chunks" style="text-align:left">' + "".join(panels) + note + "</div>")
 
 
 def explorer(

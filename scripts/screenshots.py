@@ -100,15 +100,25 @@ def cut_tiles(png: Path, height: int) -> list[Path]:
     The tiles replace ``png``: ``name-01.png``, ``name-02.png``, ... (Pillow, which matplotlib
     already needs).
     """
-    from PIL import Image, ImageChops
+    import numpy as np
+    from PIL import Image
 
     with Image.open(png) as full:
         image = full.convert("RGB")
-    background = Image.new("RGB", image.size, image.getpixel((image.width // 2, image.height - 1)))
-    # Ignore the left navigation bar: its border runs down the whole page.
-    content = (image.width // 4, 0, image.width, image.height)
-    box = ImageChops.difference(image.crop(content), background.crop(content)).getbbox()
-    bottom = min(image.height, (box[3] if box else image.height) + 40)
+    # The page ends where a long run of empty rows starts (a footer may be pinned further down).
+    pixels = np.asarray(image).astype(int)
+    # The most frequent row is the empty page (with the navigation bar's border).
+    weights = np.random.default_rng(0).integers(1, 1 << 20, size=pixels.shape[1:])
+    signature = (pixels * weights).sum(axis=(1, 2))
+    values, counts = np.unique(signature, return_counts=True)
+    reference = pixels[np.flatnonzero(signature == values[counts.argmax()])[0]]
+    busy = np.abs(pixels - reference).sum(axis=2).max(axis=1) > 24
+    bottom, blank = image.height, 0
+    for row, is_busy in enumerate(busy):
+        blank = 0 if is_busy else blank + 1
+        if blank >= 1200:
+            bottom = row - blank + 60
+            break
     tiles = []
     for k, top in enumerate(range(0, bottom, height), start=1):
         tile = png.with_name(f"{png.stem}-{k:02d}.png")

@@ -142,7 +142,7 @@ def test_size_histogram_has_labelled_axes_one_series_per_strategy_and_the_limit(
 
 def test_explorer_static_shows_each_setting_with_its_chunk_count():
     view = explorer_static(TEXT, [("fixed", 60, 10), ("recursive", 60, 10), ("paragraphs", 90, 1)])
-    titles = re.findall(r"font:600 13px sans-serif;margin:8px 0 2px\">([^<]*)<", view.html)
+    titles = re.findall(r"font:600 13px sans-serif;margin:8px 0 2px;text-align:left\">([^<]*)<", view.html)
     assert len(titles) == 3
     n_fixed = len(chunk_fixed(TEXT, 60, 10))
     assert titles[0].startswith("fixed") and f"→ {n_fixed} chunks" in html.unescape(titles[0])
