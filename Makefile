@@ -20,6 +20,7 @@ help:
 	@echo "make grade NB=... grade one exercise notebook"
 	@echo "make exercises    regenerate exercises/ from solutions/"
 	@echo "make benchmarks   run the speed and quality benchmarks"
+	@echo "make screenshots  screenshot every page of the built book into /tmp/chunklab-shots"
 	@echo "make clean        remove build outputs and caches (keeps .venv)"
 
 venv: $(STAMP)
@@ -60,6 +61,12 @@ exercises: $(STAMP)
 
 benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
+
+# Render the built book's pages in headless Chromium; PNGs go outside the repo (SHOTS=...).
+SHOTS ?= /tmp/chunklab-shots
+screenshots: $(STAMP)
+	@test -f _build/html/intro.html || { echo "build the book first: make book"; exit 2; }
+	$(BIN)/python scripts/screenshots.py --tiles --out $(SHOTS)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis .ruff_cache benchmarks/results
