@@ -266,3 +266,56 @@ def test_semantic_strategy_uses_the_given_encoder(encoder):
     chunks = s(doc, encoder=encoder)
     assert chunks and all(doc.text[c.start : c.end] == c.text for c in chunks)
     assert encoder.model_calls + encoder.cache_hits > before
+
+
+# ----------------------------------------------------------------- CLI helpers and plots
+
+
+def test_parse_sweep_reads_lists_and_percentages():
+    from chunklab.commands.evaluate import parse_sweep
+    from chunklab.strategies import parse_param_value
+
+    assert parse_sweep(["size=200,400", "overlap=0,10%"], parse_param_value) == {
+        "size": [200, 400],
+        "overlap": [0, "10%"],
+    }
+    with pytest.raises(ValueError, match="size=200"):
+        parse_sweep(["size"], parse_param_value)
+    with pytest.raises(ValueError, match="twice"):
+        parse_sweep(["size=1", "size=2"], parse_param_value)
+
+
+def test_write_outputs_writes_tables_json_and_figures(result, tmp_path):
+    import json
+
+    import pandas as pd
+
+    from chunklab.commands.evaluate import write_outputs
+
+    written = write_outputs(result, tmp_path)
+    assert {"results.csv", "per_question.csv", "pairwise.csv", "results.json", "metrics.png"} <= set(written)
+    summary = pd.read_csv(tmp_path / "results.csv", index_col=0)
+    assert list(summary.index) == ["whole", "small", "whole_again"]
+    assert json.loads((tmp_path / "results.json").read_text())["n_resamples"] == 500
+    assert (tmp_path / "metrics.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sweep_benchmark_and_sweep_plot(encoder, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from chunklab.evaluate import Benchmark
+    from chunklab.evaluate.plots import plot_sweep
+
+    sweep = sweep_strategies("recursive", size=[60, 120], overlap=[0, "10%"])
+    res = Benchmark(tiny_dataset(), sweep, k=2, encoder=encoder, n_resamples=100).run(progress=False)
+    assert len(res.summary) == 4
+    assert res.params["recursive[overlap=6,size=60]"]["sweep"] == {"size": 60, "overlap": "10%"}
+    # bigger chunks: fewer of them
+    assert res.summary.loc["recursive[overlap=0,size=120]", "chunks"] < res.summary.loc["recursive[overlap=0,size=60]", "chunks"]
+    fig = plot_sweep(res, metrics=("recall", "iou"))
+    axes = fig.axes
+    assert len(axes) == 2 and axes[0].get_xlabel() == "chunk size"
+    assert {line.get_label() for line in axes[0].get_lines()} == {"overlap = 0", "overlap = 10%"}
+    with pytest.raises(ValueError, match="no parameter"):
+        plot_sweep(res, x="window")
