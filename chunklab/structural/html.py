@@ -46,13 +46,26 @@ _WS = re.compile(r"\s+")
 
 
 def decode_html(raw: bytes) -> str:
-    """Decode HTML bytes by BOM, XML declaration or ``<meta charset>`` (UTF-8 / cp1252 otherwise)."""
-    from bs4.dammit import UnicodeDammit
+    """Decode HTML bytes: BOM, else the XML declaration or ``<meta charset>``, else UTF-8.
 
-    dammit = UnicodeDammit(raw, is_html=True)
-    if dammit.unicode_markup is not None:
-        return dammit.unicode_markup
-    return raw.decode("utf-8", errors="replace")
+    Uses BeautifulSoup's ``EncodingDetector`` for the BOM and the declarations, but never
+    guesses statistically (slow, and wrong on short pages): bytes that are not valid in the
+    declared encoding or UTF-8 are read as windows-1252, which decodes any byte.
+    """
+    from bs4.dammit import EncodingDetector
+
+    data, bom_encoding = EncodingDetector.strip_byte_order_mark(bytes(raw))
+    candidates = [bom_encoding] if bom_encoding else []
+    declared = EncodingDetector.find_declared_encoding(data, is_html=True)
+    if declared:
+        candidates.append(declared)
+    candidates += ["utf-8", "windows-1252"]
+    for encoding in candidates:
+        try:
+            return data.decode(encoding)
+        except (UnicodeDecodeError, LookupError):
+            continue
+    return data.decode("utf-8", errors="replace")
 
 
 def chunk_html(
@@ -127,15 +140,16 @@ class _BlockScanner:
 
     def __init__(self, text: str) -> None:
         self.src = text
-        self.stack: list[tuple[str, str | None, str | None]] = []  # (tag, id, class)
+        self.stack: list[tuple[str, str | None, str | None, int]] = []  # (tag, id, class, offset)
         self.blocks: list[_Block] = []
         self.parts: list[str] = []
         self.cur_start = 0
         self.strength = 0
-        self.opener: tuple[str, str | None] | None = None
+        self.opener: tuple[str, str | None, int] | None = None  # (tag, id, offset)
         self.skip: list[str] = []
         self.pre = 0
         self.heading_path: list[tuple[int, str]] = []
+        self.marks: list[int] = []  # heading depth when each open semantic element began
         self.title_parts: list[str] | None = None
         self.title = ""
         starts = [0]
@@ -183,14 +197,17 @@ class _BlockScanner:
             self.blocks[-1].end = n
 
     # -- block boundaries ---------------------------------------------------------------
-    def flush(self, at: int, strength: int, opener: tuple[str, str | None] | None = None) -> None:
+    def flush(
+        self, at: int, strength: int, opener: tuple[str, str | None, int] | None = None, closing: bool = False
+    ) -> None:
         """End the current block at offset ``at`` if it holds text; note the boundary strength."""
+        made = False
         if self.parts:
             raw = "".join(self.parts)
             text = raw.strip() if self.pre else _WS.sub(" ", raw).strip()
             text = text.replace("\ufeff", "").strip()
             if text:
-                tag, id_ = self._innermost_block()
+                tag, id_, tag_at = self._innermost_block()
                 heading = HEADINGS.get(tag, 0)
                 if heading:
                     path = self.heading_path
@@ -198,7 +215,7 @@ class _BlockScanner:
                         path.pop()
                     path.append((heading, text))
                     if self.strength < 3 or self.opener is None:  # else a <section> opened it
-                        self.opener = (tag, id_)
+                        self.opener = (tag, id_, tag_at)
                     self.strength = 3
                 self.blocks.append(
                     _Block(
@@ -209,18 +226,21 @@ class _BlockScanner:
                 self.cur_start = at
                 self.strength = 0
                 self.opener = None
+                made = True
             self.parts = []
-        if strength > self.strength:
+        if not made and closing and self.blocks and self.blocks[-1].end == self.cur_start:
+            # an end tag right after a block belongs to that block's markup
+            self.blocks[-1].end = at
+            self.cur_start = at
+        if strength > self.strength or (strength and strength == self.strength and opener is not None):
             self.strength = strength
             self.opener = opener
-        elif strength and strength == self.strength and self.opener is None:
-            self.opener = opener
 
-    def _innermost_block(self) -> tuple[str, str | None]:
-        for tag, id_, _cls in reversed(self.stack):
+    def _innermost_block(self) -> tuple[str, str | None, int]:
+        for tag, id_, _cls, tag_at in reversed(self.stack):
             if tag in BLOCK:
-                return tag, id_
-        return "body", None
+                return tag, id_, tag_at
+        return "body", None, self.cur_start
 
     def boundary_strength(self, tag: str, cls: str | None, id_: str | None) -> int:
         if tag in SEMANTIC:
@@ -257,10 +277,12 @@ class _BlockScanner:
     def _pop_to(self, index: int, at: int) -> None:
         """Close the elements from ``index`` up, as if their end tags were at ``at``."""
         while len(self.stack) > index:
-            tag, id_, cls = self.stack[-1]
+            tag, id_, cls, _at = self.stack[-1]
             if tag in BLOCK:
-                self.flush(at, self.boundary_strength(tag, cls, id_), None)
+                self.flush(at, self.boundary_strength(tag, cls, id_), None, closing=True)
             self.stack.pop()
+            if tag in SEMANTIC and self.marks:
+                del self.heading_path[self.marks.pop() :]
             if tag == "pre":
                 self.pre -= 1
 
@@ -299,9 +321,11 @@ class _BlockScanner:
         if tag in CELLS and self.parts:
             self.parts.append(" | ")
         if tag in BLOCK:
-            self.flush(at, self.boundary_strength(tag, cls, id_), (tag, id_))
+            self.flush(at, self.boundary_strength(tag, cls, id_), (tag, id_, at))
         if not void:
-            self.stack.append((tag, id_, cls))
+            self.stack.append((tag, id_, cls, at))
+            if tag in SEMANTIC:
+                self.marks.append(len(self.heading_path))
             if tag == "pre":
                 self.pre += 1
 
@@ -434,7 +458,7 @@ class _Sectioner:
 
     def emit(self, text: str, s: int, e: int, first: _Block, kind: str, extra: dict | None) -> None:
         s, e = trim_span(self.text, s, e)
-        tag, id_ = first.opener if first.opener else (first.tag, first.id)
+        tag, id_, element_start = first.opener if first.opener else (first.tag, first.id, None)
         meta: dict[str, Any] = {
             "strategy": "structural",
             "params": self.params,
@@ -443,6 +467,7 @@ class _Sectioner:
             "headings": first.headings,
             "tag": tag,
             "id": id_,
+            "element_start": element_start if element_start is not None and element_start >= s else s,
             "line_start": bisect.bisect_right(self.line_starts, s),
             "line_end": bisect.bisect_right(self.line_starts, max(s, e - 1)),
             "path": self.path,

@@ -205,6 +205,9 @@ class _MarkdownChunker:
                 self.add(s, e, "section", headings, level)
             else:
                 self.split_section(blocks, headings, level, s)
+        if not self.chunks:  # nothing but a byte-order mark (not whitespace, so still kept)
+            s, e = self.span(0, self.n - 1)
+            self.add(s, e, "section", [], 0)
         return self.chunks
 
     def split_section(self, blocks, headings, level, first_start: int) -> None:

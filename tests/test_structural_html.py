@@ -1,0 +1,241 @@
+"""chunk_html: sections from semantic elements and headings, raw offsets, visible text only."""
+
+from __future__ import annotations
+
+import html as html_lib
+import os
+import warnings
+
+import pytest
+from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chunklab.chunk import check_chunks, embedding_text
+from chunklab.structural import chunk_html
+from chunklab.structural.html import decode_html
+
+
+def ok(chunks, html, max_chars=1500):
+    problems = check_chunks(chunks, html, max_size=max_chars, html=True)
+    assert problems == [], problems
+
+
+def visible(html: str) -> str:
+    """An independent oracle: BeautifulSoup's text without script/style/template/head."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(html, "html.parser")
+    for t in soup(["script", "style", "template", "noscript", "head", "title"]):
+        t.decompose()
+    return "".join(soup.get_text().split())
+
+
+def squash(chunks) -> str:
+    return "".join("".join(c.text.split()) for c in chunks).replace("|", "")
+
+
+PAGE = """<!DOCTYPE html>
+<html><head><title>Kit docs</title><style>body { color: red }</style>
+<script>var s = "<section>not real</section>";</script></head>
+<body>
+<nav id="menu"><a href="/">Home</a> <a href="/a">About</a></nav>
+<main>
+<section id="install"><h2>Install</h2><p>Run <code>pip install kit</code>.</p></section>
+<article id="usage"><h2>Usage</h2><p>Import it &amp; call it.</p><ul><li>one<li>two</ul></article>
+<aside><p>Side note.</p></aside>
+</main>
+<template><p>template text</p></template>
+</body></html>"""
+
+
+def test_semantic_elements_become_sections_with_tag_id_and_exact_markup_spans():
+    chunks = chunk_html(PAGE)
+    ok(chunks, PAGE)
+    by_id = {c.metadata["id"]: c for c in chunks}
+    sec = by_id["install"]
+    assert sec.metadata["tag"] == "section"
+    # the span holds the element's markup (wrapper tags opened just before it included)
+    assert sec.start <= sec.metadata["element_start"] < sec.end
+    assert PAGE[sec.metadata["element_start"] : sec.end].startswith('<section id="install">')
+    assert PAGE[sec.start : sec.end].endswith("</section>")
+    assert sec.text == "Install\nRun pip install kit."
+    usage = by_id["usage"]
+    assert usage.metadata["tag"] == "article" and usage.text == "Usage\nImport it & call it.\none\ntwo"
+    assert usage.metadata["headings"] == ["Usage"]
+    assert by_id["menu"].text == "Home About"
+
+
+def test_script_style_template_and_head_content_are_dropped():
+    chunks = chunk_html(PAGE)
+    text = "\n".join(c.text for c in chunks)
+    assert "not real" not in text and "color" not in text and "template text" not in text
+    assert all(c.metadata["title"] == "Kit docs" for c in chunks)
+    assert embedding_text(chunks[0]).startswith("Kit docs")
+
+
+def test_pages_without_semantic_elements_use_the_heading_hierarchy():
+    page = (
+        "<html><body><h1>Guide</h1><p>Intro.</p><h2>Install</h2><p>Step.</p>"
+        "<h3>Linux</h3><p>apt.</p><h2>Usage</h2><p>Call.</p></body></html>"
+    )
+    chunks = chunk_html(page, max_chars=40)
+    ok(chunks, page, 40)
+    paths = [c.metadata["headings"] for c in chunks]
+    assert paths == [["Guide"], ["Guide", "Install"], ["Guide", "Install", "Linux"], ["Guide", "Usage"]]
+    assert [c.metadata["tag"] for c in chunks] == ["h1", "h2", "h3", "h2"]
+
+
+def test_div_soup_is_split_by_classed_divs_within_budget():
+    cards = "".join(
+        f'<div class="card"><div><span>Card {i}</span></div><div>' + f"text of card {i} " * 6 + "</div></div>"
+        for i in range(20)
+    )
+    page = f'<html><body><div id="wrap"><div class="cards">{cards}</div></div></body></html>'
+    chunks = chunk_html(page, max_chars=300)
+    ok(chunks, page, 300)
+    assert len(chunks) > 5
+    for i in range(20):  # a card is never cut in two
+        holders = [c for c in chunks if f"Card {i}\n" in c.text + "\n"]
+        assert len(holders) == 1 and f"text of card {i} " * 5 in holders[0].text + " "
+
+
+def test_section_over_budget_splits_by_blocks_then_text_and_spans_stay_ordered():
+    paras = "".join(f"<p>Paragraph {i}: " + "lorem ipsum " * 15 + "</p>" for i in range(10))
+    huge = "<pre>" + "x = 1\n" * 200 + "</pre>"
+    page = f"<section id='s'><h2>Big</h2>{paras}{huge}</section>"
+    chunks = chunk_html(page, max_chars=250)
+    ok(chunks, page, 250)
+    assert all(len(c.text) <= 250 for c in chunks)
+    starts = [c.start for c in chunks]
+    assert starts == sorted(starts) and len(set(starts)) == len(starts)
+    assert len({c.id for c in chunks}) == len(chunks)
+    assert all(c.metadata["headings"] == ["Big"] for c in chunks)
+
+
+def test_xml_declaration_string_and_bytes_with_declared_encoding():
+    page = '<?xml version="1.0" encoding="iso-8859-1"?>\n<html><body><h1>Caf\u00e9</h1><p>cr\u00e8me</p></body></html>'
+    chunks = chunk_html(page)
+    ok(chunks, page)
+    assert chunks[0].text == "Caf\u00e9\ncr\u00e8me"
+    raw = page.encode("iso-8859-1")
+    chunks = chunk_html(raw)
+    ok(chunks, decode_html(raw))
+    assert chunks[0].text == "Caf\u00e9\ncr\u00e8me"
+    meta = b'<html><head><meta charset="windows-1252"></head><body><p>\x93quoted\x94</p></body></html>'
+    assert chunk_html(meta)[0].text == "\u201cquoted\u201d"
+
+
+def test_tables_rows_become_lines_with_cells_separated():
+    page = "<table><tr><th>Name<th>Age</tr><tr><td>Ann</td><td>31</td></tr></table>"
+    chunks = chunk_html(page)
+    assert chunks[0].text == "Name | Age\nAnn | 31"
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["", "   ", "<html></html>", "<script>only()</script>", "<!-- c -->", "<br><img src=x>", "\ufeff"],
+)
+def test_pages_without_visible_text_give_no_chunks(page):
+    assert chunk_html(page) == [] or "".join(c.text for c in chunk_html(page)).strip()
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<p>unclosed <b>bold <i>italic",
+        "<div><p>a</div></p>text</span>",
+        "<a href='x>y'>quoted > in attribute</a>",
+        "<p>1 < 2 and 3 > 2</p>",
+        "<<<>>> <!-- unclosed comment",
+        "<p>&amp; &lt; &#169; &unknown; &#xZZ;</p>",
+        "text before <html> text after </html> trailing",
+        "<h1>a</h1><h1>b</h1><h6>c</h6>",
+        "<head><title>t</title><p>body content without body tag",
+        "<textarea><p>raw?</p></textarea>",
+    ],
+)
+def test_malformed_html_never_raises_and_keeps_the_contract(page):
+    chunks = chunk_html(page, max_chars=20)
+    if chunks:
+        ok(chunks, page, 20)
+
+
+@pytest.mark.parametrize("kwargs", [{"max_chars": 0}, {"max_chars": None}, {"doc_id": 5}])
+def test_bad_arguments_raise_value_error(kwargs):
+    with pytest.raises(ValueError):
+        chunk_html("<p>x</p>", **kwargs)
+
+
+_WORDS = st.text(alphabet="abcxyz &<>\"'é\u00a0\n\t", min_size=1, max_size=12)
+_BLOCK_TAGS = ["p", "div", "section", "article", "li", "h1", "h2", "h3", "pre", "blockquote", "main", "aside"]
+_INLINE = ["b", "i", "a", "span", "code", "em"]
+
+
+@st.composite
+def element(draw, depth=0):
+    kind = draw(st.integers(0, 5 if depth < 3 else 1))
+    if kind <= 1:
+        return html_lib.escape(draw(_WORDS), quote=False)
+    if kind == 2:
+        tag = draw(st.sampled_from(_INLINE))
+        return f"<{tag}>{html_lib.escape(draw(_WORDS), quote=False)}</{tag}>"
+    if kind == 3:
+        return draw(st.sampled_from(["<script>var a='<p>x</p>';</script>", "<style>p{}</style>", "<br>", "<!-- hi -->", "<hr/>"]))
+    tag = draw(st.sampled_from(_BLOCK_TAGS))
+    attrs = draw(st.sampled_from(["", ' class="c"', ' id="i1"', " class='a b' id=z"]))
+    inner = "".join(draw(st.lists(element(depth + 1), max_size=4)))
+    return f"<{tag}{attrs}>{inner}</{tag}>"
+
+
+@st.composite
+def page(draw):
+    body = "".join(draw(st.lists(element(), max_size=8)))
+    prefix = draw(st.sampled_from(["", "<!DOCTYPE html>", '<?xml version="1.0" encoding="utf-8"?>\n', "\ufeff"]))
+    wrap = draw(st.booleans())
+    nl = draw(st.sampled_from(["\n", "\r\n"]))
+    doc = f"{prefix}<html><head><title>T</title></head><body>{body}</body></html>" if wrap else prefix + body
+    return doc.replace("\n", nl)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=page(), max_chars=st.integers(5, 300))
+def test_property_generated_pages_keep_every_visible_character_and_bounds(doc, max_chars):
+    chunks = chunk_html(doc, max_chars=max_chars)
+    expected = visible(doc).replace("|", "").replace("\ufeff", "")
+    assert squash(chunks) == expected
+    if chunks:
+        ok(chunks, doc, max_chars)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=st.text(alphabet="<>/!-?abpdivhsecton =\"'&;#\n\r\t\ufeff", max_size=200), max_chars=st.integers(1, 100))
+def test_property_random_markup_never_raises_and_spans_cover_the_page(doc, max_chars):
+    chunks = chunk_html(doc, max_chars=max_chars)
+    if chunks:
+        ok(chunks, doc, max_chars)
+    as_bytes = chunk_html(doc.encode("utf-8"), max_chars=max_chars)
+    assert isinstance(as_bytes, list)
+
+
+def _installed_html_files() -> list[str]:
+    """HTML files shipped with the installed packages and the system docs."""
+    from chunklab.datasets.code import site_package_dirs
+
+    files: list[str] = []
+    for root in [*site_package_dirs(), "/usr/share/doc"]:
+        for dirpath, _dirs, names in os.walk(root):
+            files += [os.path.join(dirpath, n) for n in names if n.endswith((".html", ".htm"))]
+    return sorted(f for f in files if os.path.isfile(f))
+
+
+def test_a_sample_of_installed_html_files_chunks_without_failure():
+    files = _installed_html_files()[::12]
+    assert files, "no HTML files found to test against"
+    for path in files:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        chunks = chunk_html(raw, path=path)
+        if chunks:
+            problems = check_chunks(chunks, decode_html(raw), max_size=1500, html=True)
+            assert problems == [], (path, problems[:3])
