@@ -101,6 +101,9 @@ class _MarkdownChunker:
                     out.append(("frontmatter", 0, j, None))
                     i = j + 1
                     break
+        if n and text.startswith("\ufeff") and not lines[0].strip():
+            out.append(("para", 0, 0, None))  # a lone byte-order mark: not whitespace, keep it
+            i = 1
         para = -1  # first line of the open paragraph
         while i < n:
             line = lines[i]
