@@ -91,8 +91,9 @@ class EmbeddingCache:
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         con = getattr(self._local, "con", None)
-        if con is None:
+        if con is None or getattr(self._local, "pid", None) != os.getpid():  # never reuse across fork
             con = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            self._local.pid = os.getpid()
             with contextlib.suppress(sqlite3.OperationalError):
                 con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
@@ -193,7 +194,11 @@ class Encoder:
         """The on-disk cache (None when disabled)."""
         if self._cache is None and self._cache_arg is not False:
             directory = default_cache_dir() if self._cache_arg in (None, True) else Path(self._cache_arg)
-            self._cache = EmbeddingCache(directory, self.dim)
+            try:
+                self._cache = EmbeddingCache(directory, self.dim)
+            except (OSError, sqlite3.Error) as exc:  # read-only or broken: embed without a cache
+                warnings.warn(f"embedding cache at {directory} unusable ({exc}); caching disabled", stacklevel=2)
+                self._cache_arg = False
         return self._cache
 
     @property
