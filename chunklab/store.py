@@ -290,6 +290,8 @@ class ChunkStore:
             raise ValueError(f"query vectors must have {self.encoder.dim} columns, got {vectors.shape[1]}")
         if where is not None and not isinstance(where, Mapping):
             raise ValueError(f"where must be a dict (a Chroma metadata filter), got {type(where).__name__}")
+        if where:
+            _check_where_keys(where)
         coll = self._parents_collection() if parents else self.collection
         if coll is None:
             return [[] for _ in range(len(vectors))]
@@ -412,6 +414,24 @@ def decode_metadata(stored: Mapping[str, Any]) -> tuple[str, int, int, dict[str,
     else:  # written by something else: keep its scalar keys
         meta = {k: v for k, v in stored.items() if k not in _RESERVED}
     return str(stored.get("doc_id", "doc")), int(stored.get("start", 0)), int(stored.get("end", 0)), meta
+
+
+#: metadata keys that hold lists or dicts: kept in the JSON copy only, so not filterable
+_NOT_FILTERABLE = {
+    "headings": "filter on 'section' (the last heading) or 'headings_path' (\"A > B\") instead",
+    "params": "strategy parameters are not filterable; filter on 'strategy'",
+    "child_ids": "use get_parent / ChunkStore.get instead",
+}
+
+
+def _check_where_keys(where: Mapping[str, Any]) -> None:
+    for key, value in where.items():
+        if key in ("$and", "$or") and isinstance(value, list):
+            for part in value:
+                if isinstance(part, Mapping):
+                    _check_where_keys(part)
+        elif key in _NOT_FILTERABLE:
+            raise ValueError(f"where: {key!r} holds a list or dict, which Chroma cannot filter; {_NOT_FILTERABLE[key]}")
 
 
 def _to_chunk(document: str | None, stored: Mapping[str, Any] | None) -> Chunk:

@@ -186,6 +186,8 @@ def test_store_reopened_in_a_fresh_process_answers_the_same_query(store, tmp_pat
         ({"query": ""}, "query"),
         ({"query": "x", "k": 0}, "k must"),
         ({"query": "x", "where": "kind=doc"}, "where"),
+        ({"query": "x", "where": {"headings": "Install"}}, "section"),
+        ({"query": "x", "where": {"$and": [{"kind": "doc"}, {"params": {"size": 1}}]}}, "params"),
     ],
 )
 def test_search_rejects_bad_arguments(store, kwargs, match):
