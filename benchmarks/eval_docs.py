@@ -83,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _pairwise_note(result) -> str:
     """The clearest wins: pairs where one strategy beats the other in >= 95% of resamples."""
-    pw = result.pairwise
-    lines = ["Pairs separated in at least 95% of bootstrap resamples:", ""]
+    pw = result.pairwise[result.pairwise["metric"].isin(("recall", "ndcg", "iou"))]
+    lines = ["Pairs separated in at least 95% of bootstrap resamples (recall, nDCG, IoU):", ""]
     found = False
     for _, row in pw.iterrows():
         for a, b, share in ((row["a"], row["b"], row["a_wins"]), (row["b"], row["a"], row["b_wins"])):

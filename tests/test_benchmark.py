@@ -315,7 +315,7 @@ def test_sweep_benchmark_and_sweep_plot(encoder, tmp_path):
     assert res.summary.loc["recursive[overlap=0,size=120]", "chunks"] < res.summary.loc["recursive[overlap=0,size=60]", "chunks"]
     fig = plot_sweep(res, metrics=("recall", "iou"))
     axes = fig.axes
-    assert len(axes) == 2 and axes[0].get_xlabel() == "chunk size"
+    assert len(axes) == 2 and axes[0].get_xlabel() == "chunk size (chars)"
     assert {line.get_label() for line in axes[0].get_lines()} == {"overlap = 0", "overlap = 10%"}
     with pytest.raises(ValueError, match="no parameter"):
         plot_sweep(res, x="window")

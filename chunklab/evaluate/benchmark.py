@@ -74,6 +74,9 @@ COST_COLUMNS = (
     "retrieved_chars",
 )
 
+#: cost columns shown by :meth:`BenchmarkResult.table`
+DISPLAY_COSTS = ("chunks", "vectors", "tokens_embedded", "retrieved_chars", "index_bytes", "ingest_s", "query_p95_ms")
+
 METRIC_DOCS = {
     "hit": "1 if any top-k chunk is relevant to a gold span (span_hit: >= 50% of the gold, or inside it)",
     "recall": "share of the question's gold spans hit by a top-k chunk",
@@ -110,7 +113,7 @@ class BenchmarkResult:
     wall_s: float = 0.0
 
     def table(self, metrics: Sequence[str] = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou"),
-              costs: Sequence[str] = ("chunks", "tokens_embedded", "index_bytes", "ingest_s", "query_p95_ms"),
+              costs: Sequence[str] = DISPLAY_COSTS,
               digits: int = 3) -> pd.DataFrame:
         """A display table: ``mean [lo, hi]`` strings per metric and the chosen cost columns."""
         rows = {}
@@ -119,14 +122,15 @@ class BenchmarkResult:
             for m in metrics:
                 out[m] = f"{row[m]:.{digits}f} [{row[m + '_lo']:.{digits}f}, {row[m + '_hi']:.{digits}f}]"
             for c in costs:
-                out[c] = row[c]
+                v = row[c]
+                out[c] = int(round(v)) if abs(v) >= 100 else round(float(v), 2)
             rows[name] = out
         df = pd.DataFrame.from_dict(rows, orient="index")
         df.index.name = "strategy"
         return df
 
     def markdown(self, metrics: Sequence[str] = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou"),
-                 costs: Sequence[str] = ("chunks", "tokens_embedded", "index_bytes", "ingest_s", "query_p95_ms"),
+                 costs: Sequence[str] = DISPLAY_COSTS,
                  digits: int = 3) -> str:
         """:meth:`table` as a GitHub-flavoured Markdown table (for reports and notes)."""
         table = self.table(metrics, costs, digits)
@@ -384,7 +388,7 @@ class Benchmark:
                 for b in names[i + 1 :]:
                     pair_rows.append(
                         {"metric": m, "a": a, "b": b, "a_wins": wins[a, b], "b_wins": wins[b, a],
-                         "ties": 1.0 - wins[a, b] - wins[b, a]}
+                         "ties": max(0.0, round(1.0 - wins[a, b] - wins[b, a], 12))}
                     )
         pairwise = pd.DataFrame(pair_rows, columns=["metric", "a", "b", "a_wins", "b_wins", "ties"])
         return summary, pairwise

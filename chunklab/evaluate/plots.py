@@ -118,6 +118,8 @@ def plot_sweep(
         if x not in p:
             raise ValueError(f"strategy {name!r} has no parameter {x!r} to put on the x axis")
         rows.append((name, p[x], str(raw.get(hue, p.get(hue, "")))))
+    units = {str(params.get(n, {}).get("unit", "")) for n in summary.index}
+    unit = units.pop() if len(units) == 1 and x == "size" else ""
     fig, axes = plt.subplots(
         1, len(metrics), figsize=(3.6 * len(metrics), 3.6), layout="constrained", squeeze=False
     )
@@ -131,7 +133,7 @@ def plot_sweep(
             ax.plot(xs, ys, marker="o", label=f"{hue} = {label}" if label else None)
             if not np.isnan(lo).any():
                 ax.fill_between(xs, lo, hi, alpha=0.15)
-        ax.set_xlabel(f"chunk {x}")
+        ax.set_xlabel(f"chunk {x}" + (f" ({unit})" if unit else ""))
         ax.set_ylabel(LABELS.get(metric, metric))
         ax.set_title(LABELS.get(metric, metric))
         ax.grid(alpha=0.3)
