@@ -296,3 +296,18 @@ def test_pairwise_wins_are_shares_of_resamples():
 def test_bootstrap_rejects_nan_scores():
     with pytest.raises(ValueError, match="NaN"):
         bootstrap_means(np.array([1.0, np.nan]), resample_counts(2, 10))
+
+
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "alpha beta", "beta gamma", "gamma delta alpha"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(retrieved=st.lists(WORDS, max_size=8), golds=st.lists(WORDS, min_size=1, max_size=3), k=st.integers(1, 9))
+def test_chunk_metrics_stay_in_range_and_recall_grows_with_k(retrieved, golds, k):
+    for metric in (recall_at_k, precision_at_k, ndcg_at_k):
+        assert 0.0 <= metric(retrieved, golds, k) <= 1.0
+    assert recall_at_k(retrieved, golds, k) <= recall_at_k(retrieved, golds, k + 1)
+    assert mrr(retrieved, golds, k) <= mrr(retrieved, golds, k + 1)
+    # a perfect first chunk gives MRR 1, and recall@k >= 1/G whenever MRR > 0
+    if mrr(retrieved, golds, k) > 0:
+        assert recall_at_k(retrieved, golds, k) >= 1 / len(golds) - 1e-12

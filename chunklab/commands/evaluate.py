@@ -16,8 +16,16 @@ DEFAULT_STRATEGIES = "fixed,recursive,structural,semantic,hierarchical"
 
 def add_parser(subparsers) -> None:
     """Register the ``evaluate`` subcommand."""
+    from chunklab.strategies import DEFAULTS
+
+    epilog = "strategies and their defaults:\n" + "\n".join(
+        f"  {name:16s} " + (", ".join(f"{k}={v}" for k, v in params.items()) or "(module defaults)")
+        for name, params in DEFAULTS.items()
+    )
     p = subparsers.add_parser(
         "evaluate",
+        epilog=epilog.replace("%", "%%"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         help="benchmark chunking strategies: recall, precision, IoU with bootstrap CIs, and costs",
         description=(
             "Chunk a dataset with each strategy, index it in Chroma with the local MiniLM model, "
