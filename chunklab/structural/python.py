@@ -197,15 +197,13 @@ class _PythonChunker:
     def unit(self, node, lo: int, hi: int, qual: str, scope: Any, in_class: str | None = None):
         """The pieces for one statement range: itself if within budget, else split."""
         if isinstance(node, list):
-            kind, name = ("class_header" if in_class else "module"), "<module>"
+            kind, name = ("class_header", qual) if in_class else ("module", "<module>")
         elif isinstance(node, _DEFS):
             kind, name = ("method" if in_class else "function"), _qual(qual, node.name)
         elif isinstance(node, ast.ClassDef):
             kind, name = "class", _qual(qual, node.name)
         else:
-            kind, name = ("class_header" if in_class else "module"), "<module>"
-            if in_class:
-                name = qual
+            kind, name = ("class_header", qual) if in_class else ("module", "<module>")
         p = self.piece(lo, hi, kind, name, node, scope, in_class)
         if p.size == 0:
             return []
@@ -232,20 +230,15 @@ class _PythonChunker:
         ranges = self.partition(node.body, lo, hi)
         out: list[_Piece] = []
         for i, (a, b, child) in enumerate(ranges):
-            if isinstance(child, ast.ClassDef):
-                out.extend(self.unit(child, a, b, qual, scope, qual))
-                continue
-            pieces = self.unit(child, a, b, qual, scope, qual)
-            if i == 0 and pieces and pieces[0].kind != "class_header":
-                # keep the class signature on its own header piece when the first member is a def
+            if i == 0 and isinstance(child, (ast.ClassDef, *_DEFS)):
+                # the class signature gets its own header piece when the first member is a def
                 first_line = self._first_member_line(child)
                 if first_line > a:
                     head = self.piece(a, first_line - 1, "class_header", qual, node, scope, qual)
-                    rest = self.unit(child, first_line, b, qual, scope, qual)
                     if head.size:
                         out.append(head)
-                    out.extend(rest)
-                    continue
+                    a = first_line
+            pieces = self.unit(child, a, b, qual, scope, qual)
             for p in pieces:
                 if p.kind == "class_header" and not _is_oversize(p):
                     p.node = node
