@@ -27,6 +27,10 @@ import numpy as np
 
 from chunklab.units import MODEL_PACKAGE, count_tokens, model_path
 
+# Everything runs offline: set before anything imports huggingface_hub (it reads these once).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "EmbeddingCache",
