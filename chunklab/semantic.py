@@ -219,16 +219,19 @@ def _check_method(method: str, threshold: float | None) -> str:
 
 # -- sentences -----------------------------------------------------------------------------
 _ABBREVIATIONS = frozenset(
-    """mr mrs ms mx dr prof sr jr st vs etc e.g i.e cf fig figs eq eqs vol vols pp p approx ca mt
-    gen col lt capt sgt rev hon dept ed eds al ph.d u.s u.k u.n e.u a.m p.m ref refs sec ch no nos
-    op art viz resp incl jan feb mar apr jun jul aug sep sept oct nov dec""".split()
+    """mr mrs ms mx dr prof sr jr st vs etc e.g i.e cf approx ca mt gen col lt capt sgt rev hon dept
+    ed eds al ph.d u.s u.k u.n e.u a.m p.m viz resp incl jan feb mar apr jun jul aug sep sept oct
+    nov dec""".split()
 )
+#: abbreviations only when a number follows: "Fig. 3", "No. 5" (but "No. The app..." ends a sentence)
+_NUMBER_ABBREVIATIONS = frozenset("no nos fig figs eq eqs vol vols p pp ref refs sec ch op art".split())
 _DOTTED = re.compile(r"^(?:[A-Za-z]\.){1,}[A-Za-z]\.?$")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\S")
 _TABLE_ROW = re.compile(r"^[ \t]*\|")
-_CANDIDATE = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？]+[」』”’)]*")
+_CANDIDATE = re.compile(r"[.!?…]+[\"'”’)\]*_`]*(?=\s)|[。！？]+[」』”’)]*")
+_CLOSERS = "\"'”’)]*_`"
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -331,14 +334,14 @@ def _ends_sentence(text: str, s: int, p: int, punct: str, cut: int, end: int) ->
     nxt = text[j]
     if nxt.islower():
         return False  # "e.g. this", "about 3 p.m. and"
-    if punct.rstrip("\"'”’)]") != ".":
+    if punct.rstrip(_CLOSERS) != ".":
         return True  # "!", "?", "..." before a capital
     word_start = p
     while word_start > s and not text[word_start - 1].isspace():
         word_start -= 1
     word = text[word_start:p].lstrip("(\"'“‘[")
     low = word.lower()
-    if low in _ABBREVIATIONS:
+    if low in _ABBREVIATIONS or (low in _NUMBER_ABBREVIATIONS and nxt.isdigit()):
         return False
     if len(word) == 1 and word.isalpha() and word.isupper():
         return False  # an initial: "J. Smith"

@@ -75,6 +75,16 @@ def test_fenced_code_and_tables_are_single_units_and_headings_are_boundaries():
     ]
 
 
+def test_markdown_emphasis_closes_a_sentence_and_no_is_only_an_abbreviation_before_a_number():
+    text = "**Q: Can I keep my phone?** No. The app is *great.* See Fig. 3 and No. 5 now."
+    assert _sentences(text) == [
+        "**Q: Can I keep my phone?**",
+        "No.",
+        "The app is *great.*",
+        "See Fig. 3 and No. 5 now.",
+    ]
+
+
 def test_lowercase_after_a_period_continues_the_sentence():
     assert _sentences("It costs 5 p.m. tomorrow and etc. more. The end.") == [
         "It costs 5 p.m. tomorrow and etc. more.",
