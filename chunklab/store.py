@@ -32,7 +32,7 @@ EF_NAME = "chunklab-minilm"
 PARENTS_SUFFIX = "_parents"
 META_KEY = "chunklab_meta"  # the whole metadata dict, JSON: restored exactly on the way out
 _RESERVED = {"doc_id", "start", "end", META_KEY, "section", "headings_path"}
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,470}[A-Za-z0-9]$")
 _INT64 = 2**63 - 1
 
 try:  # registration makes reopened collections find this embedding function by name
@@ -108,7 +108,7 @@ class ChunkStore:
 
         if not isinstance(collection, str) or not _NAME_RE.match(collection) or ".." in collection:
             raise ValueError(
-                "collection must be 3-512 characters of letters, digits, '.', '_' or '-', starting and "
+                "collection must be 3-472 characters of letters, digits, '.', '_' or '-', starting and "
                 f"ending with a letter or digit; got {collection!r}"
             )
         self.encoder = encoder if encoder is not None else get_encoder()
@@ -155,6 +155,20 @@ class ChunkStore:
         if self._parents is None:
             self._parents = self._open(self._physical + PARENTS_SUFFIX, create)
         return self._parents
+
+    def clear(self) -> None:
+        """Remove every chunk (leaves and parents), keeping the collection and its settings.
+
+        Useful before re-indexing with different chunker parameters: their chunks have other
+        ids, so an upsert alone would keep the old ones next to the new.
+        """
+        for name in (self._physical, self._physical + PARENTS_SUFFIX):
+            try:
+                self.client.delete_collection(name)
+            except Exception:  # not created yet
+                pass
+        self._parents = None
+        self.collection = self._open(self._physical, create=True)
 
     def close(self) -> None:
         """Drop an in-memory store's collections (a persistent store needs no closing)."""

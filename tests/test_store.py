@@ -140,6 +140,13 @@ def test_delete_by_doc_id_removes_only_that_document(store):
     assert all(c.doc_id != "weather" for c, _ in store.search("weather in Paris", k=4))
 
 
+def test_clear_removes_every_chunk_and_the_store_stays_usable(store):
+    store.clear()
+    assert store.count() == 0
+    store.add(_chunks()[:1])
+    assert [c.doc_id for c, _ in store.search("install", k=3)] == ["install"]
+
+
 def test_stats_report_vectors_dimension_and_bytes(store):
     stats = store.stats()
     assert stats["vectors"] == 4
