@@ -37,6 +37,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--context", action="store_true", help="embed each chunk with its title and section path")
     p.add_argument("--store", default=None, metavar="DIR", help="Chroma directory (default .chunklab/chroma)")
     p.add_argument("--collection", default="chunks", help="collection name (default chunks)")
+    p.add_argument("--clear", action="store_true", help="empty the collection before indexing")
     p.add_argument("--query", "-q", action="append", default=[], help="search this query (repeatable)")
     p.add_argument("-k", type=int, default=5, help="results per query (default 5)")
     p.add_argument("--where", default=None, help='metadata filter as JSON, e.g. \'{"kind": "function"}\'')
@@ -65,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
     encoder = Encoder(show_progress=False if args.no_progress else None)
     store = ChunkStore(path=args.store, collection=args.collection, encoder=encoder, embed_context=True)
+    if args.clear:
+        store.clear()
     if args.paths:
         t0 = time.perf_counter()
         counter = {"files": 0}
