@@ -120,6 +120,7 @@ def test_cost_columns_count_what_was_indexed(result):
     assert s.loc["small", "vector_bytes"] == 4 * n_small * 384
     assert s.loc["whole", "chars_embedded"] >= sum(len(t) for t in TEXTS.values())
     assert s.loc["small", "tokens_embedded"] > 0
+    assert s.loc["small", "truncated_chunks"] == 0 and s.loc["whole", "truncated_chunks"] == 0
     assert s.loc["small", "index_bytes"] > 0
     assert 0 <= s.loc["small", "query_p50_ms"] <= s.loc["small", "query_p95_ms"]
 
@@ -319,3 +320,20 @@ def test_sweep_benchmark_and_sweep_plot(encoder, tmp_path):
     assert {line.get_label() for line in axes[0].get_lines()} == {"overlap = 0", "overlap = 10%"}
     with pytest.raises(ValueError, match="no parameter"):
         plot_sweep(res, x="window")
+
+
+def test_texts_longer_than_the_model_window_are_counted_as_truncated(encoder):
+    from chunklab.evaluate import Benchmark
+
+    text = "# Long\n\n" + " ".join(f"Sentence number {i} talks about rivers." for i in range(80))
+    quote = "Sentence number 42 talks about rivers."
+    start = text.index(quote)
+    data = Dataset(
+        "long",
+        [Document("long", "Long", text, "long.md", "markdown", "clean")],
+        [Question("q", "Which sentence is forty-two?", "long", [(start, start + len(quote))], [quote], "fact", "dev", False)],
+    )
+    res = Benchmark(data, {"whole": whole_document, "small": get_strategy("recursive", size=200)}, k=1,
+                    encoder=encoder, n_resamples=20).run(progress=False)
+    assert res.summary.loc["whole", "truncated_chunks"] == 1
+    assert res.summary.loc["small", "truncated_chunks"] == 0

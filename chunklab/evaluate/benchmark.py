@@ -64,6 +64,7 @@ COST_COLUMNS = (
     "vectors",
     "chars_embedded",
     "tokens_embedded",
+    "truncated_chunks",
     "vector_bytes",
     "index_bytes",
     "chunk_s",
@@ -88,6 +89,23 @@ METRIC_DOCS = {
     "iou": "|union of retrieved ∩ gold| / |union of retrieved ∪ gold| in characters",
     "precision_omega": "char precision of every chunk that touches the gold (no retrieval: the chunker alone)",
     "text_recall": "course definition: share of gold quotes inside a top-k chunk's text or containing it",
+}
+
+
+COST_DOCS = {
+    "chunks": "chunks the strategy produced (parents included for hierarchical)",
+    "vectors": "vectors in the index (what is searched: leaves only for hierarchical)",
+    "chars_embedded": "characters of the embedded texts (chunk text plus its context header)",
+    "tokens_embedded": "MiniLM tokens of the embedded texts",
+    "truncated_chunks": "embedded texts longer than the model's window (their tail is not embedded)",
+    "vector_bytes": "raw float32 vector bytes, 4 * vectors * dim",
+    "index_bytes": "bytes on disk of the strategy's Chroma folder",
+    "chunk_s": "seconds spent chunking (semantic chunking embeds sentences here)",
+    "chunker_texts_embedded": "texts the chunker itself embedded or read from the cache",
+    "ingest_s": "chunking + embedding + writing the index, seconds",
+    "query_p50_ms": "median search latency per question (vector search, plus auto-merge), ms",
+    "query_p95_ms": "95th percentile of that latency, ms",
+    "retrieved_chars": "mean characters of the retrieved chunks per question (context handed on)",
 }
 
 
@@ -150,6 +168,7 @@ class BenchmarkResult:
             "seed": self.seed,
             "wall_s": self.wall_s,
             "metrics": METRIC_DOCS,
+            "costs": COST_DOCS,
             "strategies": self.params,
             "summary": _records(self.summary.reset_index()),
             "pairwise": _records(self.pairwise),
@@ -297,6 +316,8 @@ class Benchmark:
             store = ChunkStore(path=folder, collection=name, encoder=encoder)
         leaves = list({c.id: c for c in leaves}.values())
         embedded = [embedding_text(c) if store.embed_context else c.text for c in leaves]
+        token_counts = _token_counts(embedded)
+        limit = int(getattr(encoder, "max_seq_length", 256)) - 2  # [CLS] and [SEP]
         t1 = time.perf_counter()
         store.add(leaves, show_progress=progress and len(leaves) >= 2000)
         ingest_s = chunk_s + time.perf_counter() - t1
@@ -326,7 +347,8 @@ class Benchmark:
             "chunks": len(by_id),
             "vectors": int(stats.get("vectors", len(leaves))),
             "chars_embedded": sum(len(t) for t in embedded),
-            "tokens_embedded": _count_tokens(encoder, embedded),
+            "tokens_embedded": sum(token_counts),
+            "truncated_chunks": sum(n > limit for n in token_counts),
             "vector_bytes": 4 * int(stats.get("vectors", len(leaves))) * int(getattr(encoder, "dim", 384)),
             "index_bytes": _dir_bytes(folder),
             "chunk_s": chunk_s,
@@ -430,13 +452,14 @@ def _wrap(fn: Any) -> Any:
     return fn
 
 
-def _count_tokens(encoder: Any, texts: Sequence[str]) -> int:
+def _token_counts(texts: Sequence[str]) -> list[int]:
+    """MiniLM tokens of each text (special tokens excluded)."""
     from chunklab.units import get_tokenizer
 
     if not texts:
-        return 0
+        return []
     tok = get_tokenizer()
-    return sum(len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False))
+    return [len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False)]
 
 
 def _cell(value: Any) -> str:
