@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     from chunklab.evaluate import Benchmark
     from chunklab.strategies import parse_param_value, parse_strategies, sweep_strategies
 
-    dataset = load_dataset(args.dataset, args.split, args.n_files, args.seed)
+    if isinstance(args.k, bool) or args.k <= 0:
+        raise ValueError(f"--k must be a positive integer, got {args.k}")
     if args.sweep:
         grid = parse_sweep(args.sweep, parse_param_value)
         strategies = sweep_strategies(args.sweep_strategy, **grid)
@@ -78,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
             strategies = parse_strategies(args.strategies) + strategies
     else:
         strategies = parse_strategies(args.strategies or DEFAULT_STRATEGIES)
+    dataset = load_dataset(args.dataset, args.split, args.n_files, args.seed)
     bench = Benchmark(
         dataset, strategies, k=args.k, store_dir=args.store_dir, n_resamples=args.resamples, seed=args.seed
     )
