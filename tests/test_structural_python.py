@@ -98,6 +98,15 @@ def test_one_line_functions_are_merged_without_crossing_a_class_boundary():
             assert "def t0" not in c.text and c.metadata.get("class") is None
 
 
+def test_a_long_comment_block_between_class_line_and_first_method_stays_within_budget():
+    comments = "".join(f"    # note {i}: " + "words " * 10 + "\n" for i in range(40))
+    src = "class Commented:\n" + comments + "\n" + big_function("m", 30, indent="    ")
+    chunks = chunk_python(src, max_chars=500)
+    ok(chunks, src, 500)
+    assert chunks[0].metadata["kind"] == "class_header" and chunks[0].text.startswith("class Commented:")
+    assert all(c.metadata.get("class") == "Commented" for c in chunks)
+
+
 def test_function_over_budget_is_split_at_statement_boundaries_within_budget():
     src = big_function("huge", 80)
     chunks = chunk_python(src, max_chars=700)

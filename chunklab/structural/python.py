@@ -235,7 +235,11 @@ class _PythonChunker:
                 first_line = self._first_member_line(child)
                 if first_line > a:
                     head = self.piece(a, first_line - 1, "class_header", qual, node, scope, qual)
-                    if head.size:
+                    if head.size > self.max:  # e.g. a long comment block before the first method
+                        for ra, rb, big in self.line_split_ranges(a, first_line - 1):
+                            mark = ("oversize", node) if big else node
+                            out.append(self.piece(ra, rb, "class_header", qual, mark, scope, qual))
+                    elif head.size:
                         out.append(head)
                     a = first_line
             pieces = self.unit(child, a, b, qual, scope, qual)
