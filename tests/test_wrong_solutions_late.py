@@ -68,11 +68,11 @@ WRONG_LATE: dict[str, list[Wrong]] = {
         Wrong(
             "no structural metadata (fixed windows)",
             "chunk",
-            "for c in chunk_markdown(d.text, max_chars=800, doc_id=d.doc_id):",
-            'from chunklab import chunk_fixed\n        for c in chunk_fixed(d.text, 800, 0, "chars", d.doc_id):',
+            "for c in chunk_markdown(d.text, max_chars=1000, doc_id=d.doc_id):",
+            'from chunklab import chunk_fixed\n        for c in chunk_fixed(d.text, 1000, 0, "chars", d.doc_id):',
         ),
         Wrong("where filter ignored", "filter", "    if len(parts) == 1:", "    parts = []\n    if len(parts) == 1:"),
-        Wrong("chunks too large", "chunk", "max_chars=800", "max_chars=4000"),
+        Wrong("chunks too large", "chunk", "max_chars=1000", "max_chars=4000"),
         Wrong(
             "index not persistent",
             "index",
