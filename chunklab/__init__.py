@@ -1,10 +1,40 @@
-"""chunklab: chunking for retrieval-augmented generation, with exact offsets and real measurements."""
+"""chunklab: chunking for retrieval-augmented generation, with exact offsets and real measurements.
+
+The chunkers are imported eagerly (they are light); the embedding model, the Chroma store and
+the evaluation harness load on first use, so ``import chunklab`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from chunklab.chunk import Chunk, check_chunks, embedding_text
 from chunklab.fixed import chunk_fixed, sliding_window
 from chunklab.recursive import chunk_recursive, pack_paragraphs
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "chunk_python": "chunklab.structural",
+    "chunk_html": "chunklab.structural",
+    "chunk_markdown": "chunklab.structural",
+    "chunk_document": "chunklab.structural",
+    "FallbackStats": "chunklab.structural",
+    "chunk_semantic": "chunklab.semantic",
+    "analyze_semantic": "chunklab.semantic",
+    "split_sentences": "chunklab.semantic",
+    "chunk_hierarchical": "chunklab.hierarchical",
+    "chunk_markdown_hierarchy": "chunklab.hierarchical",
+    "auto_merge": "chunklab.hierarchical",
+    "HierarchicalRetriever": "chunklab.hierarchical",
+    "add_context": "chunklab.context",
+    "Encoder": "chunklab.embed",
+    "get_encoder": "chunklab.embed",
+    "count_tokens": "chunklab.units",
+    "ChunkStore": "chunklab.store",
+    "Benchmark": "chunklab.evaluate",
+}
 
 __all__ = [
     "Chunk",
@@ -14,4 +44,17 @@ __all__ = [
     "embedding_text",
     "pack_paragraphs",
     "sliding_window",
+    *_LAZY,
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'chunklab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
