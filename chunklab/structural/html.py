@@ -1,14 +1,19 @@
 """Structural chunking of HTML: sections from semantic elements, headings and classed divs.
 
-One pass of Python's ``html.parser`` tokenizer (the one BeautifulSoup's ``html.parser``
-builder drives) cuts the page into *blocks*: the visible text between two block-level tag
-boundaries, each with the exact raw offsets of its markup. The blocks partition the raw
-HTML, so ``start``/``end`` of a chunk locate its markup and nothing is lost; ``text`` is the
-visible text (script, style, template, noscript and head content dropped). Sections open
-at ``section``/``article``/``main``/``aside``/``nav`` boundaries and at headings; a section
-over budget is packed by classed ``div`` groups, then by blocks, and a block still over
-budget is split as plain text (recursive separators). Bytes are decoded with
-BeautifulSoup's ``UnicodeDammit`` (BOM, XML declaration, ``<meta charset>``).
+One pass of a regular-expression tokenizer over the raw string (tags with quoted
+attributes, comments, declarations; script and style bodies skipped as raw text) cuts the
+page into *blocks*: the visible text between two block-level tag boundaries, each with the
+exact raw offsets of its markup. The blocks partition the raw HTML, so ``start``/``end``
+of a chunk locate its markup (wrapper tags opened just before it included;
+``metadata["element_start"]`` is the opening tag of the element that starts the section)
+and nothing is lost; ``text`` is the visible text (script, style, template, noscript and
+head content dropped). Sections open at ``section``/``article``/``main``/``aside``/``nav``
+boundaries and at headings; a section over budget is packed by classed ``div`` groups,
+then by blocks, and a block still over budget is split as plain text (recursive
+separators; those pieces' offsets are proportional, marked ``split_offsets``). Bytes are
+decoded with BeautifulSoup's ``EncodingDetector`` (BOM, XML declaration, ``<meta charset>``).
+BeautifulSoup's tree builder is not used for the scan: it is several times slower and
+does not keep end offsets.
 """
 
 from __future__ import annotations
