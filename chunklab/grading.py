@@ -542,11 +542,14 @@ def _run_nbval(jobs: list[tuple[GradeResult, Any]], sanitize: Path, timeout: flo
                     result.checkpoints.append(CheckpointResult(cell["id"], False, why))
                 else:
                     result.checkpoints.append(CheckpointResult(cell["id"], rec["outcome"] == "passed", _detail(rec)))
-            failing = [mine[c] for c in order if c in mine and not mine[c]["checkpoint"] and mine[c]["outcome"] != "passed"]
-            if failing:
-                first = failing[0]
-                pos = order.index(first["cell_id"]) + 1
-                result.notes.append(f"code cell {pos} (id {first['cell_id']}) raised {first.get('error') or 'an error'}")
+            # Point at the learner's own cell that failed before the first failing checkpoint.
+            for pos, cid in enumerate(order, 1):
+                rec = mine.get(cid)
+                if rec is None or rec["outcome"] == "passed":
+                    continue
+                if not rec["checkpoint"]:
+                    result.notes.append(f"code cell {pos} (id {cid}) raised {rec.get('error') or 'an error'}")
+                break
 
 
 def _course_root_or_none() -> Path | None:
