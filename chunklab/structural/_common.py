@@ -51,6 +51,10 @@ def decode_python(raw: bytes) -> tuple[str, str | None]:
             raw.decode("utf-8")
         except UnicodeDecodeError as bad:
             detail = f": {_decode_error(bad, raw)}"
+        if not detail:  # a bad cookie: PEP 263 allows it on line 1 or 2 only
+            first_two = raw.split(b"\n", 2)[:2]
+            line = next((i + 1 for i, ln in enumerate(first_two) if b"coding" in ln), 1)
+            detail = f" (line {line})"
         return _lenient(raw), f"undecodable source: {exc.msg}{detail}"
     try:
         text = raw.decode(encoding)
