@@ -428,14 +428,14 @@ def grade_notebooks(
     *,
     solutions_dir: str | os.PathLike | None = None,
     sanitize: str | os.PathLike | None = None,
-    timeout: float = 600.0,
+    timeout: float = 1200.0,
     reference: str | os.PathLike | None = None,
 ) -> list[GradeResult]:
     """Grade learner notebooks in one nbval run (one kernel per notebook, one pytest process).
 
     Each item of ``paths`` is a notebook path, or ``(label, notebook)`` with an in-memory
     notebook (used by tests to grade patched solutions). The reference is found by name in
-    ``solutions_dir`` unless ``reference`` names it. ``timeout`` is the limit per notebook.
+    ``solutions_dir`` unless ``reference`` names it. ``timeout`` limits each cell and each notebook.
     A notebook that can't be graded gets ``error`` set instead of raising.
     """
     if not paths:

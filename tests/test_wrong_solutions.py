@@ -23,12 +23,18 @@ SOLUTIONS = {p.stem: p for p in sorted((ROOT / "solutions").glob("*.ipynb"))}
 
 @dataclass(frozen=True)
 class Wrong:
-    """A plausible mistake: in cell ``cell_id``, ``old`` becomes ``new``."""
+    """A plausible mistake: in cell ``cell_id``, ``old`` becomes ``new``.
+
+    ``fails`` names the checkpoint that must catch it; it is required for the notebooks in
+    EXPENSIVE, whose mistakes are graded together in one notebook (one run instead of one
+    per mistake), each caught by its own checkpoint.
+    """
 
     label: str
     cell_id: str
     old: str
     new: str
+    fails: str = ""
 
 
 WRONG: dict[str, list[Wrong]] = {
@@ -63,20 +69,22 @@ WRONG: dict[str, list[Wrong]] = {
             "pieces.append((s, line_end))\n            s = line_end",
         ),
     ],
-    # Each 07 variant reruns the whole-corpus pass (minutes): keep this list short.
+    # A run of 07 takes minutes (the whole-corpus pass): its mistakes are graded together.
     "07-code-rag": [
-        Wrong("percentiles given as fractions", "corpus-summary", "[50, 90, 99])", "[0.5, 0.9, 0.99])"),
-        Wrong("recall counts gold characters twice", "char-recall", "        s = max(s, reach)\n", ""),
+        Wrong("percentiles given as fractions", "corpus-summary", "[50, 90, 99])", "[0.5, 0.9, 0.99])", "cp-corpus"),
+        Wrong("recall counts gold characters twice", "char-recall", "        s = max(s, reach)\n", "", "cp-char-recall"),
     ],
 }
 
 
-def patched(solution, wrong: Wrong):
+def patched(solution, *wrongs: Wrong):
+    """The solution with each mistake patched in (every patch must apply)."""
     nb = copy.deepcopy(solution)
-    cells = [c for c in nb.cells if c.get("id") == wrong.cell_id]
-    assert cells, f"{wrong.label}: no cell {wrong.cell_id!r}"
-    assert wrong.old in cells[0].source, f"{wrong.label}: {wrong.old!r} not in cell {wrong.cell_id!r}"
-    cells[0].source = cells[0].source.replace(wrong.old, wrong.new)
+    for wrong in wrongs:
+        cells = [c for c in nb.cells if c.get("id") == wrong.cell_id]
+        assert cells, f"{wrong.label}: no cell {wrong.cell_id!r}"
+        assert wrong.old in cells[0].source, f"{wrong.label}: {wrong.old!r} not in cell {wrong.cell_id!r}"
+        cells[0].source = cells[0].source.replace(wrong.old, wrong.new)
     return nb
 
 
@@ -104,8 +112,13 @@ EXPENSIVE = {"07-code-rag"}
 @pytest.mark.parametrize("name", sorted(WRONG), ids=str)
 def test_wrong_patches_apply_to_their_solution(name):
     solution = read_notebook(SOLUTIONS[name])
+    checkpoints = {c.id for c in solution.cells if is_checkpoint(c)}
     for w in WRONG[name]:
         assert patched(solution, w) != solution, w.label
+        assert not w.fails or w.fails in checkpoints, f"{w.label}: no checkpoint {w.fails!r}"
+        assert w.fails or name not in EXPENSIVE, f"{w.label}: say which checkpoint catches it"
+    if name in EXPENSIVE:
+        patched(solution, *WRONG[name])  # the combined patches apply too
 
 
 @pytest.mark.slow
@@ -114,17 +127,24 @@ def test_blank_faked_and_wrong_notebooks_fail_their_checkpoints(name):
     ref_path = SOLUTIONS[name]
     solution = read_notebook(ref_path)
     items = [(f"blank/{name}.ipynb", make_exercise(solution)), (f"faked/{name}.ipynb", faked(solution))]
-    items += [(f"wrong-{i}/{name}.ipynb", patched(solution, w)) for i, w in enumerate(WRONG[name])]
-    if name not in EXPENSIVE:
+    if name in EXPENSIVE:
+        items.append((f"wrong-all/{name}.ipynb", patched(solution, *WRONG[name])))
+    else:
+        items += [(f"wrong-{i}/{name}.ipynb", patched(solution, w)) for i, w in enumerate(WRONG[name])]
         items.append((f"solved/{name}.ipynb", solution))
     results = grade_notebooks(items, reference=ref_path, timeout=600)
     blank, fake, *rest = results
-    wrongs = rest[: len(WRONG[name])]
     for r in results:
         assert not r.error, f"{r.path}: {r.error}"
-    if name not in EXPENSIVE:
-        assert rest[-1].ok, f"the reference solution itself does not pass through the grader:\n{rest[-1]}"
     assert blank.total and blank.passed == 0, f"a blank exercise passed a checkpoint:\n{blank}"
     assert fake.passed == 0, f"edited outputs earned a pass:\n{fake}"
-    for w, r in zip(WRONG[name], wrongs, strict=True):
+    if name in EXPENSIVE:
+        failed = {c.cell_id for c in rest[0].checkpoints if not c.passed}
+        for w in WRONG[name]:
+            assert w.fails in failed, f"wrong solution {w.label!r} was not caught by {w.fails}:\n{rest[0]}"
+        return
+    assert rest[-1].ok, f"the reference solution itself does not pass through the grader:\n{rest[-1]}"
+    for w, r in zip(WRONG[name], rest[:-1], strict=True):
         assert not r.ok, f"wrong solution {w.label!r} passed every checkpoint"
+        if w.fails:
+            assert w.fails in {c.cell_id for c in r.checkpoints if not c.passed}, f"{w.label}: {r}"

@@ -20,8 +20,8 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="notebooks, or folders of submissions")
     p.add_argument("--report", metavar="CSV", help="write the grades to this CSV file")
-    p.add_argument("--timeout", type=float, default=600.0, metavar="S",
-                   help="time limit per notebook, in seconds (default 600)")
+    p.add_argument("--timeout", type=float, default=1200.0, metavar="S",
+                   help="time limit per cell and per notebook, in seconds (default 1200)")
     p.add_argument("--solutions", metavar="DIR", help="folder of reference solutions (default: the course's)")
     p.set_defaults(func=run)
 
