@@ -239,3 +239,101 @@ def test_a_sample_of_installed_html_files_chunks_without_failure():
         if chunks:
             problems = check_chunks(chunks, decode_html(raw), max_size=1500, html=True)
             assert problems == [], (path, problems[:3])
+
+
+def slice_visible(source: str, chunk) -> str:
+    """What an independent parser sees in the chunk's raw span, whitespace and cell bars removed."""
+    return visible(source[chunk.start : chunk.end]).replace("|", "").replace("\ufeff", "")
+
+
+def test_split_pieces_of_a_long_paragraph_have_exact_offsets_across_character_references():
+    words = " ".join(f"w{i}&amp;x &lt;{i}&gt; caf&eacute;" for i in range(60))
+    page = f"<html><body><section id='s'><h2>Long</h2><p>{words}</p></section></body></html>"
+    chunks = chunk_html(page, max_chars=80)
+    ok(chunks, page, 80)
+    pieces = [c for c in chunks if c.metadata["kind"] == "split"]
+    assert len(pieces) > 5
+    for c in chunks:
+        assert "split_offsets" not in c.metadata
+        assert slice_visible(page, c) == "".join(c.text.split()).replace("|", "")
+    for c in pieces[1:-1]:  # inner pieces: their span is exactly the raw text they came from
+        raw = page[c.start : c.end]
+        assert "<" not in raw and " ".join(html_lib.unescape(raw).split()) == c.text
+        assert not raw.startswith(("amp;", "lt;", "gt;", "eacute;"))
+
+
+def test_a_cut_never_falls_inside_a_reference_that_expands_to_two_characters():
+    page = "<p>" + "&acE;" * 40 + "</p>"  # &acE; is two characters, the text has no spaces
+    chunks = chunk_html(page, max_chars=5)
+    ok(chunks, page, 5)
+    assert "".join(c.text for c in chunks) == html_lib.unescape("&acE;") * 40
+    for c in chunks:
+        assert len(c.text) <= 5 and len(c.text) % 2 == 0
+        assert html_lib.unescape(page[c.start : c.end].replace("<p>", "").replace("</p>", "")) == c.text
+
+
+def test_crlf_and_lone_cr_line_endings_keep_exact_offsets():
+    page = (
+        "<html>\r\n<head><title>T</title></head>\r\n<body>\r\n"
+        "<section id='a'>\r\n<h2>One</h2>\r\n<p>first\r\npara</p>\r\n</section>\r"
+        "<section id='b'>\r<h2>Two</h2>\r<p>" + "long text &amp; more\r\n" * 30 + "</p></section>\r\n</body></html>"
+    )
+    chunks = chunk_html(page, max_chars=120)
+    ok(chunks, page, 120)
+    a = next(c for c in chunks if c.metadata["id"] == "a")
+    assert page[a.metadata["element_start"] :].startswith("<section id='a'>")
+    assert page[a.start : a.end].endswith("</section>") and a.text == "One\nfirst para"
+    b_first = next(c for c in chunks if c.metadata["id"] == "b")
+    assert page[b_first.metadata["element_start"] :].startswith("<section id='b'>")
+    for c in chunks:
+        assert slice_visible(page, c) == "".join(c.text.split())
+        assert c.metadata["line_start"] == page.count("\n", 0, c.start) + 1
+
+
+def test_byte_order_mark_in_str_and_bytes_keeps_offsets_in_the_decoded_text():
+    page = "\ufeff<section id='x'><h1>Title</h1><p>caf\u00e9 &amp; cr\u00e8me</p></section>"
+    chunks = chunk_html(page)
+    ok(chunks, page)
+    assert chunks[0].text == "Title\ncaf\u00e9 & cr\u00e8me"
+    assert page[chunks[0].metadata["element_start"] :].startswith("<section id='x'>")
+    raw = page.encode("utf-8-sig")[3:]
+    for data in (b"\xef\xbb\xbf" + raw, page.encode("utf-16")):
+        decoded = decode_html(data)
+        got = chunk_html(data)
+        ok(got, decoded)
+        assert got[0].text == chunks[0].text
+        assert decoded[got[0].metadata["element_start"] :].startswith("<section id='x'>")
+
+
+def test_malformed_markup_unclosed_and_stray_tags_keep_exact_spans():
+    page = (
+        "<div class='a'><p>one <b>bold<p>two</span></i>"
+        "<div class='b'><ul><li>x<li>y</ul></p></p>stray</section>"
+        "<h2>Next<p>under next</div></div><table><tr><td>c1<td>c2<tr><td>c3</table>"
+    )
+    chunks = chunk_html(page, max_chars=12)
+    ok(chunks, page, 12)
+    assert squash(chunks) == visible(page)
+    for c in chunks:
+        assert slice_visible(page, c) == "".join(c.text.split()).replace("|", "")
+    starts = [c.start for c in chunks]
+    assert starts == sorted(starts)
+    assert all(a.end <= b.start for a, b in zip(chunks, chunks[1:]))
+
+
+def test_xml_declaration_cdata_and_processing_instructions_are_not_text():
+    page = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html>\n'
+        "<html><body><?php echo 1; ?><h1>Head</h1><![CDATA[ raw ]]><p>body &#169; 2024</p></body></html>"
+    )
+    chunks = chunk_html(page.encode("utf-8"))
+    ok(chunks, page)
+    assert [c.text for c in chunks] == ["Head\nbody \u00a9 2024"]
+    assert (chunks[0].start, chunks[0].end) == (0, len(page))  # the declarations belong to the first chunk
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=page(), max_chars=st.integers(5, 120))
+def test_property_every_chunk_span_holds_exactly_its_visible_text(doc, max_chars):
+    for c in chunk_html(doc, max_chars=max_chars):
+        assert slice_visible(doc, c) == "".join(c.text.split()).replace("|", "").replace("\ufeff", "")
