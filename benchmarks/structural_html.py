@@ -5,8 +5,11 @@ site-packages and ``/usr``; about 500 files, 25 MB here). chunklab gets the raw 
 (it decodes them itself: BOM, XML declaration, ``<meta charset>``); the LangChain splitters
 get the same pages decoded to ``str`` (what they accept). Each method runs in its own
 child process so that its peak resident memory can be reported. Reports throughput (MB/s
-of raw HTML), failures (exceptions), chunk counts, the size distribution, chunks over
-budget and peak RSS; prints a table and writes ``benchmarks/results/structural_html.json``.
+of raw HTML), failures (exceptions; for chunklab also pages that went to the plain-text
+fallback), chunk counts, the size distribution, chunks over budget and peak RSS; prints a
+table and writes ``benchmarks/results/structural_html.json``. A last row times building
+BeautifulSoup's ``html.parser`` tree alone (no chunking), the cost chunklab avoids by
+reading the same parser's events directly.
 
     nice python benchmarks/structural_html.py [--size 1500] [--every N]
 """
@@ -53,10 +56,21 @@ def _run_method(name: str, files: list[str], size: int, queue) -> None:
 
     raws = [open(f, "rb").read() for f in files]
     strs = [decode_html(r) for r in raws] if name != "chunklab structural" else None
+    fallbacks: Counter = Counter()
     if name == "chunklab structural":
 
         def fn(i):
-            return [c.text for c in chunk_html(raws[i], max_chars=size)]
+            chunks = chunk_html(raws[i], max_chars=size)
+            reason = next((c.metadata.get("fallback_reason") for c in chunks if c.metadata.get("fallback")), None)
+            if reason is not None:
+                fallbacks[f"fallback: {reason[:80]}"] += 1
+            return [c.text for c in chunks]
+    elif name == "BeautifulSoup tree only":
+        from bs4 import BeautifulSoup
+
+        def fn(i):
+            BeautifulSoup(strs[i], "html.parser")
+            return []
     elif name == "LangChain HTMLSectionSplitter":
         from langchain_text_splitters import HTMLSectionSplitter
 
@@ -83,6 +97,7 @@ def _run_method(name: str, files: list[str], size: int, queue) -> None:
             failures[f"{type(exc).__name__}: {str(exc)[:80]}"] += 1
     sec = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    failures.update(fallbacks)
     queue.put({"seconds": sec, "sizes": sizes, "failures": dict(failures), "peak_rss_mb": peak, "base_rss_mb": base_rss})
 
 
@@ -96,7 +111,12 @@ def main(argv: list[str] | None = None) -> int:
 
     files = installed_html_files(args.roots)[:: args.every]
     mb = sum(os.path.getsize(f) for f in files) / 1e6
-    methods = ["chunklab structural", "LangChain HTMLSectionSplitter", "LangChain HTMLHeaderTextSplitter"]
+    methods = [
+        "chunklab structural",
+        "LangChain HTMLSectionSplitter",
+        "LangChain HTMLHeaderTextSplitter",
+        "BeautifulSoup tree only",
+    ]
     ctx = multiprocessing.get_context("fork")
     results = {}
     for name in methods:
@@ -120,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             "peak_rss_mb": r["peak_rss_mb"],
         }
     ours = results["chunklab structural"]["mb_per_s"]
-    ratios = {f"structural / {k}": ours / v["mb_per_s"] for k, v in results.items() if k != "chunklab structural"}
+    ratios = {f"structural / {k}": ours / v["mb_per_s"] for k, v in results.items() if k.startswith("LangChain")}
     print(f"{len(files)} HTML files, {mb:.1f} MB, size {args.size}")
     header = f"{'method':34} {'MB/s':>6} {'failed':>6} {'chunks':>7} {'p50':>5} {'p90':>6} {'max':>8} {'over':>6} {'RSS MB':>7}"
     print(header)

@@ -137,8 +137,8 @@ class _BlockScanner(HTMLParser):
     """Drives ``html.parser`` once and records blocks of visible text with exact raw offsets.
 
     Tag starts come from ``getpos()`` through a :class:`LineIndex` (both count lines at
-    ``\\n``; the column counts characters of the decoded string, ``\\r`` included); the end
-    of an end tag is the index at which the parser resumes after it.
+    ``\\n``; the column counts characters of the decoded string, ``\\r`` included); an end
+    tag ends where the next token starts (where the parser resumed after it).
     """
 
     def __init__(self, text: str) -> None:
@@ -159,46 +159,52 @@ class _BlockScanner(HTMLParser):
         self.marks: list[int] = []  # heading depth when each open semantic element began
         self.title_parts: list[str] | None = None
         self.title = ""
-        self._end_tag_name: str | None = None
+        self._pending_end: tuple[str, int] | None = None  # an end tag whose end is not known yet
 
     def run(self) -> None:
         self.feed(self.src)
         self.close()
         n = len(self.src)
+        if self._pending_end is not None:
+            self._finish_end(n)
         self.flush(n, 0)
         if self.blocks:
             self.blocks[-1].end = n
 
-    def _pos(self) -> int:
-        line, col = self.getpos()
-        return self.starts[line - 1] + col
-
     # -- html.parser callbacks ----------------------------------------------------------
+    # getpos() is inlined (self.lineno, self.offset): these run once per token.
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        at = self.starts[self.lineno - 1] + self.offset  # getpos(), inlined: called per token
+        at = self.starts[self.lineno - 1] + self.offset
+        if self._pending_end is not None:
+            self._finish_end(at)
         self.events.append(at)
         self.start_tag(tag, attrs, tag in VOID, at)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        at = self._pos()
+        at = self.starts[self.lineno - 1] + self.offset
+        if self._pending_end is not None:
+            self._finish_end(at)
         self.events.append(at)
         self.start_tag(tag, attrs, True, at)
 
     def handle_endtag(self, tag: str) -> None:
-        self._end_tag_name = tag  # handled in parse_endtag, which knows where the tag ends
-
-    def parse_endtag(self, i: int) -> int:
         at = self.starts[self.lineno - 1] + self.offset
-        j = super().parse_endtag(i)
-        tag = self._end_tag_name
-        if tag is not None:
-            self._end_tag_name = None
-            self.events.append(at)
-            self.end_tag(tag, at, at + (j - i) if j > i else at)
-        return j
+        if self._pending_end is not None:
+            self._finish_end(at)
+        self.events.append(at)
+        if tag in TRACKED or self.skip or self.title_parts is not None:
+            # handled when the next token starts: that is where the parser resumed after this tag
+            self._pending_end = (tag, at)
+
+    def _finish_end(self, end: int) -> None:
+        tag, at = self._pending_end
+        self._pending_end = None
+        self.end_tag(tag, at, end)
 
     def handle_data(self, data: str) -> None:
         at = self.starts[self.lineno - 1] + self.offset
+        if self._pending_end is not None:
+            self._finish_end(at)
         self.events.append(at)
         if self.title_parts is not None:
             self.title_parts.append(data)
@@ -207,7 +213,10 @@ class _BlockScanner(HTMLParser):
             self.where.append((at, True))
 
     def handle_comment(self, data: str) -> None:
-        self.events.append(self._pos())
+        at = self.starts[self.lineno - 1] + self.offset
+        if self._pending_end is not None:
+            self._finish_end(at)
+        self.events.append(at)
 
     handle_decl = handle_pi = unknown_decl = handle_comment
 
