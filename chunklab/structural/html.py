@@ -1,16 +1,19 @@
 """Structural chunking of HTML: sections from semantic elements, headings and classed divs.
 
-The page is read once by Python's ``html.parser`` tokenizer (the parser that BeautifulSoup's
-``"html.parser"`` builder drives; BeautifulSoup itself decodes bytes). Each tag's start
-comes from the parser's ``getpos()`` (line, column), turned into an exact character offset
-with :class:`~chunklab.chunk.LineIndex`; an end tag's end is where the parser resumes after
-it. The open elements form a stack (``p``, ``li``, ``dt``/``dd``, ``tr``, cells and
-headings close implicitly as in HTML), and the page is cut into *blocks*: the visible text
-between two block-level tag boundaries, each with the exact raw offsets of its markup. The
-blocks partition the raw HTML, so ``start``/``end`` of a chunk locate its markup (wrapper
-tags opened just before it included; ``metadata["element_start"]`` is the opening tag of
-the element that starts the section) and nothing is lost; ``text`` is the visible text
-(script, style, template, noscript and head content dropped).
+The page is read once by Python's ``html.parser`` (the parser that BeautifulSoup's
+``"html.parser"`` builder drives; BeautifulSoup's ``EncodingDetector`` decodes bytes).
+Each token's start comes from the parser's position (1-based line, 0-based column in
+characters of the decoded string; both it and :class:`~chunklab.chunk.LineIndex` count
+lines at ``\\n`` only, so ``\\r\\n`` and a lone ``\\r`` are plain characters of a line),
+turned into an exact character offset; an end tag ends where the next token starts. The
+open block-level elements form a stack (``p``, ``li``, ``dt``/``dd``, ``tr``, cells and
+headings close implicitly as in HTML; inline elements are not tracked), and the page is cut
+into *blocks*: the visible text between two block-level tag boundaries, each with the exact
+raw offsets of its markup. The blocks partition the raw HTML, so ``start``/``end`` of a
+chunk locate its markup (wrapper tags opened just before it included;
+``metadata["element_start"]`` is the opening tag of the element that starts the section)
+and nothing is lost; ``text`` is the visible text (script, style, template, noscript and
+head content dropped; the ``<title>`` goes to ``metadata["title"]``).
 
 Sections open at ``section``/``article``/``main``/``aside``/``nav`` elements and at
 headings (the ``headings`` path follows h1-h6); a section over budget is packed by classed
@@ -18,9 +21,9 @@ headings (the ``headings`` path follows h1-h6); a section over budget is packed 
 the recursive separators. Those pieces' offsets are exact too: each visible character is
 mapped back to the raw characters it came from (character references such as ``&amp;``
 included; a cut never falls inside one), so a piece's span starts at its first character's
-markup. Bytes are decoded with BeautifulSoup's ``EncodingDetector`` (BOM, XML declaration,
-``<meta charset>``). BeautifulSoup's tree is not built: it is about five times slower than
-the tokenizer alone (0.5 vs 2.5 MB/s here) and the chunker needs only the tag events.
+markup and ends where the next piece starts. BeautifulSoup's tree is not built: building it
+is several times slower than the parse alone (``benchmarks/structural_html.py`` times it),
+and the chunker needs only the parser's events and positions.
 """
 
 from __future__ import annotations
