@@ -270,6 +270,10 @@ def test_a_cut_never_falls_inside_a_reference_that_expands_to_two_characters():
     for c in chunks:
         assert len(c.text) <= 5 and len(c.text) % 2 == 0
         assert html_lib.unescape(page[c.start : c.end].replace("<p>", "").replace("</p>", "")) == c.text
+    tiny = chunk_html(page, max_chars=1)  # smaller than one reference: kept whole, marked oversize
+    ok(tiny, page, 1)
+    assert len(tiny) == 40 and all(c.metadata.get("oversize") and len(c.text) == 2 for c in tiny)
+    assert all(page[c.start : c.end].replace("<p>", "").replace("</p>", "") == "&acE;" for c in tiny)
 
 
 def test_crlf_and_lone_cr_line_endings_keep_exact_offsets():
@@ -337,3 +341,17 @@ def test_xml_declaration_cdata_and_processing_instructions_are_not_text():
 def test_property_every_chunk_span_holds_exactly_its_visible_text(doc, max_chars):
     for c in chunk_html(doc, max_chars=max_chars):
         assert slice_visible(doc, c) == "".join(c.text.split()).replace("|", "").replace("\ufeff", "")
+
+
+def test_references_without_semicolon_or_unknown_names_map_character_by_character():
+    # "&notit;" reads as "\u00acit;" and "&copyright" as "\u00a9right"; "&unknown;" stays as written
+    body = "&notit; &unknown; &copyright &amp;x " * 12
+    page = f"<p>{body}</p>"
+    for max_chars in (1, 3, 7, 12):
+        chunks = chunk_html(page, max_chars=max_chars)
+        ok(chunks, page, max_chars)
+        assert all(len(c.text) <= max_chars and not c.metadata.get("oversize") for c in chunks)
+        assert "".join(c.text for c in chunks).replace(" ", "") == html_lib.unescape(body).replace(" ", "")
+        for c in chunks:
+            raw = page[c.start : c.end].replace("<p>", "").replace("</p>", "")
+            assert " ".join(html_lib.unescape(raw).split()) == c.text, (max_chars, raw, c.text)

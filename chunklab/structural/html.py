@@ -415,10 +415,22 @@ def _char_map(block: _Block, src: str, events: list[int]) -> tuple[str, list[int
                     chars.extend(lit)
                     pos.extend(range(at + p, at + m.start()))
                     ok.extend([True] * len(lit))
-                    rep = html_lib.unescape(m.group())
+                    ref = m.group()
+                    rep = html_lib.unescape(ref)
+                    # an unknown name stays as it is, and "&notit" gives "\u00acit": characters
+                    # that unescape kept map to themselves, the expansion to the "&"
+                    keep = 0
+                    if rep == ref:
+                        keep = len(ref)
+                    else:
+                        while keep < len(rep) - 1 and keep < len(ref) - 1 and rep[-1 - keep] == ref[-1 - keep]:
+                            keep += 1
+                    grown = len(rep) - keep
                     chars.extend(rep)
-                    pos.extend([at + m.start()] * len(rep))
-                    ok.extend([True] + [False] * (len(rep) - 1))
+                    pos.extend([at + m.start()] * grown)
+                    pos.extend(range(at + m.end() - keep, at + m.end()))
+                    ok.extend([True] + [False] * (grown - 1) if grown else [])
+                    ok.extend([True] * keep)
                     p = m.end()
                 lit = raw[p:]
                 chars.extend(lit)
@@ -550,6 +562,10 @@ class _Sectioner:
             if ok[a]:  # cut before the reference and re-split the rest from there
                 spans[i - 1][1] = min(spans[i - 1][1], a)
                 spans[i:] = _spans(text, a, self.max)
+            else:  # a budget smaller than one reference's expansion: keep it whole (oversize)
+                spans[i - 1][1] = spans[i][1]
+                del spans[i]
+                i -= 1
         cuts = [b.start] + [pos[a] for a, _e in spans[1:]] + [b.end]
         for i, (a, e) in enumerate(spans):
             piece = text[a:e].rstrip()
