@@ -57,6 +57,7 @@ BLOCK = frozenset(
 )
 CELLS = frozenset({"td", "th"})
 TRACKED = BLOCK | CELLS  # the elements kept on the stack of open elements
+NOTICED = TRACKED | SKIP | {"title", "br"}  # the start tags the scanner acts on
 HEAD_ONLY = frozenset({"title", "meta", "link", "style", "script", "base", "noscript", "template", "head"})
 _LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
 _WS = re.compile(r"\s+")
@@ -133,7 +134,7 @@ class _Block:
         self.headings = headings
         self.pre = pre
         self.parts = parts  # the strings that make up the text, before normalization
-        self.where = where  # per part: (raw offset, is parsed character data)
+        self.where = where  # per part: its raw offset, or ~offset (negative) for an inserted separator
 
 
 class _BlockScanner(HTMLParser):
@@ -151,7 +152,7 @@ class _BlockScanner(HTMLParser):
         self.stack: list[tuple[str, str | None, str | None, int]] = []  # (tag, id, class, offset)
         self.blocks: list[_Block] = []
         self.parts: list[str] = []
-        self.where: list[tuple[int, bool]] = []
+        self.where: list[int] = []
         self.events: list[int] = []  # raw offset of every token, to find where character data ends
         self.cur_start = 0
         self.strength = 0
@@ -181,7 +182,8 @@ class _BlockScanner(HTMLParser):
         if self._pending_end is not None:
             self._finish_end(at)
         self.events.append(at)
-        self.start_tag(tag, attrs, tag in VOID, at)
+        if tag in NOTICED or self.skip:  # any other element outside skipped content changes nothing
+            self.start_tag(tag, attrs, tag in VOID, at)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         at = self.starts[self.lineno - 1] + self.offset
@@ -213,7 +215,7 @@ class _BlockScanner(HTMLParser):
             self.title_parts.append(data)
         elif not self.skip:
             self.parts.append(data)
-            self.where.append((at, True))
+            self.where.append(at)
 
     def handle_comment(self, data: str) -> None:
         at = self.starts[self.lineno - 1] + self.offset
@@ -231,7 +233,7 @@ class _BlockScanner(HTMLParser):
         made = False
         if self.parts:
             raw = "".join(self.parts)
-            text = _normalize(raw, bool(self.pre))
+            text = "" if raw.isspace() else _normalize(raw, bool(self.pre))
             if text:
                 tag, id_, tag_at = self._innermost_block()
                 heading = HEADINGS.get(tag, 0)
@@ -334,7 +336,7 @@ class _BlockScanner(HTMLParser):
             return
         if tag == "br":
             self.parts.append("\n" if self.pre else " ")
-            self.where.append((at, False))
+            self.where.append(~at)
             return
         if tag not in TRACKED:
             return  # inline elements neither open blocks nor end them
@@ -348,7 +350,7 @@ class _BlockScanner(HTMLParser):
         if tag in CELLS:
             if self.parts:
                 self.parts.append(" | ")
-                self.where.append((at, False))
+                self.where.append(~at)
         else:
             self.flush(at, self.boundary_strength(tag, cls, id_), (tag, id_, at))
         if not void:
@@ -399,7 +401,9 @@ def _char_map(block: _Block, src: str, events: list[int]) -> tuple[str, list[int
     pos: list[int] = []
     ok: list[bool] = []
     n = len(src)
-    for part, (at, is_data) in zip(block.parts, block.where):
+    for part, where in zip(block.parts, block.where):
+        is_data = where >= 0
+        at = where if is_data else ~where
         if is_data:
             k = bisect.bisect_right(events, at)
             raw = src[at : events[k] if k < len(events) else n]
