@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
-QUIET_PIP := grep -v "^WARNING: Location '" || true
+QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
 .PHONY: all venv book test lint lab grade exercises benchmarks screenshots clean distclean help
 
