@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from chunklab._validate import check_doc_id, check_positive_int, check_text
-from chunklab.chunk import Chunk
+from chunklab.chunk import Chunk, trim_span
 from chunklab.context import heading_path_at, markdown_headings
 from chunklab.recursive import chunk_recursive
 from chunklab.units import check_unit
@@ -109,7 +109,7 @@ def chunk_markdown_hierarchy(
     out_parents: list[Chunk] = []
     out_children: list[Chunk] = []
     for a, b in zip(bounds, bounds[1:], strict=False):
-        s, e = _trim(md, a, b)
+        s, e = trim_span(md, a, b)
         if s >= e:
             continue
         path = heading_path_at(heads, s)
@@ -135,14 +135,6 @@ _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 
 
-def _trim(text: str, s: int, e: int) -> tuple[int, int]:
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    return s, e
-
-
 def _paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Blank-line separated blocks of ``text[start:end]``; fences whole; a lone heading joins the next."""
     blocks: list[tuple[int, int]] = []
@@ -162,13 +154,13 @@ def _paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]:
                 cur = pos
         elif not line.strip():
             if cur is not None:
-                blocks.append(_trim(text, cur, pos))
+                blocks.append(trim_span(text, cur, pos))
                 cur = None
         elif cur is None:
             cur = pos
         pos = line_end
     if cur is not None:
-        blocks.append(_trim(text, cur, end))
+        blocks.append(trim_span(text, cur, end))
     merged: list[tuple[int, int]] = []
     pending: int | None = None
     blocks = [(s, e) for s, e in blocks if s < e]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from chunklab._validate import check_doc_id, check_positive_int, check_text
-from chunklab.chunk import Chunk
+from chunklab.chunk import Chunk, trim_span
 from chunklab.recursive import chunk_recursive
 
 __all__ = [
@@ -351,10 +351,7 @@ def _ends_sentence(text: str, s: int, p: int, punct: str, cut: int, end: int) ->
 
 
 def _append_trimmed(text: str, s: int, e: int, out: list[tuple[int, int]]) -> None:
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
+    s, e = trim_span(text, s, e)
     if s < e:
         out.append((s, e))
 

@@ -123,11 +123,3 @@ class UnitIndex:
         if first <= 0:
             return self.starts[0] if self.starts else 0
         return self.starts[first]
-
-    def unit_starts_between(self, lo: int, hi: int) -> list[int]:
-        """Offsets of unit starts in ``(lo, hi]`` (all positions for characters)."""
-        if self.unit == "chars":
-            return list(range(lo + 1, hi + 1))
-        i = bisect.bisect_right(self.starts, lo)
-        j = bisect.bisect_right(self.starts, hi)
-        return self.starts[i:j]
