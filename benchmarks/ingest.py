@@ -47,11 +47,12 @@ def stdlib_files(limit_bytes: int | None = None) -> list[Path]:
 
 def corpus_chunks(n: int, size: int = 800):
     """The first ``n`` recursive chunks of the standard library."""
+    from chunklab.documents import load_document
     from chunklab.recursive import chunk_recursive
 
     out = []
     for path in stdlib_files():
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = load_document(path).text
         out.extend(chunk_recursive(text, size, doc_id=str(path.name)))
         if len(out) >= n:
             break

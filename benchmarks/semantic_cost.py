@@ -28,12 +28,14 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def docstring_text(mb: float) -> str:
     """Standard-library docstrings joined by blank lines, about ``mb`` megabytes of UTF-8."""
+    from chunklab.documents import load_document
+
     limit = int(mb * 1_000_000)
     parts: list[str] = []
     total = 0
     for path in stdlib_files():
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+            tree = ast.parse(load_document(path).text)
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):

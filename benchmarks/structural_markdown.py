@@ -61,12 +61,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter
 
+    from chunklab.documents import load_document
     from chunklab.structural import chunk_markdown
 
-    texts = []
-    for f in markdown_files(args.roots):
-        with open(f, "rb") as fh:
-            texts.append(fh.read().decode("utf-8", errors="replace"))
+    texts = [load_document(f).text for f in markdown_files(args.roots)]
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     header_splitter = MarkdownHeaderTextSplitter(HEADERS, strip_headers=False)
     recursive = RecursiveCharacterTextSplitter(chunk_size=args.size, chunk_overlap=0)

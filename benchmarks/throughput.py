@@ -22,14 +22,16 @@ from pathlib import Path
 
 def stdlib_texts() -> list[str]:
     """Every .py file of the standard library (site-packages excluded), decoded, sorted by path."""
+    from chunklab.documents import DocumentError, load_document
+
     root = Path(sysconfig.get_paths()["stdlib"])
     texts = []
     for path in sorted(root.rglob("*.py")):
         if "site-packages" in path.parts or "dist-packages" in path.parts:
             continue
         try:
-            texts.append(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, OSError):
+            texts.append(load_document(path, strict=True).text)
+        except DocumentError:
             continue
     return texts
 

@@ -16,6 +16,9 @@ from chunklab.recursive import chunk_recursive, pack_paragraphs
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Document": "chunklab.documents",
+    "load_document": "chunklab.documents",
+    "iter_documents": "chunklab.documents",
     "chunk_python": "chunklab.structural",
     "chunk_html": "chunklab.structural",
     "chunk_markdown": "chunklab.structural",
@@ -23,7 +26,7 @@ _LAZY = {
     "FallbackStats": "chunklab.structural",
     "chunk_semantic": "chunklab.semantic",
     "analyze_semantic": "chunklab.semantic",
-    "split_sentences": "chunklab.semantic",
+    "split_sentences": "chunklab.text",
     "chunk_hierarchical": "chunklab.hierarchical",
     "chunk_markdown_hierarchy": "chunklab.hierarchical",
     "auto_merge": "chunklab.hierarchical",

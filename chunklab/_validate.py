@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
 def check_text(text: Any, name: str = "text") -> str:
-    """Return ``text`` as str; bytes are decoded as UTF-8 (BOM removed), anything else is an error."""
+    """Return ``text`` as str; bytes are decoded by :func:`chunklab.documents.decode_bytes`, anything else is an error."""
     if isinstance(text, str):
         return text
     if isinstance(text, (bytes, bytearray)):
-        raw = bytes(text)
-        if raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        return raw.decode("utf-8", errors="replace")
+        from chunklab.documents import decode_bytes
+
+        return decode_bytes(bytes(text), "text", name=name).text
     raise ValueError(f"{name} must be a str (or bytes), got {type(text).__name__}")
 
 
@@ -23,6 +23,37 @@ def check_positive_int(value: Any, name: str) -> int:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if value <= 0:
         raise ValueError(f"{name} must be > 0, got {value}")
+    return value
+
+
+def check_non_negative_int(value: Any, name: str) -> int:
+    """``value`` as an int >= 0, else a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
+def check_int_range(value: Any, name: str, lo: int, hi: int) -> int:
+    """``value`` as an int in ``[lo, hi]``, else a ValueError naming ``name`` and the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an integer from {lo} to {hi}, got {value!r}")
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``value`` as a bool (True or False only), else a ValueError naming ``name``."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def check_choice(value: Any, choices: Iterable[Any], name: str) -> Any:
+    """``value`` when it is one of ``choices``, else a ValueError naming ``name`` and listing them."""
+    options = tuple(choices)
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
     return value
 
 

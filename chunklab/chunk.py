@@ -1,19 +1,26 @@
-"""The Chunk type every chunker returns, stable ids, the contract checker and offset helpers."""
+"""The Chunk type every chunker returns, stable ids, the contract checker and offset helpers.
+
+``LineIndex`` and ``trim_span`` live in :mod:`chunklab.text` (the one text scanner) and are
+importable from here too, as the course notebooks do.
+"""
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chunklab.text import LineIndex, trim_span
+
 __all__ = [
     "Chunk",
     "LineIndex",
     "check_chunks",
+    "chunk_id",
     "embedding_text",
+    "is_leaf",
     "make_chunk",
     "trim_span",
 ]
@@ -25,6 +32,8 @@ class Chunk:
 
     For plain-text formats (text, Markdown, code) ``source[start:end] == text``.
     For HTML, ``source[start:end]`` is the element's markup and ``text`` its visible text.
+    A chunk is built with its final metadata (use ``dataclasses.replace`` for a changed
+    copy): its ``id`` (see :func:`chunk_id`) is computed once, on first use, and kept.
     """
 
     text: str
@@ -32,28 +41,38 @@ class Chunk:
     end: int
     doc_id: str = "doc"
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    _id: str | None = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     @property
     def id(self) -> str:
-        """A stable id: a hash of doc_id, offsets, strategy and its parameters.
+        """A stable hash of doc_id, offsets, strategy, its parameters and level (:func:`chunk_id`).
 
-        Re-chunking the same source with the same parameters gives the same ids, so
-        re-indexing is an idempotent upsert.
+        Hashed once, when first asked for: most chunks of a sweep are never indexed, and
+        hashing every chunk at construction would make chunking itself several times slower.
         """
-        key = json.dumps(
-            [
-                self.doc_id,
-                self.start,
-                self.end,
-                self.metadata.get("strategy"),
-                self.metadata.get("params"),
-                self.metadata.get("level"),
-            ],
-            sort_keys=True,
-            default=str,
-            ensure_ascii=False,
-        )
-        return hashlib.blake2b(key.encode("utf-8"), digest_size=12).hexdigest()
+        cached = self._id
+        if cached is None:
+            meta = self.metadata
+            cached = chunk_id(
+                self.doc_id, self.start, self.end, meta.get("strategy"), meta.get("params"), meta.get("level")
+            )
+            object.__setattr__(self, "_id", cached)
+        return cached
+
+    @property
+    def level(self) -> int | None:
+        """Depth in a hierarchy (0 = largest), from ``metadata["level"]``; None outside one."""
+        return self.metadata.get("level")
+
+    @property
+    def parent_id(self) -> str | None:
+        """The id of the parent chunk (``metadata["parent_id"]``); None for roots and flat chunks."""
+        return self.metadata.get("parent_id")
+
+    @property
+    def kind(self) -> str | None:
+        """What the chunk is (``metadata["kind"]``: function, section, table, fallback...), if known."""
+        return self.metadata.get("kind")
 
     def __len__(self) -> int:
         return len(self.text)
@@ -84,6 +103,24 @@ class Chunk:
             doc_id=data.get("doc_id", "doc"),
             metadata=dict(data.get("metadata") or {}),
         )
+
+
+_KEY_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False)
+
+
+def chunk_id(doc_id: str, start: int, end: int, strategy: Any = None, params: Any = None, level: Any = None) -> str:
+    """A stable id: a hash of doc_id, offsets, strategy, its parameters and hierarchy level.
+
+    Re-chunking the same source with the same parameters gives the same ids, so
+    re-indexing is an idempotent upsert.
+    """
+    key = _KEY_ENCODER.encode([doc_id, start, end, strategy, params, level])
+    return hashlib.blake2b(key.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def is_leaf(chunk: Chunk) -> bool:
+    """True for a chunk with no children (``metadata["child_ids"]`` empty): one to embed and search."""
+    return not chunk.metadata.get("child_ids")
 
 
 def make_chunk(source: str, start: int, end: int, doc_id: str, metadata: dict[str, Any]) -> Chunk:
@@ -117,40 +154,6 @@ def embedding_text(chunk: Chunk, *, title: bool = True, headings: bool = True) -
     if header and not body.lstrip().startswith(str(header).strip()):
         body = f"{header}\n{body}"
     return f"{prefix}\n\n{body}" if prefix else body
-
-
-def trim_span(source: str, start: int, end: int) -> tuple[int, int]:
-    """Shrink ``[start, end)`` so that it neither starts nor ends with whitespace."""
-    while start < end and source[start].isspace():
-        start += 1
-    while end > start and source[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
-class LineIndex:
-    """Maps character offsets to 1-based line numbers (and back) in O(log n)."""
-
-    def __init__(self, source: str) -> None:
-        self.starts = [0]
-        find = source.find
-        pos = find("\n")
-        while pos != -1:
-            self.starts.append(pos + 1)
-            pos = find("\n", pos + 1)
-        self.length = len(source)
-
-    def line_of(self, offset: int) -> int:
-        """The 1-based line that holds character ``offset``."""
-        return bisect.bisect_right(self.starts, offset)
-
-    def offset_of(self, line: int, col: int = 0) -> int:
-        """The character offset of 1-based ``line`` and 0-based ``col``."""
-        if line < 1:
-            return 0
-        if line > len(self.starts):
-            return self.length
-        return min(self.starts[line - 1] + col, self.length)
 
 
 def check_chunks(
@@ -203,7 +206,7 @@ def check_chunks(
     if overlap > 0:
         by_level: dict[Any, list[Chunk]] = {}
         for c in chunks:
-            by_level.setdefault(c.metadata.get("level"), []).append(c)
+            by_level.setdefault(c.level, []).append(c)
         for group in by_level.values():
             ordered = sorted(group, key=lambda c: (c.start, c.end))
             for a, b in zip(ordered, ordered[1:]):

@@ -8,38 +8,62 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from typing import Any
 
 #: subcommand name -> module under chunklab.commands that implements it
 COMMANDS = {
     "chunk": "chunk",
     "index": "index",
     "evaluate": "evaluate",
+    "search": "search",
     "grade": "grade",
     "course": "course",
+    "check": "check",
+    "corpus": "corpus",
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every available subcommand registered."""
+    """The top-level parser with every subcommand registered.
+
+    A subcommand whose module fails to import is still listed: its help line and running it
+    show the import error, and the other subcommands keep working.
+    """
     parser = argparse.ArgumentParser(
         prog="chunklab",
         description="Chunk documents, index them in Chroma, evaluate strategies, grade exercises.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in COMMANDS.values():
+    for name, module_name in COMMANDS.items():
         try:
             module = importlib.import_module(f"chunklab.commands.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"chunklab.commands.{module_name}":
-                continue  # that subcommand is not part of this build yet
-            raise
+        except ImportError as exc:
+            _add_broken(sub, name, exc)
+            continue
         module.add_parser(sub)
     return parser
 
 
+def _add_broken(sub: Any, name: str, exc: ImportError) -> None:
+    message = f"{type(exc).__name__}: {exc}"
+    p = sub.add_parser(name, help=f"(unavailable: {message})", description=f"unavailable: {message}")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    p.set_defaults(func=lambda args: _fail(name, message))
+
+
+def _fail(name: str, message: str) -> int:
+    print(f"chunklab {name}: error: the subcommand failed to import: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``chunklab`` console script."""
+    """Entry point of the ``chunklab`` console script.
+
+    Usage errors (ValueError, a missing file, another OSError) print one line and exit 2;
+    Ctrl-C prints one line and exits 130; a closed stdout pipe (``| head``) exits quietly.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -47,7 +71,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
+    except KeyboardInterrupt:
+        print(f"chunklab {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader went away: point stdout at /dev/null so the exit flush does not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except (ValueError, OSError) as exc:
         print(f"chunklab {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -3,23 +3,19 @@
 :func:`add_context` returns copies of the chunks whose ``metadata["context"]`` holds
 ``"{title} > {section path}"``; :func:`chunklab.chunk.embedding_text` (the one place that
 decides what is embedded) then embeds ``"{context}\\n\\n{text}"``. ``text`` and offsets are
-never touched, so what is shown and cited stays the exact source slice.
+never touched, so what is shown and cited stays the exact source slice. The headings of a
+Markdown ``source`` come from :func:`chunklab.text.markdown_headings` (the one scanner).
 """
 
 from __future__ import annotations
 
-import bisect
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from chunklab.chunk import Chunk
+from chunklab.text import heading_path_at, markdown_headings
 
 __all__ = ["add_context", "context_string", "heading_path_at", "markdown_headings"]
-
-_ATX = re.compile(r"^[ \t]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SETEXT = re.compile(r"^[ \t]{0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
 
 TitleArg = str | Mapping[str, str] | Callable[[Chunk], str | None] | None
 
@@ -99,47 +95,3 @@ def _section_path(value: Any) -> list[str]:
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value if v is not None and str(v).strip()]
     return [str(value)]
-
-
-def markdown_headings(md: str) -> list[tuple[int, int, str]]:
-    """``(offset, level, title)`` of every ATX (``#``) and setext heading outside fenced code."""
-    if not isinstance(md, str):
-        raise ValueError(f"md must be a str, got {type(md).__name__}")
-    out: list[tuple[int, int, str]] = []
-    fence: str | None = None
-    pos = 0
-    prev: tuple[int, str] | None = None  # (offset, text) of the previous paragraph line
-    n = len(md)
-    while pos < n:
-        nl = md.find("\n", pos)
-        end = n if nl == -1 else nl + 1
-        line = md[pos:end].rstrip("\r\n")
-        m = _FENCE.match(line)
-        if fence is not None:
-            if line.strip().startswith(fence):
-                fence = None
-            prev = None
-        elif m:
-            fence = m.group(1)
-            prev = None
-        elif (h := _ATX.match(line)) is not None:
-            out.append((pos, len(h.group(1)), (h.group(2) or "").strip()))
-            prev = None
-        elif prev is not None and _SETEXT.match(line) and prev[1].strip():
-            out.append((prev[0], 1 if line.strip()[0] == "=" else 2, prev[1].strip()))
-            prev = None
-        else:
-            prev = (pos, line) if line.strip() else None
-        pos = end
-    return out
-
-
-def heading_path_at(headings: list[tuple[int, int, str]], offset: int) -> list[str]:
-    """The section path (outermost first) in force at ``offset``, given :func:`markdown_headings`."""
-    i = bisect.bisect_right([h[0] for h in headings], offset)
-    stack: list[tuple[int, str]] = []
-    for _off, level, title in headings[:i]:
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, title))
-    return [t for _lvl, t in stack if t]

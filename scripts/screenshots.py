@@ -5,6 +5,7 @@ Usage (after ``make book``)::
     python scripts/screenshots.py                  # intro, every chapter, the exercises page
     python scripts/screenshots.py --tiles          # whole pages, cut into screen-sized tiles
     python scripts/screenshots.py --out /tmp/shots --height 4000 chapters/01-fixed
+    python scripts/screenshots.py --check-overflow --width 400   # listings or pages wider than the window
 
 Pages are taken from ``_toc.yml`` in reading order. Screenshots go to ``/tmp/chunklab-shots``
 by default (never into the repository). Chromium runs with networking features off, so a
@@ -37,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="render each whole page (up to --page-height) and save it cut into tiles of --height")
     parser.add_argument("--page-height", type=int, default=16000)
     parser.add_argument("--chromium", default=None, help="the browser binary (default: chromium on PATH)")
+    parser.add_argument("--check-overflow", action="store_true",
+                        help="instead of screenshots, report code listings and pages wider than --width")
     args = parser.parse_args(argv)
 
     browser = args.chromium or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -46,6 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.html / "intro.html").is_file():
         print(f"no built book at {args.html}: run `make book` first", file=sys.stderr)
         return 2
+    if args.check_overflow:
+        pages = args.pages or toc_pages(ROOT / "_toc.yml")
+        bad = 0
+        for page in pages:
+            report = overflow_report(browser, args.html / f"{page}.html", args.width)
+            ok = report is not None and not report["pre"] and not report["page"]
+            bad += not ok
+            print(("ok     " if ok else "WIDE   ") + f"{page} at {args.width} px: {report}")
+        return 1 if bad else 0
     out = args.out.resolve()
     if out == ROOT or ROOT in out.parents:
         print(f"--out must lie outside the repository ({ROOT})", file=sys.stderr)
@@ -128,10 +140,65 @@ def cut_tiles(png: Path, height: int) -> list[Path]:
     return tiles
 
 
+#: injected into a copy of a page: lists the <pre> blocks that scroll sideways and whether the
+#: page itself is wider than the window (tables may scroll inside their own box: that is fine)
+_OVERFLOW_SCRIPT = """
+<script>
+window.addEventListener('load', () => {
+  const wide = [...document.querySelectorAll('pre')]
+    .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.textContent.trim().split('\\n')[0].slice(0, 60));
+  const page = document.documentElement.scrollWidth > window.innerWidth + 1;
+  const out = document.createElement('pre');
+  out.id = 'chunklab-overflow-report';
+  out.textContent = JSON.stringify({pre: wide, page: page});
+  document.body.appendChild(out);
+});
+</script>
+"""
+
+
+def overflow_report(browser: str, page_file: Path, width: int) -> dict | None:
+    """Render ``page_file`` at ``width`` px; ``{"pre": [wide listings], "page": bool}``, None on failure."""
+    import json
+    import re
+
+    if not page_file.is_file():
+        return None
+    probe = page_file.with_name(page_file.stem + ".overflow-probe.html")
+    html = page_file.read_text(encoding="utf-8")
+    probe.write_text(html.replace("</body>", _OVERFLOW_SCRIPT + "</body>", 1), encoding="utf-8")
+    try:
+        with tempfile.TemporaryDirectory(prefix="chunklab-chromium-") as profile:
+            cmd = _chromium(browser, profile, width, 900, "--dump-dom", probe.as_uri())
+            try:
+                dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False).stdout
+            except subprocess.TimeoutExpired:
+                return None
+    finally:
+        probe.unlink(missing_ok=True)
+    found = re.search(r'id="chunklab-overflow-report"[^>]*>([^<]*)<', dom)
+    if not found:
+        return None
+    import html as html_lib
+
+    return json.loads(html_lib.unescape(found.group(1)))
+
+
 def shoot(browser: str, url: str, png: Path, width: int, height: int, profile: str) -> bool:
     """One headless screenshot of ``url``; True when the PNG was written."""
     png.unlink(missing_ok=True)
-    cmd = [
+    cmd = _chromium(browser, profile, width, height, f"--screenshot={png}", url)
+    try:
+        subprocess.run(cmd, capture_output=True, timeout=120, check=False)
+    except subprocess.TimeoutExpired:
+        return False
+    return png.is_file() and png.stat().st_size > 0
+
+
+def _chromium(browser: str, profile: str, width: int, height: int, *args: str) -> list[str]:
+    """A headless Chromium command line with networking features off, then ``args``."""
+    return [
         browser,
         "--headless",
         "--no-sandbox",
@@ -144,14 +211,8 @@ def shoot(browser: str, url: str, png: Path, width: int, height: int, profile: s
         f"--user-data-dir={profile}",
         f"--window-size={width},{height}",
         "--virtual-time-budget=4000",
-        f"--screenshot={png}",
-        url,
+        *args,
     ]
-    try:
-        subprocess.run(cmd, capture_output=True, timeout=120, check=False)
-    except subprocess.TimeoutExpired:
-        return False
-    return png.is_file() and png.stat().st_size > 0
 
 
 if __name__ == "__main__":

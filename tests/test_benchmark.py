@@ -190,6 +190,57 @@ def test_bad_datasets_are_value_errors(encoder):
         Benchmark(data, ["nope"], encoder=encoder)
 
 
+def test_bad_convention_and_min_gold_overlap_are_value_errors(encoder):
+    from chunklab.evaluate import Benchmark
+
+    with pytest.raises(ValueError, match="convention must be one of 'union', 'chroma'"):
+        Benchmark(tiny_dataset(), ["fixed"], encoder=encoder, convention="summed")
+    with pytest.raises(ValueError, match="min_gold_overlap must be a number in"):
+        Benchmark(tiny_dataset(), ["fixed"], encoder=encoder, min_gold_overlap=0)
+
+
+def test_compare_is_the_mean_paired_difference_with_its_interval(result):
+    pq = result.per_question.pivot(index="question_id", columns="strategy", values="char_precision")
+    got = result.compare("small", "whole", metric="char_precision")
+    diffs = pq["small"] - pq["whole"]
+    assert got["diff"] == pytest.approx(diffs.mean())
+    assert got["sd"] == pytest.approx(diffs.std(ddof=1))
+    assert got["n"] == len(QUESTIONS)
+    assert got["lo"] <= got["diff"] <= got["hi"]
+    assert got["a_ahead"] + got["b_ahead"] + got["ties"] == pytest.approx(1.0)
+    # the same resamples as the pairwise table, so the shares agree
+    row = result.pairwise.query("metric == 'char_precision' and a == 'whole' and b == 'small'").iloc[0]
+    assert got["a_ahead"] == pytest.approx(row["b_wins"]) and got["b_ahead"] == pytest.approx(row["a_wins"])
+    assert got["established"] == (got["lo"] > 0 or got["hi"] < 0)
+    same = result.compare("whole", "whole_again")
+    assert same["diff"] == 0.0 and same["ties"] == 1.0 and same["established"] is False
+
+
+def test_subset_recomputes_the_summary_on_the_chosen_questions(result):
+    sub = result.subset(["q1", "q4"])
+    pq = result.per_question.set_index(["strategy", "question_id"])
+    expected = (pq.loc[("small", "q1"), "iou"] + pq.loc[("small", "q4"), "iou"]) / 2
+    assert sub.summary.loc["small", "iou"] == pytest.approx(expected)
+    assert set(sub.per_question["question_id"]) == {"q1", "q4"}
+    assert sub.summary.loc["small", "chunks"] == result.summary.loc["small", "chunks"]
+    assert len(sub.retrieved["small"]) == 2
+    with pytest.raises(ValueError, match="unknown question id"):
+        result.subset(["q1", "nope"])
+    with pytest.raises(ValueError, match="metric must be one of"):
+        result.compare("small", "whole", metric="speed")
+
+
+def test_required_questions_is_the_normal_approximation():
+    from chunklab.evaluate import required_questions
+
+    # (1.95996 + 0.84162)^2 = 7.8489; * (0.3 / 0.1)^2 = 70.64 -> 71
+    assert required_questions(0.3, 0.1) == 71
+    # sd = delta: 7.8489 -> 8; halving delta quadruples it: 31.4 -> 32
+    assert required_questions(0.2, 0.2) == 8 and required_questions(0.2, -0.1) == 32
+    with pytest.raises(ValueError, match="delta"):
+        required_questions(0.2, 0)
+
+
 # ----------------------------------------------------------------- strategy registry
 
 

@@ -57,7 +57,10 @@ def page_path(name: str) -> Path:
     return path if path.suffix else path.with_suffix(".md")
 
 
-CHAPTERS = [f for f in toc_files() if f.startswith("chapters/")]
+#: the course's capsule chapters (chapters/NN-name); other pages under chapters/ are plain pages
+CHAPTERS = [f for f in toc_files() if re.match(r"chapters/\d\d-", f)]
+#: plain pages under chapters/ (no capsule, no exercise), e.g. your-documents, scaling-out
+PAGES = [f for f in toc_files() if f.startswith("chapters/") and f not in CHAPTERS]
 
 
 def blocks(text: str) -> list[tuple[str, str, list[str]]]:
@@ -129,9 +132,13 @@ def test_toc_has_the_four_parts_in_order():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     assert toc["root"] == "intro"
     captions = [part["caption"] for part in toc["parts"]]
-    assert captions == ["The strategies", "Measuring and choosing", "Exercises"]
-    numbers = [c["file"].split("/")[-1][:2] for c in toc["parts"][0]["chapters"] + toc["parts"][1]["chapters"]]
-    assert numbers == ["01", "02", "03", "04", "05", "06"]
+    assert captions[:2] == ["The strategies", "Measuring and choosing"]
+    assert captions[-2:] == ["Exercises", "Reference"]
+    reference = [c["file"] for c in toc["parts"][-1]["chapters"]]
+    assert reference == ["run-locally", "glossary", "references"]
+    numbered = [c["file"] for part in toc["parts"] if part.get("numbered") for c in part["chapters"]]
+    numbers = [f.split("/")[-1][:2] for f in numbered]
+    assert numbers == [f"{i:02d}" for i in range(1, len(numbers) + 1)] and len(numbers) >= 6, numbers
 
 
 @pytest.mark.parametrize("name", CHAPTERS)
@@ -155,7 +162,7 @@ def test_exercise_section_points_to_the_chapters_notebook(name):
     assert f"exercises/{stem}.ipynb" in text, f"{name} must point to exercises/{stem}.ipynb"
 
 
-@pytest.mark.parametrize("name", ["intro", *CHAPTERS])
+@pytest.mark.parametrize("name", ["intro", *CHAPTERS, *PAGES])
 def test_every_figure_has_a_name_and_a_caption(name):
     text = page_path(name).read_text(encoding="utf-8")
     names = []
@@ -190,7 +197,7 @@ def test_chapter_shows_at_least_one_computed_figure_or_table(name):
     assert computed, f"{name}: no captioned computed figure or table"
 
 
-@pytest.mark.parametrize("name", ["intro", *CHAPTERS])
+@pytest.mark.parametrize("name", ["intro", *CHAPTERS, *PAGES])
 def test_literalincludes_name_code_that_exists(name):
     page = page_path(name)
     for info, _, body in blocks(page.read_text(encoding="utf-8")):
@@ -217,7 +224,7 @@ def test_literalincludes_name_code_that_exists(name):
                 assert str(opts[key]) in target.read_text(encoding="utf-8"), f"{name}: {key} marker not found"
 
 
-@pytest.mark.parametrize("name", ["intro", "exercises", *CHAPTERS])
+@pytest.mark.parametrize("name", ["intro", "exercises", *CHAPTERS, *PAGES])
 def test_every_glued_value_is_computed_in_the_page(name):
     text = page_path(name).read_text(encoding="utf-8")
     used = set(re.findall(r"\{glue(?::text|:any|:md|:figure)?\}`([^`]+)`", text))
@@ -240,10 +247,131 @@ def test_config_builds_offline_executes_with_cache_and_skips_exercises_and_solut
     assert "sphinx_exercise" in config["sphinx"]["extra_extensions"]
     extensions = config["parse"]["myst_enable_extensions"]
     assert "dollarmath" not in extensions and "amsmath" not in extensions, "math would load MathJax from a CDN"
+    assert "chunklab_book" in config["sphinx"]["local_extensions"], "tables-as-tables extension missing"
     launch = config["launch_buttons"]
-    assert launch["binderhub_url"] and launch["colab_url"] and launch["jupyterhub_url"]
     assert launch.get("thebe") is False
-    assert config["repository"]["url"].startswith("https://github.com/")
+    assert "jupyterhub_url" not in launch, "no JupyterHub exists for this kit: no placeholder hub"
+    url = config["repository"]["url"]
+    assert url == "" or re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", url), url
+    assert config["html"]["use_repository_button"] is False, "the extension turns it on when a URL is set"
+
+
+def test_launch_links_follow_the_repository_setting():
+    """One setting decides: with no repository URL there are no launch or repository buttons."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import chunklab_book
+
+    class Config:
+        html_theme_options = {"launch_buttons": {"colab_url": "https://colab.research.google.com"},
+                              "repository_url": ""}
+
+    config = Config()
+    chunklab_book._config_inited(None, config)
+    assert "launch_buttons" not in config.html_theme_options
+    assert config.html_theme_options["use_repository_button"] is False
+    assert config.html_theme_options["navbar_persistent"] == []
+    config.html_theme_options = {"launch_buttons": {"colab_url": "x", "binderhub_url": "y"},
+                                 "repository_url": "https://github.com/a/b"}
+    chunklab_book._config_inited(None, config)
+    assert config.html_theme_options["launch_buttons"] == {"binderhub_url": "y"}, "Colab cannot open .md"
+    assert config.html_theme_options["use_repository_button"] is True
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_chapter_starts_with_time_prerequisites_and_links_to_glossary_and_references(name):
+    text = page_path(name).read_text(encoding="utf-8")
+    heads = [info for info, _, _ in blocks(text)]
+    assert heads and any(h.startswith("{admonition} Before you start") for h in heads[:2]), \
+        f"{name}: the first block must be the 'Before you start' admonition"
+    before = next(body for info, body, _ in blocks(text) if info.startswith("{admonition} Before you start"))
+    assert "**Time:**" in before and "**You need:**" in before, f"{name}: time and prerequisites"
+    assert "../glossary.md" in before and "../references.md" in before, f"{name}: glossary and references"
+    assert "{term}`" in before, f"{name}: link at least one glossary term"
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_every_chapter_has_a_numbered_exercise_box(name):
+    text = page_path(name).read_text(encoding="utf-8")
+    section = text[text.index("## Exercise and checkpoint"):text.index("## Summary")]
+    exercises = [(info, body) for info, body, _ in blocks(section) if info.startswith("{exercise}")]
+    assert len(exercises) == 1, f"{name}: the exercise section needs one {{exercise}} box"
+    info, body = exercises[0]
+    assert info.split(None, 1)[1:], f"{name}: the exercise box needs a title"
+    assert re.search(r"^:label: ex-[a-z-]+$", body, re.M), f"{name}: the exercise box needs a :label:"
+    assert f"exercises/{Path(name).stem}.ipynb" in body
+
+
+def test_glossary_defines_the_terms_the_issue_lists_and_references_cite_the_sources():
+    glossary = (ROOT / "glossary.md").read_text(encoding="utf-8")
+    terms = [line for line in glossary.splitlines() if line and not line.startswith((" ", "`", "#"))]
+    for term in ("chunk", "overlap", "recall@k", "MRR", "nDCG", "span recall", "IoU", "precision Ω",
+                 "win share", "fallback"):
+        assert term in terms, f"glossary: no entry {term!r}"
+    references = (ROOT / "references.md").read_text(encoding="utf-8")
+    for needle in ("2307.03172", "5_Levels_Of_Text_Splitting", "python.langchain.com", "docs.llamaindex.ai",
+                   "1909.09436", "research.trychroma.com", "10.1214/aos/1176344552", "contextual-retrieval"):
+        assert needle in references, f"references: {needle} missing"
+    used = set()
+    for name in ["intro", *CHAPTERS]:
+        used |= set(re.findall(r"\]\((ref-[a-z0-9]+)\)", page_path(name).read_text(encoding="utf-8")))
+    labels = set(re.findall(r"^\((ref-[a-z0-9]+)\)=$", references, re.M))
+    assert used <= labels, f"chapters cite unknown references: {used - labels}"
+
+
+#: visible code is read in a column of about 88 characters; the package is formatted at 110 (a few
+#: lines run to 120)
+#: and its listings wrap (CSS in _static/chunklab.css)
+VISIBLE_CODE_WIDTH = 88
+PACKAGE_WIDTH = 120
+
+
+@pytest.mark.parametrize("name", ["intro", *CHAPTERS, *PAGES])
+def test_no_visible_code_line_is_wider_than_the_column(name):
+    text = page_path(name).read_text(encoding="utf-8")
+    for info, _, body in blocks(text):
+        if info.startswith("{code-cell}"):
+            opts, code = cell_options(body)
+            if {"remove-cell", "remove-input"} & set(opts.get("tags") or []):
+                continue
+            wide = [line for line in code if len(line) > VISIBLE_CODE_WIDTH]
+            assert not wide, f"{name}: visible code wider than {VISIBLE_CODE_WIDTH} columns: {wide[:2]}"
+        elif info.startswith("{literalinclude}"):
+            opts, _ = cell_options(body)
+            target = (page_path(name).parent / info.split(None, 1)[1].strip()).resolve()
+            wide = [line for line in _included_lines(target, opts) if len(line) > PACKAGE_WIDTH]
+            assert not wide, f"{name}: {target.name} has lines wider than {PACKAGE_WIDTH}: {wide[:1]}"
+
+
+def _included_lines(target: Path, opts: dict) -> list[str]:
+    """The lines a literalinclude shows: the :pyobject:'s source, or the text between markers."""
+    source = target.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    if opts.get("pyobject"):
+        path = str(opts["pyobject"]).split(".")
+        nodes = ast.parse(source).body
+        node = None
+        for part in path:
+            node = next(n for n in nodes if getattr(n, "name", None) == part)
+            nodes = getattr(node, "body", [])
+        first = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
+        return lines[first - 1:node.end_lineno]
+    start = next((i for i, line in enumerate(lines) if opts.get("start-at") and str(opts["start-at"]) in line), 0)
+    end = next((i for i, line in enumerate(lines) if i > start and opts.get("end-before")
+                and str(opts["end-before"]) in line), len(lines))
+    return lines[start:end]
+
+
+def test_listings_wrap_and_tables_scroll_in_their_own_box():
+    css = (ROOT / "_static" / "chunklab.css").read_text(encoding="utf-8")
+    rules = re.findall(r"([^{}]+)\{([^}]*)\}", css)
+    wraps = [sel for sel, body in rules if "white-space: pre-wrap" in body]
+    assert any("div.highlight pre" in sel and ".cell_output pre" in sel for sel in wraps), \
+        "code listings and printed outputs must wrap inside the column"
+    scrolls = [sel for sel, body in rules if "overflow-x: auto" in body]
+    assert any("figure.chunklab-table" in sel and ".cell_output .output.text_html" in sel for sel in scrolls), \
+        "tables must scroll inside their own box"
 
 
 def test_no_page_uses_math_that_would_need_mathjax():
@@ -266,15 +394,79 @@ class _Resources(HTMLParser):
             self.urls.append(attrs["href"])
 
 
-def test_built_pages_load_nothing_from_the_network():
+def _built_pages() -> list[tuple[str, str]]:
     html_dir = ROOT / "_build" / "html"
     if not (html_dir / "intro.html").is_file():
         pytest.skip("book not built (make book)")
-    for name in ["intro", "exercises", *CHAPTERS]:
+    pages = []
+    for name in toc_files():
         page = html_dir / f"{name}.html"
-        if not page.is_file():
-            continue
+        assert page.is_file(), f"{name} is in the toc but {page} was not built"
+        pages.append((name, page.read_text(encoding="utf-8")))
+    return pages
+
+
+def test_built_pages_load_nothing_from_the_network():
+    for name, html in _built_pages():
         parser = _Resources()
-        parser.feed(page.read_text(encoding="utf-8"))
+        parser.feed(html)
         external = [u for u in parser.urls if re.match(r"(https?:)?//", u)]
         assert not external, f"{name}.html loads external resources: {external}"
+
+
+PLACEHOLDERS = re.compile(r"example\.(org|com|net)|github\.com/chunklab/chunklab|jupyterhub\.example|OWNER/NAME")
+
+
+def test_built_pages_contain_no_placeholder_urls():
+    for name, html in _built_pages():
+        links = re.findall(r'(?:href|src|action)="([^"]*)"', html)
+        found = sorted({link for link in links if PLACEHOLDERS.search(link)})
+        assert not found, f"{name}.html links to placeholders: {found}"
+
+
+def test_built_tables_are_captioned_and_cross_referenced_as_tables():
+    caption = re.compile(r'id="((?:tbl|fig)-[\w-]+)">\s*<figcaption>\s*<p><span class="caption-number">(\w+)')
+    caption_after = re.compile(r'id="(fig-[\w-]+)">.*?<span class="caption-number">(\w+)', re.S)
+    refs = re.compile(r'href="[^"]*#((?:tbl|fig)-[\w-]+)"><span class="std std-numref">(\w+)')
+    n_tables = 0
+    for name, html in _built_pages():
+        for label, word in caption.findall(html):
+            assert label.startswith("tbl-") and word == "Table", f"{name}: {label} captioned {word!r}"
+            n_tables += 1
+        for label, word in caption_after.findall(html):
+            assert word == "Fig", f"{name}: figure {label} captioned {word!r}"
+        for label, word in refs.findall(html):
+            want = "Table" if label.startswith("tbl-") else "Fig"
+            assert word == want, f"{name}: a reference to {label} reads {word!r}"
+        for label in re.findall(r'id="(tbl-[\w-]+)"', html):
+            assert re.search(rf'class="chunklab-table[^"]*" id="{label}"', html), f"{name}: {label} is not a table"
+    assert n_tables >= 20, f"only {n_tables} captioned tables found"
+
+
+def test_built_chapters_show_their_exercise_box():
+    for name, html in _built_pages():
+        if name in CHAPTERS:
+            assert re.search(r'class="(?:exercise admonition|admonition exercise)', html), \
+                f"{name}.html has no exercise box"
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_rendered_listings_and_pages_fit_the_window(width):
+    """Measured in headless Chromium: no code listing scrolls sideways, no page is wider than the window."""
+    import shutil
+    import sys
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        pytest.skip("chromium not installed")
+    pages = _built_pages()
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from screenshots import overflow_report
+
+    problems = {}
+    for name, _ in pages:
+        report = overflow_report(browser, ROOT / "_build" / "html" / f"{name}.html", width)
+        assert report is not None, f"{name}: could not render"
+        if report["pre"] or report["page"]:
+            problems[name] = report
+    assert not problems, f"too wide at {width} px: {problems}"

@@ -84,3 +84,45 @@ def test_line_index_maps_offsets_to_lines():
 )
 def test_trim_span_removes_surrounding_whitespace(text, span, expected):
     assert trim_span(text, *span) == expected
+
+
+def test_id_is_the_blake2b_of_the_documented_key_and_is_hashed_once(monkeypatch):
+    import hashlib
+    import json
+
+    import chunklab.chunk as chunk_module
+
+    meta = {"strategy": "recursive", "params": {"unit": "chars", "size": 5}, "level": 1, "index": 3}
+    c = Chunk("héllo", 4, 9, "docs/ä.md", meta)
+    key = json.dumps(["docs/ä.md", 4, 9, "recursive", {"size": 5, "unit": "chars"}, 1], sort_keys=True,
+                     ensure_ascii=False)
+    expected = hashlib.blake2b(key.encode("utf-8"), digest_size=12).hexdigest()
+    calls = []
+    real = chunk_module.chunk_id
+    monkeypatch.setattr(chunk_module, "chunk_id", lambda *a: calls.append(a) or real(*a))
+    assert c.id == expected and c.id == expected
+    assert len(calls) == 1
+    assert Chunk.from_dict(c.to_dict()).id == expected
+
+
+def test_replace_gives_a_new_chunk_with_its_own_id_and_the_old_one_unchanged():
+    import dataclasses
+
+    c = Chunk("abc", 0, 3, "d", {"strategy": "s", "params": {"size": 3}})
+    old_id = c.id
+    d = dataclasses.replace(c, metadata={**c.metadata, "params": {"size": 4}, "child_ids": ["x"]})
+    assert c.id == old_id and "child_ids" not in c.metadata
+    assert d.id != old_id and d.text == c.text
+
+
+def test_hierarchy_and_kind_accessors_read_the_metadata_and_is_leaf_reads_child_ids():
+    from chunklab.chunk import is_leaf
+
+    parent = Chunk("ab", 0, 2, "d", {"level": 0, "parent_id": None, "child_ids": ["k"], "kind": "section"})
+    kid = Chunk("a", 0, 1, "d", {"level": 1, "parent_id": parent.id})
+    flat = Chunk("a", 0, 1, "d", {})
+    assert (parent.level, parent.parent_id, parent.kind) == (0, None, "section")
+    assert (kid.level, kid.parent_id, kid.kind) == (1, parent.id, None)
+    assert (flat.level, flat.parent_id) == (None, None)
+    assert [is_leaf(c) for c in (parent, kid, flat)] == [False, True, True]
+    assert "level" not in parent.to_dict() and parent.to_dict()["metadata"]["level"] == 0

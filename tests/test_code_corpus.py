@@ -93,3 +93,18 @@ def test_files_read_as_bytes_and_decoded_text(corpus):
 def test_bad_dedupe_raises_value_error():
     with pytest.raises(ValueError):
         code_corpus(dedupe="nope")
+
+
+def test_function_spans_are_character_offsets_even_after_non_ascii_text():
+    import ast
+
+    from chunklab.datasets.code_questions import function_spans
+
+    src = "s = 'caf\u00e9 \u2603'\n\n@deco('\u00e9')\ndef f(x):\n    def inner():\n        pass\n    return '\u00fc'\n\n\nclass C:\n    def m(self):\n        return '\u00e9\u00e9'\n"
+    spans = function_spans(src)
+    assert [q for q, _s, _e in spans] == ["f", "C.m"]  # nested functions left out
+    tree = ast.parse(src)
+    f, cls = tree.body[1], tree.body[2]
+    assert src[spans[0][1] : spans[0][2]] == "@" + ast.get_source_segment(src, f.decorator_list[0]) + "\n" + ast.get_source_segment(src, f)
+    assert src[spans[1][1] : spans[1][2]] == ast.get_source_segment(src, cls.body[0])
+    assert function_spans("def broken(:\n") == []

@@ -334,3 +334,11 @@ def test_root_that_is_not_a_directory_is_rejected(tmp_path: Path) -> None:
 def test_reprs_stay_short_enough_for_a_notebook(ds: Dataset) -> None:
     assert repr(ds) == f"Dataset(name='docs', documents={len(ds.documents)}, questions={len(ds.questions)})"
     assert len(repr(ds.documents[0])) < 300
+
+
+def test_a_document_that_is_not_valid_utf8_is_named_with_the_byte_and_line(tmp_path: Path) -> None:
+    root = _tiny_root(tmp_path, [])
+    (root / "docs" / "latin.md").write_bytes("# Caf\u00e9\n<!-- structure: clean -->\n".encode("latin-1"))
+    with pytest.raises(ValueError) as info:
+        load_docs(root=root)
+    assert "latin.md: not valid utf-8" in str(info.value) and "line 1" in str(info.value)

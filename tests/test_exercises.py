@@ -9,7 +9,14 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from chunklab.cli import main
-from chunklab.course import lint_solution, make_exercise, make_exercises, notebook_text, strip_solutions
+from chunklab.course.generate import (
+    LOCK_BANNER,
+    lint_solution,
+    make_exercise,
+    make_exercises,
+    strip_solutions,
+)
+from chunklab.course.notebooks import notebook_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,6 +85,7 @@ def test_exercise_keeps_ids_locks_checkpoints_and_clears_their_outputs():
     cp = ex.cells[3]
     assert cp.outputs == [] and cp.execution_count is None
     assert cp.metadata["editable"] is False and cp.metadata["deletable"] is False
+    assert cp.source == f"{LOCK_BANNER}\n{sol.cells[3].source}"  # JupyterLab draws no lock: the cell says it
     assert ex.cells[1].outputs[0]["text"] == "data the learner must see\n"  # keep-output
     assert "raise NotImplementedError" in ex.cells[2].source and "return 1" not in ex.cells[2].source
     assert sol.cells[3].outputs and "return 1" in sol.cells[2].source  # the solution is untouched

@@ -93,3 +93,38 @@ def test_sliding_window_rejects_a_stride_that_skips_text():
 def test_length_function_rejects_unknown_unit():
     with pytest.raises(ValueError, match="unit"):
         length_function("bytes")
+
+
+@pytest.fixture(scope="module")
+def word_tokenizer(tmp_path_factory):
+    """A tokenizer.json where every word and every punctuation mark is one token."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    path = tmp_path_factory.mktemp("tok") / "tokenizer.json"
+    tok.save(str(path))
+    return f"tokenizer:{path}"
+
+
+def test_a_tokenizer_file_is_a_unit_for_counting_and_for_windows(word_tokenizer):
+    import re
+
+    from chunklab.recursive import chunk_recursive
+    from chunklab.units import check_unit, is_token_unit
+
+    text = "Alpha beta, gamma delta. Epsilon zeta eta theta iota kappa lambda mu."
+    pieces = re.findall(r"\w+|[^\w\s]+", text)  # what the Whitespace pre-tokenizer yields
+    assert check_unit(word_tokenizer) == word_tokenizer and is_token_unit(word_tokenizer)
+    assert count_tokens(text, word_tokenizer) == len(pieces) == length_function(word_tokenizer)(text)
+    for chunks in (chunk_fixed(text, 5, 1, unit=word_tokenizer), chunk_recursive(text, 5, unit=word_tokenizer)):
+        assert check_chunks(chunks, text, max_size=5, length=length_function(word_tokenizer)) == []
+        assert all(c.metadata["params"]["unit"] == word_tokenizer for c in chunks)
+    assert len(chunk_fixed(text, 5, unit=word_tokenizer)) == -(-len(pieces) // 5)
+
+
+def test_a_missing_tokenizer_file_is_a_value_error_naming_the_unit(tmp_path):
+    with pytest.raises(ValueError, match="no tokenizer file"):
+        chunk_fixed("some text", 5, unit=f"tokenizer:{tmp_path / 'missing.json'}")
+    with pytest.raises(ValueError, match="unit"):
+        length_function("tokenizer:")

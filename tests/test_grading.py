@@ -10,18 +10,11 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from chunklab.cli import main
-from chunklab.course import make_exercise
-from chunklab.grading import (
-    GradingError,
-    at_least,
-    at_most,
-    band,
-    build_graded_notebook,
-    describe_chunks,
-    find_reference,
-    read_notebook,
-    show,
-)
+from chunklab.course import at_least, at_most, band, describe_chunks, show
+from chunklab.course.generate import make_exercise
+from chunklab.course.graded import build_graded_notebook
+from chunklab.course.notebooks import GradingError, read_notebook
+from chunklab.course.paths import find_reference
 
 # ------------------------------------------------------------------------- checkpoint helpers
 
@@ -92,7 +85,7 @@ def tiny_solution():
         _cell(
             "code",
             "cp-two",
-            "print('values:', values)\nprint(f'took {0.25:.2f} s')",
+            "from chunklab.course import show\n\nshow('values', values)\nprint(f'took {0.25:.2f} s')",
             [_stdout("values: [0, 2, 4, 6]\ntook 0.25 s\n")],
             ["checkpoint"],
             4,
@@ -151,7 +144,7 @@ def test_a_folder_or_a_non_notebook_file_is_refused(tmp_path):
 
 
 def test_cli_reports_a_missing_path_without_a_traceback(course, capsys, monkeypatch):
-    monkeypatch.setenv("CHUNKLAB_COURSE_ROOT", str(course.parent))
+    monkeypatch.chdir(course.parent)
     rc = main(["grade", str(course.parent / "exercises" / "00-tiny.ipynb")])
     out = capsys.readouterr()
     assert rc == 2
@@ -203,6 +196,15 @@ def test_learner_cells_tagged_checkpoint_do_not_count_and_ids_never_clash():
     assert len(ids) == len(set(ids))
 
 
+def test_exercises_saved_without_ids_are_matched_despite_the_lock_banner():
+    ref = tiny_solution()
+    learner = make_exercise(ref)
+    for i, cell in enumerate(learner.cells):
+        cell["id"] = f"random{i}"
+    graded = build_graded_notebook(learner, ref)
+    assert [c.id for c in graded.cells] == ["random0", "random1", "cp-one", "random3", "cp-two"]
+
+
 def test_notebooks_saved_without_ids_are_matched_by_checkpoint_source():
     ref = tiny_solution()
     learner = copy.deepcopy(ref)
@@ -217,7 +219,7 @@ def test_notebooks_saved_without_ids_are_matched_by_checkpoint_source():
 
 @pytest.mark.slow
 def test_bulk_grading_passes_only_the_correct_notebook_and_writes_csv(course, tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("CHUNKLAB_COURSE_ROOT", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
     subs = tmp_path / "submissions"
     subs.mkdir()
     ref = tiny_solution()
@@ -252,3 +254,20 @@ def test_bulk_grading_passes_only_the_correct_notebook_and_writes_csv(course, tm
     assert "-double(21): 42" in out and "+double(21): 43" in out
     assert "raised NotImplementedError" in out
     assert "1/5 notebooks passed every checkpoint" in out
+
+
+def test_the_student_is_the_file_name_without_the_notebook_or_the_folder():
+    from pathlib import Path
+
+    from chunklab.course.results import student_of
+
+    ref = Path("solutions/01-fixed.ipynb")
+    assert student_of(Path("subs/alice-01-fixed.ipynb"), ref) == "alice"
+    assert student_of(Path("subs/bob_smith_01-fixed.ipynb"), ref) == "bob_smith"
+    assert student_of(Path("subs/carol/01-fixed.ipynb"), ref) == "carol"
+
+
+def test_a_name_holding_two_course_notebooks_is_ambiguous(course):
+    nbformat.write(tiny_solution(), course / "01-other.ipynb")
+    with pytest.raises(GradingError, match="ambiguous.*00-tiny, 01-other"):
+        find_reference("alice-00-tiny-01-other.ipynb", course)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from strategies import nasty_text
@@ -114,13 +116,14 @@ def test_markdown_sections_are_parents_and_paragraphs_children():
     assert all(c.metadata["title"] == "Ops" for c in chunks)
 
 
-def _family(n_children: int, doc: str = "d") -> tuple[Chunk, list[Chunk]]:
+def _family(n_children: int, doc: str = "d", child_ids: bool = True) -> tuple[Chunk, list[Chunk]]:
     parent = Chunk("P" * 10 * n_children, 0, 10 * n_children, doc, {"strategy": "t", "level": 0, "parent_id": None})
     kids = [
         Chunk("c" * 10, 10 * i, 10 * i + 10, doc, {"strategy": "t", "level": 1, "parent_id": parent.id})
         for i in range(n_children)
     ]
-    parent.metadata["child_ids"] = [k.id for k in kids]
+    if child_ids:
+        parent = dataclasses.replace(parent, metadata={**parent.metadata, "child_ids": [k.id for k in kids]})
     return parent, kids
 
 
@@ -157,8 +160,7 @@ def test_auto_merge_climbs_levels_and_drops_covered_chunks():
 
 
 def test_auto_merge_counts_children_from_a_plain_chunk_dict_without_child_ids():
-    parent, kids = _family(3)
-    del parent.metadata["child_ids"]
+    parent, kids = _family(3, child_ids=False)
     lookup = {c.id: c for c in [parent, *kids]}
     assert auto_merge([(kids[0], 1.0), (kids[1], 0.5)], lookup)[0][0] == parent
     assert auto_merge([(kids[0], 1.0)], lookup)[0][0] == kids[0]

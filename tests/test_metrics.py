@@ -167,17 +167,57 @@ def test_rank_metrics_empty_retrieval():
 # ----------------------------------------------------------------- character-level span metrics
 
 
-def test_span_metrics_overlapping_retrieved_spans_count_gold_once():
+def test_span_metrics_overlapping_retrieved_spans_union_convention():
     m = span_metrics([(0, 15), (12, 30)], [(10, 20)])
-    # union [0, 30) covers all 10 gold chars; retrieved length 15 + 18 = 33
-    assert m["recall"] == 1.0
-    assert m["precision"] == pytest.approx(10 / 33)
-    assert m["iou"] == pytest.approx(10 / 30)
+    # U = [0, 30): |U| = 30; G = [10, 20): |G| = 10; |U ∩ G| = 10
+    # recall = 10 / 10; precision = 10 / |U| = 10 / 30; iou = 10 / |U ∪ G| = 10 / 30
+    assert m == pytest.approx({"recall": 1.0, "precision": 10 / 30, "iou": 10 / 30})
 
 
-def test_span_metrics_duplicate_retrieval_halves_precision_not_iou():
-    m = span_metrics([(10, 20), (10, 20)], [(10, 20)])
-    assert m == pytest.approx({"recall": 1.0, "precision": 0.5, "iou": 1.0})
+def test_span_metrics_overlapping_retrieved_spans_chroma_convention():
+    m = span_metrics([(0, 15), (12, 30)], [(10, 20)], convention="chroma")
+    # L = 15 + 18 = 33 (the 3 characters 12..15 counted twice); |G| = 10; |U ∩ G| = 10
+    # precision = 10 / 33; iou = 10 / (L + |G| - |U ∩ G|) = 10 / (33 + 10 - 10) = 10 / 33
+    assert m == pytest.approx({"recall": 1.0, "precision": 10 / 33, "iou": 10 / 33})
+
+
+def test_span_metrics_three_overlapping_chunks_around_a_gold_in_two_pieces():
+    retrieved = [(0, 40), (30, 70), (60, 100)]
+    gold = [(20, 35), (65, 80)]
+    # U = [0, 100): |U| = 100; L = 40 + 40 + 40 = 120; |G| = 15 + 15 = 30; |U ∩ G| = 30
+    union = span_metrics(retrieved, gold)
+    assert union == pytest.approx({"recall": 1.0, "precision": 30 / 100, "iou": 30 / 100})
+    chroma = span_metrics(retrieved, gold, convention="chroma")
+    # precision = 30 / 120; iou = 30 / (120 + 30 - 30) = 30 / 120
+    assert chroma == pytest.approx({"recall": 1.0, "precision": 30 / 120, "iou": 30 / 120})
+
+
+def test_span_metrics_overlapping_chunks_partly_covering_the_gold():
+    retrieved = [(0, 30), (20, 50)]
+    gold = [(40, 60)]
+    # U = [0, 50): |U| = 50; L = 30 + 30 = 60; |G| = 20; |U ∩ G| = [40, 50) = 10
+    # union: recall 10/20, precision 10/50, iou 10 / |U ∪ G| = 10 / (50 + 20 - 10) = 10/60
+    assert span_metrics(retrieved, gold) == pytest.approx({"recall": 0.5, "precision": 10 / 50, "iou": 10 / 60})
+    # chroma: precision 10/60, iou 10 / (60 + 20 - 10) = 10/70
+    assert span_metrics(retrieved, gold, convention="chroma") == pytest.approx(
+        {"recall": 0.5, "precision": 10 / 60, "iou": 10 / 70}
+    )
+
+
+def test_span_metrics_duplicate_retrieval_costs_precision_and_iou_only_in_chroma_convention():
+    # the same 10 characters twice, exactly the gold: |U| = 10, L = 20, |G| = 10, |U ∩ G| = 10
+    assert span_metrics([(10, 20), (10, 20)], [(10, 20)]) == pytest.approx(
+        {"recall": 1.0, "precision": 1.0, "iou": 1.0}
+    )
+    # chroma: precision 10/20; iou 10 / (20 + 10 - 10) = 10/20
+    assert span_metrics([(10, 20), (10, 20)], [(10, 20)], convention="chroma") == pytest.approx(
+        {"recall": 1.0, "precision": 0.5, "iou": 0.5}
+    )
+
+
+def test_span_metrics_unknown_convention_is_a_value_error():
+    with pytest.raises(ValueError, match="convention must be one of 'union', 'chroma'"):
+        span_metrics([(0, 4)], [(0, 3)], convention="sum")
 
 
 def test_span_metrics_gold_partly_covered():
@@ -223,6 +263,14 @@ def test_precision_omega_uses_every_chunk_touching_the_gold():
     assert precision_omega([], [(5, 12)]) == 0.0
 
 
+def test_precision_omega_with_overlapping_chunks_follows_the_convention():
+    chunks = [(0, 20), (10, 30), (40, 50)]
+    # both of the first two chunks touch the gold [12, 18); the third does not
+    # union: |[0, 30)| = 30 -> 6 / 30; chroma: 20 + 20 = 40 -> 6 / 40
+    assert precision_omega(chunks, [(12, 18)]) == pytest.approx(6 / 30)
+    assert precision_omega(chunks, [(12, 18)], convention="chroma") == pytest.approx(6 / 40)
+
+
 def test_precision_omega_accepts_chunk_objects():
     from chunklab.chunk import Chunk
 
@@ -237,13 +285,22 @@ SPANS = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 25)).map(lambda t:
 @settings(max_examples=300, deadline=None)
 @given(retrieved=SPANS, gold=SPANS.filter(lambda g: any(e > s for s, e in g)))
 def test_span_metrics_match_character_set_oracle(retrieved, gold):
-    got = span_metrics(retrieved, gold)
     r = set().union(*(set(range(s, e)) for s, e in retrieved)) if retrieved else set()
     g = set().union(*(set(range(s, e)) for s, e in gold))
     total = sum(e - s for s, e in retrieved)
-    assert got["recall"] == pytest.approx(len(r & g) / len(g))
-    assert got["precision"] == pytest.approx(len(r & g) / total if total else 0.0)
-    assert got["iou"] == pytest.approx(len(r & g) / len(r | g))
+    union = span_metrics(retrieved, gold)
+    assert union["recall"] == pytest.approx(len(r & g) / len(g))
+    assert union["precision"] == pytest.approx(len(r & g) / len(r) if r else 0.0)
+    assert union["iou"] == pytest.approx(len(r & g) / len(r | g))
+    chroma = span_metrics(retrieved, gold, convention="chroma")
+    assert chroma["recall"] == union["recall"]
+    assert chroma["precision"] == pytest.approx(len(r & g) / total if total else 0.0)
+    assert chroma["iou"] == pytest.approx(len(r & g) / (total + len(g) - len(r & g)))
+    # summing lengths can only lower precision and IoU; equal when nothing overlaps
+    assert chroma["precision"] <= union["precision"] + 1e-12
+    assert chroma["iou"] <= union["iou"] + 1e-12
+    if total == len(r):
+        assert chroma == pytest.approx(union)
 
 
 # ----------------------------------------------------------------- paired bootstrap

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from chunklab.course import lint_solution
-from chunklab.grading import read_notebook
+from chunklab.course.generate import lint_solution
+from chunklab.course.notebooks import read_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))

@@ -10,10 +10,11 @@ import textwrap
 
 import numpy as np
 import pytest
+from test_lexical import HashEncoder
 
 from chunklab.chunk import Chunk, embedding_text
 from chunklab.embed import Encoder
-from chunklab.store import ChunkStore, decode_metadata, encode_metadata
+from chunklab.store import ChunkStore, StoreMismatchError, decode_metadata, encode_metadata
 
 pytestmark = pytest.mark.slow
 
@@ -246,7 +247,128 @@ def test_cli_index_then_query_finds_the_indexed_file(tmp_path, monkeypatch, caps
     assert main(args) == 0
     assert main(args + ["--query", "when do I get my money back", "-k", "1", "--json"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith("indexed 2 chunks from 2 files")
-    assert "holds 2 leaves" in lines[1]  # the second run upserted the same ids
+    store = ChunkStore(path=tmp_path / "db", collection="chunks", encoder=encoder, create=False)
+    assert store.count() == 2  # the second run upserted the same ids
     hit = json.loads(lines[-1])
     assert hit["doc_id"].endswith("guide.md") and "Refunds" in hit["text"]
+
+
+_HASH = HashEncoder()
+
+
+def _doc_chunks(doc_id: str, texts: list[str]) -> list[Chunk]:
+    out, pos = [], 0
+    for t in texts:
+        out.append(Chunk(t, pos, pos + len(t), doc_id, {"strategy": "test", "kind": "text"}))
+        pos += len(t) + 1
+    return out
+
+
+def test_opening_a_missing_collection_for_reading_lists_what_exists(tmp_path, encoder):
+    ChunkStore(path=tmp_path / "db", collection="real-one", encoder=encoder)
+    with pytest.raises(ValueError, match="no collection 'typo'.*'real-one'"):
+        ChunkStore(path=tmp_path / "db", collection="typo", encoder=encoder, create=False)
+    with pytest.raises(ValueError, match="no store at"):
+        ChunkStore(path=tmp_path / "nowhere", encoder=encoder, create=False)
+    assert not (tmp_path / "nowhere").exists()  # reading creates nothing
+
+
+def test_a_collection_refuses_another_chunker_configuration_unless_replaced(tmp_path, encoder):
+    first = ChunkStore(path=tmp_path / "db", encoder=encoder, config={"strategy": "recursive", "size": 500})
+    first.add(_doc_chunks("a", ["alpha text here", "beta text here"]))
+    again = ChunkStore(path=tmp_path / "db", encoder=encoder, config={"size": 500, "strategy": "recursive"})
+    assert again.count() == 2 and again.recorded_config() == {"strategy": "recursive", "size": 500}
+    with pytest.raises(StoreMismatchError, match="chunker configuration"):
+        ChunkStore(path=tmp_path / "db", encoder=encoder, config={"strategy": "recursive", "size": 900})
+    replaced = ChunkStore(path=tmp_path / "db", encoder=encoder, config={"strategy": "fixed"}, replace=True)
+    assert replaced.count() == 0 and replaced.recorded_config() == {"strategy": "fixed"}
+    assert ChunkStore(path=tmp_path / "db", encoder=encoder).recorded_config() == {"strategy": "fixed"}
+
+
+def test_a_collection_refuses_another_encoder(tmp_path, encoder):
+    ChunkStore(path=tmp_path / "db", encoder=encoder).add(_doc_chunks("a", ["some text"]))
+    other = Encoder("static", cache_dir=tmp_path / "c")
+    with pytest.raises(StoreMismatchError, match="encoder"):
+        ChunkStore(path=tmp_path / "db", encoder=other)
+
+
+def test_replace_document_keeps_exactly_the_new_chunks_and_reembeds_only_changes(tmp_path):
+    enc = Encoder(cache_dir=False)
+    store = ChunkStore(path=tmp_path / "db", encoder=enc)
+    store.add(_doc_chunks("keep", ["another document stays"]))
+    old = _doc_chunks("doc", ["first part", "second part", "third part"])
+    store.add(old)
+    calls = enc.model_calls
+    new = [*old[:2], Chunk("a brand new ending", 30, 48, "doc", {"strategy": "test"})]
+    report = store.replace_document("doc", new)
+    assert report == {"added": 1, "unchanged": 2, "deleted": 1}
+    assert enc.model_calls == calls + 1
+    assert {c.id for c in store.iter_chunks() if c.doc_id == "doc"} == {c.id for c in new}
+    assert store.doc_ids() == ["doc", "keep"]
+    assert store.delete_document("doc") == 3
+    assert store.doc_ids() == ["keep"]
+    with pytest.raises(ValueError, match="belongs to"):
+        store.replace_document("keep", new)
+
+
+def test_add_accepts_precomputed_vectors_aligned_with_chunks(encoder):
+    store = ChunkStore(in_memory=True, encoder=encoder)
+    chunks = _doc_chunks("v", ["cats purr softly", "rockets reach orbit"])
+    vecs = encoder.encode([store.embedded_text(c) for c in chunks])
+    calls = encoder.model_calls
+    assert store.add(chunks, vectors=vecs) == 2
+    assert encoder.model_calls == calls
+    [[(hit, score)]] = store.search_vectors(vecs[1:], k=1)
+    assert hit.text == "rockets reach orbit" and score > 0.99
+    with pytest.raises(ValueError, match="vectors must be an array of shape"):
+        store.add(chunks, vectors=vecs[:1])
+
+
+def test_a_long_lived_local_reader_sees_other_writers_after_reopen(tmp_path, encoder):
+    reader = ChunkStore(path=tmp_path / "db", encoder=encoder)
+    reader.add(_doc_chunks("first", ["written before the reader opened"]))
+    code = textwrap.dedent(
+        """
+        import sys
+        from chunklab.chunk import Chunk
+        from chunklab.embed import Encoder
+        from chunklab.store import ChunkStore
+        s = ChunkStore(path=sys.argv[1], encoder=Encoder(cache_dir=sys.argv[2]))
+        s.add([Chunk("written by another process", 0, 26, "second", {})])
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "db"), str(encoder.cache.directory)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    reader.reopen()
+    assert reader.count() == 2
+    assert reader.search("another process", k=1)[0][0].doc_id == "second"
+
+
+def test_a_reader_without_an_encoder_gets_the_model_that_filled_the_collection(tmp_path, encoder):
+    static = Encoder("static", cache_dir=tmp_path / "c")
+    ChunkStore(path=tmp_path / "db", collection="static-built", encoder=static)
+    ChunkStore(path=tmp_path / "db", collection="minilm-built", encoder=encoder)
+    assert ChunkStore(path=tmp_path / "db", collection="static-built", create=False).encoder.model_kind == "static"
+    assert ChunkStore(path=tmp_path / "db", collection="minilm-built", create=False).encoder.name == encoder.name
+
+
+def test_rebuild_swaps_in_the_new_chunks_only_when_the_block_succeeds(tmp_path):
+    store = ChunkStore(path=tmp_path / "db", collection="rebuilt", encoder=_HASH)
+    store.add(_doc_chunks("old", ["the old chunking of the corpus"]))
+    with pytest.raises(RuntimeError, match="disk full"):
+        with store.rebuild() as staging:
+            staging.add(_doc_chunks("new", ["half of a new chunking"]))
+            raise RuntimeError("disk full")
+    assert store.doc_ids() == ["old"] and store.count() == 1
+    parent = Chunk("a new parent about the corpus", 0, 29, "new", {"child_ids": ["x"]})
+    with store.rebuild() as staging:
+        staging.add([*_doc_chunks("new", ["the new chunking", "of the corpus"]), parent])
+    assert store.doc_ids() == ["new"] and store.count() == 2 and store.count(parents=True) == 1
+    reopened = ChunkStore(path=tmp_path / "db", collection="rebuilt", encoder=_HASH, create=False)
+    assert reopened.count() == 2 and reopened.get([parent.id]) == [parent]
+    from chunklab.store_backend import collection_names, make_client
+
+    assert collection_names(make_client(tmp_path / "db", None, False)) == ["rebuilt"]  # no staging left behind

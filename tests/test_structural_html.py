@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks, embedding_text
+from chunklab.documents import decode_bytes
 from chunklab.structural import chunk_html
-from chunklab.structural.html import decode_html
 
 
 def ok(chunks, html, max_chars=1500):
@@ -21,13 +21,26 @@ def ok(chunks, html, max_chars=1500):
     assert problems == [], problems
 
 
-def visible(html: str) -> str:
-    """An independent oracle: BeautifulSoup's text without script/style/template/head."""
+def visible(html: str, keep_boilerplate: bool = False) -> str:
+    """An independent oracle: BeautifulSoup's text without script/style/template/head.
+
+    Unless ``keep_boilerplate``, also without nav, aside, role=navigation, and header/footer
+    that have no sectioning ancestor (the rule chunk_html documents).
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(html, "html.parser")
     for t in soup(["script", "style", "template", "noscript", "head", "title"]):
         t.decompose()
+    if not keep_boilerplate:
+        furniture = soup.find_all(["nav", "aside"]) + soup.find_all(attrs={"role": "navigation"})
+        furniture += [
+            t for t in soup.find_all(["header", "footer"])
+            if t.find_parent(["article", "section", "main", "aside", "nav"]) is None
+        ]
+        for t in furniture:
+            if not t.decomposed:
+                t.decompose()
     return "".join(soup.get_text().split())
 
 
@@ -63,7 +76,9 @@ def test_semantic_elements_become_sections_with_tag_id_and_exact_markup_spans():
     usage = by_id["usage"]
     assert usage.metadata["tag"] == "article" and usage.text == "Usage\nImport it & call it.\none\ntwo"
     assert usage.metadata["headings"] == ["Usage"]
-    assert by_id["menu"].text == "Home About"
+    assert "menu" not in by_id  # navigation is page furniture, dropped by default
+    kept = {c.metadata["id"]: c for c in chunk_html(PAGE, keep_boilerplate=True)}
+    assert kept["menu"].text == "Home About"
 
 
 def test_script_style_template_and_head_content_are_dropped():
@@ -120,7 +135,7 @@ def test_xml_declaration_string_and_bytes_with_declared_encoding():
     assert chunks[0].text == "Caf\u00e9\ncr\u00e8me"
     raw = page.encode("iso-8859-1")
     chunks = chunk_html(raw)
-    ok(chunks, decode_html(raw))
+    ok(chunks, decode_bytes(raw, "html").text)
     assert chunks[0].text == "Caf\u00e9\ncr\u00e8me"
     meta = b'<html><head><meta charset="windows-1252"></head><body><p>\x93quoted\x94</p></body></html>'
     assert chunk_html(meta)[0].text == "\u201cquoted\u201d"
@@ -168,7 +183,10 @@ def test_bad_arguments_raise_value_error(kwargs):
 
 
 _WORDS = st.text(alphabet="abcxyz &<>\"'é\u00a0\n\t", min_size=1, max_size=12)
-_BLOCK_TAGS = ["p", "div", "section", "article", "li", "h1", "h2", "h3", "pre", "blockquote", "main", "aside"]
+_BLOCK_TAGS = [
+    "p", "div", "section", "article", "li", "h1", "h2", "h3", "pre", "blockquote", "main", "aside", "nav", "header",
+    "footer",
+]
 _INLINE = ["b", "i", "a", "span", "code", "em"]
 
 
@@ -201,11 +219,12 @@ def page(draw):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=page(), max_chars=st.integers(5, 300))
 def test_property_generated_pages_keep_every_visible_character_and_bounds(doc, max_chars):
-    chunks = chunk_html(doc, max_chars=max_chars)
-    expected = visible(doc).replace("|", "").replace("\ufeff", "")
-    assert squash(chunks) == expected
-    if chunks:
-        ok(chunks, doc, max_chars)
+    for keep in (False, True):
+        chunks = chunk_html(doc, max_chars=max_chars, keep_boilerplate=keep)
+        expected = visible(doc, keep_boilerplate=keep).replace("|", "").replace("\ufeff", "")
+        assert squash(chunks) == expected
+        if chunks:
+            ok(chunks, doc, max_chars)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -237,7 +256,7 @@ def test_a_sample_of_installed_html_files_chunks_without_failure():
             raw = fh.read()
         chunks = chunk_html(raw, path=path)
         if chunks:
-            problems = check_chunks(chunks, decode_html(raw), max_size=1500, html=True)
+            problems = check_chunks(chunks, decode_bytes(raw, "html").text, max_size=1500, html=True)
             assert problems == [], (path, problems[:3])
 
 
@@ -302,7 +321,7 @@ def test_byte_order_mark_in_str_and_bytes_keeps_offsets_in_the_decoded_text():
     assert page[chunks[0].metadata["element_start"] :].startswith("<section id='x'>")
     raw = page.encode("utf-8-sig")[3:]
     for data in (b"\xef\xbb\xbf" + raw, page.encode("utf-16")):
-        decoded = decode_html(data)
+        decoded = decode_bytes(data, "html").text
         got = chunk_html(data)
         ok(got, decoded)
         assert got[0].text == chunks[0].text
@@ -339,8 +358,14 @@ def test_xml_declaration_cdata_and_processing_instructions_are_not_text():
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=page(), max_chars=st.integers(5, 120))
 def test_property_every_chunk_span_holds_exactly_its_visible_text(doc, max_chars):
-    for c in chunk_html(doc, max_chars=max_chars):
-        assert slice_visible(doc, c) == "".join(c.text.split()).replace("|", "").replace("\ufeff", "")
+    # A span parsed alone has lost its ancestors, so whether a header or footer in it is page
+    # furniture cannot be judged from the slice: compare slices with boilerplate kept, and the
+    # default (boilerplate dropped) against the oracle on the whole page.
+    for c in chunk_html(doc, max_chars=max_chars, keep_boilerplate=True):
+        expected = visible(doc[c.start : c.end], keep_boilerplate=True).replace("|", "").replace("\ufeff", "")
+        assert expected == "".join(c.text.split()).replace("|", "").replace("\ufeff", "")
+    kept = "".join("".join(c.text.split()) for c in chunk_html(doc, max_chars=max_chars))
+    assert kept.replace("|", "").replace("\ufeff", "") == visible(doc).replace("|", "").replace("\ufeff", "")
 
 
 def test_references_without_semicolon_or_unknown_names_map_character_by_character():
@@ -355,3 +380,85 @@ def test_references_without_semicolon_or_unknown_names_map_character_by_characte
         for c in chunks:
             raw = page[c.start : c.end].replace("<p>", "").replace("</p>", "")
             assert " ".join(html_lib.unescape(raw).split()) == c.text, (max_chars, raw, c.text)
+
+
+def test_html_nav_header_footer_aside_boilerplate_dropped_by_default_and_kept_on_request():
+    page = (
+        "<html><body><header><a href='/'>Site name</a><nav><a href='/a'>Alpha</a> <a href='/b'>Beta</a></nav></header>"
+        "<div role='navigation'><ul><li>libffi</li><li>libc</li></ul></div>"
+        "<main><article><header><h1>Real title</h1></header><p>The content people search for.</p>"
+        "<footer>Article footnote.</footer></article><aside>Related links</aside></main>"
+        "<footer>Copyright 2024</footer></body></html>"
+    )
+    chunks = chunk_html(page)
+    ok(chunks, page)
+    text = "\n".join(c.text for c in chunks)
+    assert text == "Real title\nThe content people search for.\nArticle footnote."  # sectioned header/footer stay
+    assert (chunks[0].start, chunks[-1].end) == (0, len(page.rstrip()))  # the markup is still covered
+    kept = "\n".join(c.text for c in chunk_html(page, keep_boilerplate=True))
+    for furniture in ("Site name", "Alpha", "libffi", "Related links", "Copyright 2024"):
+        assert furniture in kept and furniture not in text
+    assert squash(chunk_html(page, keep_boilerplate=True)) == visible(page, keep_boilerplate=True)
+
+
+def test_permalink_markers_are_stripped_from_headings_and_their_paths():
+    page = (
+        "<h1>Guide<a class='headerlink' href='#guide' title='Permalink'>\u00b6</a></h1><p>Intro.</p>"
+        "<h2 id='install'>Install <a href='#install'>#</a></h2><p>See <a href='#usage'>usage</a>.</p>"
+        "<h2>Usage<a class='anchor' href='#usage'>\U0001f517</a></h2><p>Call <a href='#install'>Install</a>.</p>"
+    )
+    chunks = chunk_html(page, max_chars=30)
+    ok(chunks, page, 30)
+    assert [c.metadata["headings"] for c in chunks] == [["Guide"], ["Guide", "Install"], ["Guide", "Usage"]]
+    assert [c.text for c in chunks] == ["Guide\nIntro.", "Install\nSee usage.", "Usage\nCall Install."]
+
+
+def test_structural_strategy_and_chunk_document_pass_keep_boilerplate():
+    from chunklab.documents import Document
+    from chunklab.strategies import get_strategy
+    from chunklab.structural import chunk_document
+
+    page = "<nav>Menu</nav><main><p>Body.</p></main>"
+    doc = Document.from_text(page, doc_id="p.html", kind="html")
+    assert [c.text for c in get_strategy("structural")(doc)] == ["Body."]
+    assert [c.text for c in get_strategy("structural", keep_boilerplate=True)(doc)] == ["Menu", "Body."]
+    assert [c.text for c in chunk_document(page, kind="html", keep_boilerplate=True)] == ["Menu", "Body."]
+
+
+def test_a_marked_section_html_parser_cannot_read_falls_back_with_its_reason():
+    chunks = chunk_html("<p>a<![foo[ x ]]>b</p>")
+    assert chunks and chunks[0].metadata["fallback"] is True
+    assert chunks[0].metadata["fallback_reason"].startswith("html.parser:")
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("recursive", {"size": 80}),
+        ("recursive", {"size": 80, "overlap": 20}),
+        ("fixed", {"size": 60}),
+        ("paragraphs", {"max_chars": 60, "overlap_paragraphs": 0}),
+        ("hierarchical", {"levels": (40, 10), "unit": "words"}),
+    ],
+)
+def test_plain_text_strategies_on_html_chunk_the_visible_text_with_spans_on_the_markup(name, params):
+    from chunklab.documents import Document
+    from chunklab.strategies import get_strategy
+    from chunklab.structural.html import html_text_map
+
+    page = PAGE.replace("<p>Run", "<p>" + "Plain words to fill the budget. " * 8 + "Run")
+    doc = Document.from_text(page, doc_id="page.html", kind="html")
+    chunks = get_strategy(name, **params)(doc)
+    text, where = html_text_map(page)
+    assert len(where) == len(text) + 1
+    assert check_chunks(chunks, page, html=True) == []  # the spans cover the whole page
+    for c in chunks:
+        assert "<" not in c.text and "not real" not in c.text  # visible text, never markup or script
+        assert text[c.metadata["visible_start"] : c.metadata["visible_end"]] == c.text
+        assert c.start <= where[c.metadata["visible_start"]] < c.end
+    leaves = [c for c in chunks if not c.metadata.get("child_ids")]
+    if not params.get("overlap"):
+        assert "".join("".join(c.text.split()) for c in leaves if c.level in (None, 1)) == "".join(text.split())
+    ids = {c.id for c in chunks}
+    assert all(c.metadata["parent_id"] in ids for c in chunks if c.metadata.get("parent_id"))
+    assert all(set(c.metadata["child_ids"]) <= ids for c in chunks if c.metadata.get("child_ids"))

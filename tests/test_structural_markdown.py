@@ -178,3 +178,24 @@ def test_property_every_piece_of_a_split_table_has_its_header(n_rows, max_chars)
     ok(chunks, md, max_chars)
     for c in chunks:
         assert header in c.text or c.metadata.get("table_header") == header
+
+
+def test_pack_blocks_packs_any_block_list_the_way_chunk_markdown_does():
+    from dataclasses import replace
+
+    from chunklab.structural.markdown import pack_blocks
+    from chunklab.text import markdown_blocks
+
+    md = "# A\n\nPara one.\n\n```\ncode\n```\n\n## B\n\nPara two.\n"
+    params = {"format": "markdown", "max_chars": 25, "max_level": 3}
+    blocks = markdown_blocks(md)
+    same = pack_blocks(md, blocks, 25, 3, doc_id="doc", params=params)
+    assert [(c.start, c.end, c.metadata) for c in same] == [
+        (c.start, c.end, c.metadata) for c in chunk_markdown(md, max_chars=25)
+    ]
+    # another format's block kind (an rST directive, say) is packed like a paragraph
+    renamed = [replace(b, kind="directive") if b.kind == "code" else b for b in blocks]
+    got = pack_blocks(md, renamed, 25, 3, doc_id="doc", params=params)
+    assert [(c.start, c.end) for c in got] == [(c.start, c.end) for c in same]
+    assert {c.metadata["kind"] for c in got} <= {"section", "table", "code"}
+    assert check_chunks(got, md, max_size=25) == []

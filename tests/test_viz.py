@@ -182,3 +182,16 @@ def test_boundary_stats_counts_cuts_inside_words_and_sentences():
     assert boundary_stats(text, clean) == {"cuts": 1, "mid_word": 0.0, "mid_sentence": 0.0}
     assert boundary_stats(text, at_line)["mid_sentence"] == 0.0
     assert boundary_stats(text, [Chunk(text, 0, len(text), "d")])["cuts"] == 0
+
+
+def test_strategy_color_maps_a_label_to_its_family_colour():
+    from chunklab.viz import STRATEGY_COLORS, strategy_color
+
+    assert strategy_color("recursive 1000, overlap 200") == STRATEGY_COLORS["recursive"]
+    assert strategy_color("Recursive[size=400]") == STRATEGY_COLORS["recursive"]
+    assert strategy_color("markdown-hierarchy") == STRATEGY_COLORS["hierarchical"]
+    assert strategy_color("fixed") != strategy_color("recursive")
+    assert strategy_color("something else") == STRATEGY_COLORS["other"]
+    assert len(set(STRATEGY_COLORS.values())) == len(STRATEGY_COLORS)
+    with pytest.raises(ValueError, match="name"):
+        strategy_color(3)  # type: ignore[arg-type]

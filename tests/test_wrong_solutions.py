@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from chunklab.course import make_exercise
-from chunklab.grading import grade_notebooks, is_checkpoint, read_notebook
+from chunklab.course.generate import make_exercise
+from chunklab.course.grader import grade_notebooks
+from chunklab.course.notebooks import is_checkpoint, read_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = {p.stem: p for p in sorted((ROOT / "solutions").glob("*.ipynb"))}

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from test_wrong_solutions import SOLUTIONS, Wrong, faked, patched
 
-from chunklab.course import make_exercise
-from chunklab.grading import grade_notebooks, read_notebook
+from chunklab.course.generate import make_exercise
+from chunklab.course.grader import grade_notebooks
+from chunklab.course.notebooks import read_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,50 +1,51 @@
 """``chunklab chunk``: chunk files (or the whole installed Python corpus) into JSONL, with a summary.
 
-Files are handed to a pool of worker processes; each returns its chunks already serialized,
-and the main process writes them out as they come, so the corpus is never held in memory.
-At the end a summary reports files, MB, files/s, MB/s, the fallback rate with its top
+Files are read by :func:`chunklab.documents.load_document` and chunked by a strategy from the
+catalog (:func:`chunklab.strategies.strategy_from_options`), in worker processes that return
+their chunks already serialized; the main process writes them out in input order as they
+come, so the corpus is never held in memory. A worker that dies (the OOM killer, ``kill -9``)
+is noticed, the file it was chunking is reported as failed, and a new worker takes over.
+The output goes to a temporary file renamed over ``--out`` at the end. The summary reports
+files ok / skipped / failed with reasons, MB, files/s, MB/s, the fallback rate with its top
 reasons, chunk size percentiles and the chunks over budget.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import multiprocessing
-import os
 import resource
 import sys
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-STRATEGIES = ("structural", "recursive", "fixed")
-#: extensions picked up when a directory is given
-DIR_EXTENSIONS = (".py", ".pyi", ".md", ".markdown", ".html", ".htm", ".xhtml", ".txt", ".rst")
+from chunklab.commands._ingest import SKIP_REASONS, FileReport, atomic_output, report_lines
+from chunklab.commands._workers import WorkerPool
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``chunklab chunk``."""
+    from chunklab.documents import EXTENSIONS
+    from chunklab.strategies import available_strategies
+
+    exts = "/".join(e for exts in EXTENSIONS.values() for e in exts)
     p = subparsers.add_parser(
         "chunk",
         help="chunk files into JSONL and report speed, fallbacks and size distribution",
         description=(
-            "Chunk files (directories are searched for .py/.md/.html/.txt files) with a "
-            "structural, recursive or fixed chunker, in worker processes, streaming chunks "
-            "to a JSONL file. Prints a summary: files, MB, files/s, MB/s, fallback rate with "
-            "top reasons, chunk size percentiles and chunks over budget."
+            f"Chunk files (directories are searched for {exts} files) with a strategy from the "
+            "catalog, in worker processes, streaming chunks to a JSONL file. Prints a summary: "
+            "files ok/skipped/failed, MB, files/s, MB/s, fallback rate with top reasons, chunk "
+            "size percentiles and chunks over budget. Exits 1 when a file failed."
         ),
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to chunk")
-    p.add_argument("--strategy", choices=STRATEGIES, default="structural", help="default: structural")
-    p.add_argument("--size", type=int, default=1500, help="max chunk size in characters (default 1500)")
-    p.add_argument(
-        "--overlap", type=int, default=None, help="overlap in characters for recursive/fixed (default 0)"
-    )
-    p.add_argument("--min-chars", type=int, default=200, help="structural Python: merge units below this")
+    add_strategy_arguments(p, available_strategies())
     p.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--out", "-o", default=None, help="write chunks as JSONL here ('-' for stdout)")
     p.add_argument(
@@ -58,129 +59,201 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+def add_strategy_arguments(p: argparse.ArgumentParser, names: list[str]) -> None:
+    """The strategy flags ``chunk`` and ``index`` share (unset flags keep the strategy's defaults)."""
+    p.add_argument(
+        "--strategy", default="structural", metavar="NAME",
+        help=f"one of {', '.join(names)} (default structural; defaults: chunklab evaluate --help)",
+    )
+    p.add_argument("--size", type=int, default=None, help="chunk size (size or max_chars of the strategy)")
+    p.add_argument("--overlap", type=int, default=None, help="overlap, for fixed and recursive")
+    p.add_argument("--unit", default=None, metavar="UNIT",
+                   help="chars, words, tokens or tokenizer:PATH (fixed/recursive/hierarchical)")
+    p.add_argument("--levels", default=None, help="hierarchical level sizes, largest first: 2048/512/128")
+    p.add_argument("--min-chars", type=int, default=None, help="structural Python: merge units below this")
+    p.add_argument("--keep-boilerplate", action="store_const", const=True, default=None,
+                   help="structural HTML: keep nav/header/footer/aside text (dropped by default)")
+    p.add_argument("--root", default=None, metavar="DIR",
+                   help="corpus root: doc_ids are paths relative to it (default: the common folder of PATHs)")
+    p.add_argument("--strict", action="store_true",
+                   help="skip files that are not valid in their encoding instead of decoding them by a fallback")
+
+
+def strategy_from_args(args: argparse.Namespace) -> Any:
+    """The catalog strategy the flags of :func:`add_strategy_arguments` name."""
+    from chunklab.strategies import strategy_from_options
+
+    return strategy_from_options(
+        args.strategy, size=args.size, overlap=args.overlap, unit=args.unit, levels=args.levels,
+        min_chars=args.min_chars, keep_boilerplate=args.keep_boilerplate,
+    )
+
+
 @dataclass
 class FileResult:
     """What a worker sends back for one file (chunks already serialized as JSONL)."""
 
     path: str
-    nbytes: int
-    kind: str
+    nbytes: int = 0
+    kind: str = "?"
     lines: str = ""
     sizes: list[int] = field(default_factory=list)
     over_budget: int = 0
     over_budget_marked: int = 0
     fallback: str | None = None
-    error: str | None = None
+    decode_problem: str | None = None
+    #: None when chunked; else (pile, reason, detail) with pile "skipped" or "failed"
+    problem: tuple[str, str, str] | None = None
 
 
 @dataclass
 class Summary:
     """Running totals over all files."""
 
-    files: int = 0
+    report: FileReport = field(default_factory=FileReport)
     nbytes: int = 0
     chunks: int = 0
     over_budget: int = 0
     over_budget_marked: int = 0
     kinds: Counter = field(default_factory=Counter)
-    errors: list[tuple[str, str]] = field(default_factory=list)
     sizes: array = field(default_factory=lambda: array("l"))
 
     def add(self, r: FileResult) -> None:
-        self.files += 1
+        """Count one file's result."""
+        if r.problem is not None:
+            pile, reason, detail = r.problem
+            (self.report.skip if pile == "skipped" else self.report.fail)(r.path, reason, detail)
+            return
+        self.report.ok += 1
+        if r.decode_problem:
+            self.report.fallback_decoded.append((r.path, r.decode_problem))
         self.nbytes += r.nbytes
         self.chunks += len(r.sizes)
         self.sizes.extend(r.sizes)
         self.over_budget += r.over_budget
         self.over_budget_marked += r.over_budget_marked
         self.kinds[r.kind] += 1
-        if r.error:
-            self.errors.append((r.path, r.error))
 
 
 def run(args: argparse.Namespace) -> int:
-    """Chunk the files named by ``args`` and print the summary; 0 on success, 1 if a file crashed."""
+    """Chunk the files named by ``args`` and print the summary; 0 on success, 1 if a file failed."""
+    from chunklab._validate import check_positive_int
+    from chunklab.documents import corpus_root, doc_id_for, iter_paths
     from chunklab.structural import FallbackStats
 
-    _check_args(args)
-    files = list(iter_files(args.paths))
+    check_positive_int(args.jobs, "--jobs")
+    strategy = strategy_from_args(args)
+    files = list(iter_paths(args.paths))
+    installed: list[str] = []
     if args.installed_python:
         from chunklab.datasets.code import code_corpus
 
         seen = set(files)
-        files.extend(p for p in code_corpus().paths if p not in seen)
+        installed = [p for p in code_corpus().paths if p not in seen]
+        files.extend(installed)
     if not files:
         raise ValueError("no input files: give PATH arguments or --installed-python")
-    overlap = args.overlap or 0
-    tasks = ((path, args.strategy, args.size, overlap, args.min_chars, args.out is not None) for path in files)
-    out: TextIO | None = None
-    if args.out == "-":
-        out = sys.stdout
-    elif args.out:
-        out = open(args.out, "w", encoding="utf-8")  # noqa: SIM115 - closed below
-    report = sys.stderr if out is sys.stdout else sys.stdout
+    root = args.root if args.root is not None else corpus_root([*args.paths, *installed])
+    for path in files:
+        doc_id_for(path, root)  # a file outside --root: an error now, not in a worker
+    config = _Config(root, strategy.kind, strategy.params, args.strict, args.out is not None, _budget(strategy))
     stats = FallbackStats()
     summary = Summary()
     t0 = time.perf_counter()
-    try:
-        for r in _progress(_results(tasks, args.jobs), len(files), args.no_progress):
+    with _output(args.out) as out:
+        report_to = sys.stderr if out is sys.stdout else sys.stdout
+        for r in _progress(_results(files, config, args.jobs), len(files), args.no_progress):
             summary.add(r)
-            if r.fallback:
-                stats.record(r.fallback, r.path, documents=1)
-            elif not r.error:
-                stats.documents += 1
+            if r.problem is None:
+                if r.fallback:
+                    stats.record(r.fallback, r.path, documents=1)
+                else:
+                    stats.documents += 1
             if out is not None and r.lines:
                 out.write(r.lines)
-    finally:
-        if out is not None and out is not sys.stdout:
-            out.close()
     elapsed = time.perf_counter() - t0
     stats.chunks = summary.chunks
-    result = _summary_dict(summary, stats, elapsed, args)
-    print(format_summary(result), file=report)
+    result = _summary_dict(summary, stats, elapsed, args, strategy, root)
+    print(format_summary(result), file=report_to)
     if args.summary_json:
-        with open(args.summary_json, "w", encoding="utf-8") as fh:
+        with atomic_output(args.summary_json) as fh:
             json.dump(result, fh, indent=2)
-    return 1 if summary.errors else 0
+    return summary.report.exit_code
 
 
-def _check_args(args: argparse.Namespace) -> None:
-    if args.size <= 0:
-        raise ValueError(f"--size must be > 0, got {args.size}")
-    if args.jobs <= 0:
-        raise ValueError(f"--jobs must be > 0, got {args.jobs}")
-    if args.min_chars < 0:
-        raise ValueError(f"--min-chars must be >= 0, got {args.min_chars}")
-    if args.overlap is not None:
-        if args.strategy == "structural":
-            raise ValueError("--overlap applies to --strategy recursive or fixed (structural keeps units whole)")
-        if not 0 <= args.overlap < args.size:
-            raise ValueError(f"--overlap must be in [0, --size), got {args.overlap}")
+@contextlib.contextmanager
+def _output(out: str | None) -> Iterator[TextIO | None]:
+    if out is None:
+        yield None
+    elif out == "-":
+        yield sys.stdout
+    else:
+        with atomic_output(out) as fh:
+            yield fh
 
 
-def iter_files(paths: Iterable[str]) -> Iterator[str]:
-    """Files named directly, and the known text files under directories (sorted)."""
-    for p in paths:
-        if os.path.isdir(p):
-            found = []
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-                found.extend(os.path.join(dirpath, f) for f in filenames if f.lower().endswith(DIR_EXTENSIONS))
-            yield from sorted(found)
-        elif os.path.isfile(p):
-            yield p
-        else:
-            raise FileNotFoundError(f"no such file or directory: {p}")
+def _budget(strategy: Any) -> int | None:
+    """The character budget chunks are checked against (None when not measured in characters)."""
+    if strategy.params.get("unit", "chars") != "chars":
+        return None
+    value = strategy.params.get("size", strategy.params.get("max_chars"))
+    return value if isinstance(value, int) else None
 
 
-def _results(tasks: Iterable[tuple], jobs: int) -> Iterator[FileResult]:
+@dataclass(frozen=True)
+class _Config:
+    """What every worker needs to chunk a file (picklable: the strategy is rebuilt by name)."""
+
+    root: str
+    strategy: str
+    params: dict[str, Any]
+    strict: bool
+    want_lines: bool
+    budget: int | None
+
+
+_STRATEGIES: dict[tuple[str, str], Any] = {}
+
+
+def chunk_file(path: str, config: _Config) -> FileResult:
+    """Read and chunk one file (runs in a worker process); never raises, problems are reported."""
+    from chunklab.documents import DocumentError, load_document
+    from chunklab.strategies import get_strategy
+
+    try:
+        doc = load_document(path, root=config.root, strict=config.strict)
+    except DocumentError as exc:
+        pile = "skipped" if exc.reason in SKIP_REASONS else "failed"
+        return FileResult(path, problem=(pile, exc.reason, exc.detail))
+    key = (config.strategy, repr(sorted(config.params.items())))
+    if key not in _STRATEGIES:
+        _STRATEGIES[key] = get_strategy(config.strategy, **config.params)
+    try:
+        chunks = _STRATEGIES[key](doc)
+    except Exception as exc:  # a chunker bug on one file: reported as failed, the run goes on
+        return FileResult(path, doc.metadata["bytes"], doc.kind, problem=("failed", "chunker", f"{type(exc).__name__}: {exc}"))
+    sizes = [len(c.text) for c in chunks]
+    over = [] if config.budget is None else [c for c, n in zip(chunks, sizes, strict=True) if n > config.budget]
+    fallback = next((str(c.metadata.get("fallback_reason")) for c in chunks if c.metadata.get("fallback")), None)
+    lines = ""
+    if config.want_lines and chunks:
+        dumps = json.dumps
+        lines = "".join(dumps(c.to_dict(), ensure_ascii=False, default=str) + "\n" for c in chunks)
+    return FileResult(
+        path, doc.metadata["bytes"], doc.kind, lines, sizes, len(over),
+        sum(1 for c in over if c.metadata.get("oversize")), fallback, doc.metadata.get("decode_problem"),
+    )
+
+
+def _results(files: list[str], config: _Config, jobs: int) -> Iterator[FileResult]:
     if jobs == 1:
-        for t in tasks:
-            yield chunk_file(t)
+        for path in files:
+            yield chunk_file(path, config)
         return
-    ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with ctx.Pool(jobs, maxtasksperchild=2000) as pool:
-        yield from pool.imap(chunk_file, tasks, chunksize=4)
+    def died(path: str, detail: str) -> FileResult:
+        return FileResult(path, problem=("failed", "worker-died", detail))
+
+    yield from WorkerPool(jobs, chunk_file, config, died).run(files)
 
 
 def _progress(results: Iterator[FileResult], total: int, disabled: bool) -> Iterator[FileResult]:
@@ -200,61 +273,9 @@ def _progress(results: Iterator[FileResult], total: int, disabled: bool) -> Iter
         bar.close()
 
 
-def chunk_file(task: tuple) -> FileResult:
-    """Chunk one file (runs in a worker process); never raises, errors are reported."""
-    path, strategy, size, overlap, min_chars, want_lines = task
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        return FileResult(path, 0, "?", error=f"{type(exc).__name__}: {exc}")
-    from chunklab.structural import chunk_document, detect_kind
-
-    kind = detect_kind(raw, path)
-    try:
-        if strategy == "structural":
-            options: dict[str, Any] = {"max_chars": size}
-            if kind == "python":
-                options["min_chars"] = min_chars
-            chunks = chunk_document(raw, kind=kind, path=path, **options)
-        else:
-            from chunklab.structural.dispatch import decode_for
-
-            text = decode_for(kind, raw)
-            if strategy == "recursive":
-                from chunklab.recursive import chunk_recursive
-
-                chunks = chunk_recursive(text, size, overlap, doc_id=path)
-            else:
-                from chunklab.fixed import chunk_fixed
-
-                chunks = chunk_fixed(text, size, overlap, doc_id=path)
-    except Exception as exc:  # reported, counted as a crash; the run goes on
-        return FileResult(path, len(raw), kind, error=f"{type(exc).__name__}: {exc}")
-    sizes = [len(c.text) for c in chunks]
-    over = [c for c, n in zip(chunks, sizes, strict=True) if n > size]
-    fallback = None
-    for c in chunks:
-        if c.metadata.get("fallback"):
-            fallback = str(c.metadata.get("fallback_reason"))
-            break
-    lines = ""
-    if want_lines and chunks:
-        dumps = json.dumps
-        lines = "".join(dumps(c.to_dict(), ensure_ascii=False, default=str) + "\n" for c in chunks)
-    return FileResult(
-        path,
-        len(raw),
-        kind,
-        lines,
-        sizes,
-        len(over),
-        sum(1 for c in over if c.metadata.get("oversize")),
-        fallback,
-    )
-
-
-def _summary_dict(summary: Summary, stats: Any, elapsed: float, args: argparse.Namespace) -> dict[str, Any]:
+def _summary_dict(
+    summary: Summary, stats: Any, elapsed: float, args: argparse.Namespace, strategy: Any, root: str
+) -> dict[str, Any]:
     import numpy as np
 
     sizes = np.asarray(summary.sizes, dtype=np.int64)
@@ -267,14 +288,18 @@ def _summary_dict(summary: Summary, stats: Any, elapsed: float, args: argparse.N
     mb = summary.nbytes / 1e6
     self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    files = summary.report.ok
     return {
-        "strategy": args.strategy,
-        "size": args.size,
+        "strategy": strategy.name,
+        "params": dict(strategy.params),
+        "size": _budget(strategy),
         "jobs": args.jobs,
-        "files": summary.files,
+        "root": root,
+        "files": files,
+        **summary.report.as_dict(),
         "mb": round(mb, 2),
         "seconds": round(elapsed, 2),
-        "files_per_s": round(summary.files / elapsed, 1) if elapsed else None,
+        "files_per_s": round(files / elapsed, 1) if elapsed else None,
         "mb_per_s": round(mb / elapsed, 2) if elapsed else None,
         "chunks": summary.chunks,
         "kinds": dict(summary.kinds),
@@ -285,7 +310,7 @@ def _summary_dict(summary: Summary, stats: Any, elapsed: float, args: argparse.N
         "chunk_size": pct,
         "over_budget": summary.over_budget,
         "over_budget_marked_oversize": summary.over_budget_marked,
-        "errors": summary.errors,
+        "errors": [list(x) for x in summary.report.failed],
         "peak_rss_mb": {"main": round(self_rss, 1), "largest_worker": round(child_rss, 1)},
         "out": args.out,
     }
@@ -293,9 +318,11 @@ def _summary_dict(summary: Summary, stats: Any, elapsed: float, args: argparse.N
 
 def format_summary(s: dict[str, Any]) -> str:
     """The human-readable summary printed at the end of a run."""
+    params = ", ".join(f"{k}={v}" for k, v in s["params"].items())
     lines = [
-        f"chunklab chunk --strategy {s['strategy']} --size {s['size']} --jobs {s['jobs']}",
-        f"  files     {s['files']:,} ({', '.join(f'{k} {v:,}' for k, v in sorted(s['kinds'].items()))})",
+        f"chunklab chunk --strategy {s['strategy']} ({params}) --jobs {s['jobs']}",
+        *report_lines(s),
+        f"  kinds     {', '.join(f'{k} {v:,}' for k, v in sorted(s['kinds'].items())) or '-'}",
         f"  data      {s['mb']:,.1f} MB in {s['seconds']:.1f} s: "
         f"{s['files_per_s'] or 0:,.1f} files/s, {s['mb_per_s'] or 0:.2f} MB/s",
         f"  chunks    {s['chunks']:,}",
@@ -305,20 +332,18 @@ def format_summary(s: dict[str, Any]) -> str:
         lines.append(
             "  size      chars p5 {p5}  p50 {p50}  p90 {p90}  p99 {p99}  max {max}  mean {mean}".format(**cs)
         )
-    unmarked = s["over_budget"] - s["over_budget_marked_oversize"]
-    lines.append(
-        f"  over      {s['over_budget']:,} chunks over {s['size']} chars "
-        f"({s['over_budget_marked_oversize']:,} single indivisible lines marked oversize"
-        + (f", {unmarked:,} NOT marked)" if unmarked else ")")
-    )
+    if s["size"] is not None:
+        unmarked = s["over_budget"] - s["over_budget_marked_oversize"]
+        lines.append(
+            f"  over      {s['over_budget']:,} chunks over {s['size']} chars "
+            f"({s['over_budget_marked_oversize']:,} single indivisible lines marked oversize"
+            + (f", {unmarked:,} NOT marked)" if unmarked else ")")
+        )
     lines.append(f"  fallback  {s['fallback_files']:,} files ({s['fallback_rate']:.2%})")
     for reason, count in s["fallback_reasons"]:
         lines.append(f"    {count:6,}  {reason}")
     if s["fallback_rate"] > 0.05:
         lines.append("  WARNING: fallback rate over 5%: the structural chunker is not seeing structure")
-    lines.append(f"  errors    {len(s['errors'])}")
-    for path, err in s["errors"][:10]:
-        lines.append(f"    {path}: {err}")
     rss = s["peak_rss_mb"]
     lines.append(f"  peak RSS  main {rss['main']:.0f} MB, largest worker {rss['largest_worker']:.0f} MB")
     if s["out"]:

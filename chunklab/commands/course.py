@@ -31,7 +31,7 @@ def add_parser(subparsers) -> None:
 
 def run_make_exercises(args: argparse.Namespace) -> int:
     """Generate (or check) the exercises."""
-    from chunklab.course import make_exercises
+    from chunklab.course.generate import make_exercises
 
     statuses = make_exercises(args.solutions, args.exercises, check=args.check)
     bad = [s for s in statuses if s.state not in ("ok", "written", "removed")]
@@ -52,7 +52,7 @@ def run_execute(args: argparse.Namespace) -> int:
     """Execute each solution notebook in place and report the wall time."""
     import time
 
-    from chunklab.course import execute_notebook
+    from chunklab.course.generate import execute_notebook
 
     for nb in args.notebooks:
         t0 = time.perf_counter()

@@ -1,7 +1,9 @@
-"""``chunklab evaluate``: compare chunking strategies on the kit's documents or code questions.
+"""``chunklab evaluate``: compare chunking strategies on the kit's datasets or on your own files.
 
 ``chunklab evaluate --dataset docs --strategies fixed,recursive,structural,semantic,hierarchical
---k 5 [--sweep size=200,400,800 overlap=0,10%] [--out DIR] [--split dev|heldout]``
+--k 5 [--sweep size=200,400,800 overlap=0,10%] [--out DIR] [--split dev|heldout]``, or on your
+corpus: ``chunklab evaluate --corpus DIR --questions FILE [--format auto|quotes|spans|beir]
+[--report report.html]``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from chunklab.evaluate._validate import CONVENTIONS, check_positive_int
+from chunklab.evaluate.userdata import FORMATS
 
 DEFAULT_STRATEGIES = "fixed,recursive,structural,semantic,hierarchical"
 
@@ -28,13 +33,29 @@ def add_parser(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         help="benchmark chunking strategies: recall, precision, IoU with bootstrap CIs, and costs",
         description=(
-            "Chunk a dataset with each strategy, index it in Chroma with the local MiniLM model, "
-            "ask every question and score the top-k chunks against the gold spans. Prints a table "
-            "(means with 95%% paired-bootstrap intervals, and costs); --out also writes "
-            "results.csv, per_question.csv, pairwise.csv, results.json and PNG plots."
+            "Chunk a dataset (built in, or --corpus DIR --questions FILE) with each strategy, index it "
+            "in Chroma with the local model, ask every question and score the top-k chunks against the "
+            "gold spans. Prints a table (means with 95% paired-bootstrap intervals, and costs); --out "
+            "also writes results.csv, per_question.csv, pairwise.csv, results.json and PNG plots; "
+            "--report one self-contained HTML page."
         ),
     )
-    p.add_argument("--dataset", choices=("docs", "code"), default="docs", help="which dataset (default docs)")
+    p.add_argument("--dataset", choices=("docs", "code"), default="docs",
+                   help="which built-in dataset (default docs; ignored with --corpus)")
+    p.add_argument("--corpus", metavar="DIR", help="your corpus: a folder of documents (or a BEIR folder)")
+    p.add_argument("--questions", metavar="FILE", help="your questions (quotes JSON/JSONL, spans CSV/JSONL, "
+                   "or a BEIR qrels .tsv; default for BEIR: qrels/*.tsv)")
+    p.add_argument("--format", choices=FORMATS, default="auto", help="question format (default auto)")
+    p.add_argument("--on-error", choices=("fail", "skip"), default="fail",
+                   help="an unreadable corpus file or a bad question: stop (default) or leave it out and say so")
+    p.add_argument("--convention", choices=CONVENTIONS, default="union",
+                   help="span metrics: 'union' counts a retrieved character once (default); 'chroma' sums "
+                        "retrieved lengths as Chroma's chunking_evaluation report does")
+    p.add_argument("--model", choices=("minilm", "static"), default="minilm", help="embedding model (default minilm)")
+    p.add_argument("--tokenizer", metavar="PATH",
+                   help="a tokenizer.json: measure sizes in its tokens (every strategy with a size unit: "
+                        "fixed, recursive, hierarchical)")
+    p.add_argument("--report", metavar="FILE", help="write one self-contained HTML report here")
     p.add_argument(
         "--strategies",
         default=None,
@@ -53,7 +74,8 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("--sweep-strategy", default="recursive", metavar="NAME",
                    help="the strategy whose parameters --sweep varies (default recursive)")
-    p.add_argument("--split", choices=("dev", "heldout"), help="only the questions of this split")
+    p.add_argument("--split", help="only the questions of this split (docs: dev|heldout; yours: its split "
+                   "field; BEIR: the qrels file name)")
     p.add_argument("--out", metavar="DIR", help="write CSV, JSON and PNG results into DIR")
     p.add_argument("--n-files", type=int, default=200, help="code dataset: files sampled (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of the code sample")
@@ -67,11 +89,40 @@ def run(args: argparse.Namespace) -> int:
     """Load the dataset, run the benchmark, print the table and write the outputs."""
     import pandas as pd
 
+    from chunklab.embed import get_encoder
     from chunklab.evaluate import Benchmark
+
+    check_positive_int(args.k, "--k")
+    strategies = build_strategies(args)
+    dataset = load_dataset(args.dataset, args.split, args.n_files, args.seed, args.corpus, args.questions,
+                           args.format, args.on_error)
+    for problem in getattr(dataset, "skipped", []):
+        print(f"skipped: {problem}", file=sys.stderr)
+    bench = Benchmark(dataset, strategies, k=args.k, encoder=get_encoder(args.model), store_dir=args.store_dir,
+                      n_resamples=args.resamples, seed=args.seed, convention=args.convention)
+    result = bench.run(progress=not args.no_progress)
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 40):
+        print(
+            f"\n{len(bench.questions)} questions, {len(bench.documents)} documents, k = {args.k}; "
+            f"mean [95% CI over {args.resamples} paired bootstrap resamples]; {result.note()}"
+        )
+        print(result.table().to_string())
+        print(f"wall time {result.wall_s:.1f} s")
+    if args.out:
+        written = write_outputs(result, args.out, sweep=bool(args.sweep))
+        print(f"wrote {', '.join(written)} to {args.out}")
+    if args.report:
+        from chunklab.evaluate.report import write_report
+
+        write_report(result, bench, args.report)
+        print(f"wrote {args.report}")
+    return 0
+
+
+def build_strategies(args: argparse.Namespace) -> list[Any]:
+    """The strategies of ``--strategies`` / ``--sweep``, sized in ``--tokenizer`` tokens when given."""
     from chunklab.strategies import parse_param_value, parse_strategies, sweep_strategies
 
-    if isinstance(args.k, bool) or args.k <= 0:
-        raise ValueError(f"--k must be a positive integer, got {args.k}")
     if args.sweep:
         grid = parse_sweep(args.sweep, parse_param_value)
         strategies = sweep_strategies(args.sweep_strategy, **grid)
@@ -79,26 +130,57 @@ def run(args: argparse.Namespace) -> int:
             strategies = parse_strategies(args.strategies) + strategies
     else:
         strategies = parse_strategies(args.strategies or DEFAULT_STRATEGIES)
-    dataset = load_dataset(args.dataset, args.split, args.n_files, args.seed)
-    bench = Benchmark(
-        dataset, strategies, k=args.k, store_dir=args.store_dir, n_resamples=args.resamples, seed=args.seed
-    )
-    result = bench.run(progress=not args.no_progress)
-    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 40):
-        print(
-            f"\n{len(bench.questions)} questions, {len(bench.documents)} documents, k = {args.k}; "
-            f"mean [95% CI over {args.resamples} paired bootstrap resamples]"
-        )
-        print(result.table().to_string())
-        print(f"wall time {result.wall_s:.1f} s")
-    if args.out:
-        written = write_outputs(result, args.out, sweep=bool(args.sweep))
-        print(f"wrote {', '.join(written)} to {args.out}")
-    return 0
+    if args.tokenizer:
+        unit = tokenizer_unit(args.tokenizer)
+        strategies = [_with_unit(s, unit) for s in strategies]
+    return strategies
 
 
-def load_dataset(name: str, split: str | None, n_files: int, seed: int) -> Any:
-    """The docs dataset (optionally one split) or ``code_questions(n_files, seed)``."""
+def _with_unit(strategy: Any, unit: str) -> Any:
+    """``strategy`` rebuilt from the catalog measuring sizes in ``unit`` (same name in tables)."""
+    import dataclasses
+
+    from chunklab.strategies import DEFAULTS, get_strategy
+
+    if "unit" not in DEFAULTS.get(strategy.kind, {}):
+        print(f"note: {strategy.name} has no size unit (it measures characters); --tokenizer leaves it as it is",
+              file=sys.stderr)
+        return strategy
+    rebuilt = get_strategy(strategy.kind, **{**strategy.params, "unit": unit})
+    return dataclasses.replace(rebuilt, name=strategy.name, sweep=strategy.sweep)
+
+
+def tokenizer_unit(path: str) -> str:
+    """The length unit naming the tokenizer file at ``path`` (checked to exist)."""
+    from pathlib import Path
+
+    from chunklab.units import check_unit
+
+    if not Path(path).is_file():
+        raise ValueError(f"--tokenizer {path!r} is not a file (give a tokenizer.json)")
+    return check_unit(f"tokenizer:{Path(path).resolve()}")
+
+
+def load_dataset(
+    name: str,
+    split: str | None,
+    n_files: int,
+    seed: int,
+    corpus: str | None = None,
+    questions: str | None = None,
+    format: str = "auto",
+    on_error: str = "fail",
+) -> Any:
+    """Your corpus and questions when ``corpus`` is given, else the docs dataset or ``code_questions``."""
+    if corpus is not None:
+        from chunklab.evaluate.userdata import load_user_dataset
+
+        data = load_user_dataset(corpus, questions, format=format, on_error=on_error)
+        return data.split(split) if split else data
+    if questions is not None:
+        raise ValueError("--questions needs --corpus DIR (the documents the questions are about)")
+    if split is not None and split not in ("dev", "heldout"):
+        raise ValueError(f"--split must be dev or heldout for --dataset {name}, got {split!r}")
     if name == "docs":
         from chunklab.datasets.docs import load_docs
 

@@ -58,10 +58,10 @@ class CodeFile:
             return fh.read()
 
     def read_text(self) -> str:
-        """The file decoded per its BOM / PEP 263 cookie (replacement characters if that fails)."""
-        from chunklab.structural._common import decode_python
+        """The file decoded as Python source (BOM / PEP 263 cookie) by :func:`chunklab.documents.decode_bytes`."""
+        from chunklab.documents import decode_bytes
 
-        return decode_python(self.read_bytes())[0]
+        return decode_bytes(self.read_bytes(), "python", name=self.path).text
 
 
 class CodeCorpus(Sequence[CodeFile]):
@@ -109,8 +109,9 @@ class CodeCorpus(Sequence[CodeFile]):
 
         The same ``n`` and ``seed`` give the same files on the same installation.
         """
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"n must be a non-negative integer, got {n!r}")
+        from chunklab._validate import check_non_negative_int
+
+        check_non_negative_int(n, "n")
         if n > len(self.files):
             raise ValueError(f"cannot sample {n} files from a corpus of {len(self.files)}")
         picked = sorted(random.Random(seed).sample(range(len(self.files)), n))
@@ -133,7 +134,7 @@ class CodeCorpus(Sequence[CodeFile]):
 
 
 def code_corpus(
-    include_stdlib: bool = True,
+    include_stdlib: bool | str = True,
     include_site_packages: bool = True,
     *,
     dedupe: str = "content",
@@ -144,7 +145,16 @@ def code_corpus(
     is ``"content"`` (drop later files whose bytes equal an earlier one's, and files reached
     twice through links) or ``"path"`` (only the latter). The listing is cached per
     arguments for the life of the process.
+
+    A corpus name as first argument selects a named corpus instead: ``"installed"`` is this
+    one, ``"code-50k"`` the pinned wheel corpus (:func:`chunklab.datasets.code50k.wheel_corpus`).
     """
+    if isinstance(include_stdlib, str) and include_stdlib != "installed":
+        from chunklab.datasets.code50k import wheel_corpus
+
+        return wheel_corpus(include_stdlib, dedupe=dedupe)
+    if isinstance(include_stdlib, str):
+        include_stdlib = True
     if dedupe not in ("content", "path"):
         raise ValueError(f"dedupe must be 'content' or 'path', got {dedupe!r}")
     return _code_corpus(bool(include_stdlib), bool(include_site_packages), dedupe)

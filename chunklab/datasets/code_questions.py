@@ -26,9 +26,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from chunklab._validate import check_positive_int
 from chunklab.datasets.docs import Dataset, Document, Question
 
-__all__ = ["StrippedSource", "code_questions", "first_sentence", "strip_docstrings"]
+__all__ = ["StrippedSource", "code_questions", "first_sentence", "function_spans", "strip_docstrings"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`'\"(\[])|(?<=[.!?])$")
 _SKIP_NAME = re.compile(r"test", re.I)
@@ -66,10 +67,10 @@ def code_questions(
     Document ids are ``"<root>:<relative path>"`` (e.g. ``stdlib:json/decoder.py``); question
     ids are ``"<doc id>::<qualified function name>"``.
     """
-    n_files = _check_int(n_files, "n_files", minimum=1)
-    min_words = _check_int(min_words, "min_words", minimum=1)
+    n_files = check_positive_int(n_files, "n_files")
+    min_words = check_positive_int(min_words, "min_words")
     if max_per_file is not None:
-        max_per_file = _check_int(max_per_file, "max_per_file", minimum=1)
+        max_per_file = check_positive_int(max_per_file, "max_per_file")
     if not 0 <= heldout_share <= 1:
         raise ValueError(f"heldout_share must be in [0, 1], got {heldout_share!r}")
     if corpus is None:
@@ -150,9 +151,9 @@ class StrippedSource:
 
     def __post_init__(self) -> None:
         if self.starts is None:
-            from chunklab.structural._common import line_starts
+            from chunklab.text import LineIndex
 
-            self.starts = line_starts(self.original)
+            self.starts = LineIndex(self.original, universal=True).edges
         self._ends = [e for _, e, _ in self.edits]
         shift = 0
         self._shifts = []
@@ -181,9 +182,9 @@ def strip_docstrings(source: str) -> StrippedSource:
 
 
 def _strip(source: str, tree: ast.AST) -> StrippedSource:
-    from chunklab.structural._common import line_starts
+    from chunklab.text import LineIndex
 
-    starts = line_starts(source)
+    starts = LineIndex(source, universal=True).edges
     edits: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -229,8 +230,31 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     )
 
 
-def _functions(tree: ast.AST) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    """Every function with its qualified name, in source order (dunders and tests skipped)."""
+def function_spans(source: str) -> list[tuple[str, int, int]]:
+    """``(qualified name, start, end)`` of each function and method not nested in a function.
+
+    Offsets are characters of ``source`` (``ast`` columns are UTF-8 bytes: converted), from
+    the first decorator's ``@`` (or ``def``) to the end of the body; ``[]`` when the source
+    does not parse.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    from chunklab.text import LineIndex
+
+    starts = LineIndex(source, universal=True).edges
+    return [(q, *_node_span(source, starts, n)) for q, n in _functions(tree, questions=False)]
+
+
+def _functions(tree: ast.AST, questions: bool = True) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function with its qualified name, in source order.
+
+    For ``questions``, dunders and tests are skipped and nested functions included; else
+    every function not nested inside another function.
+    """
     out: list[tuple[str, Any]] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
@@ -238,9 +262,12 @@ def _functions(tree: ast.AST) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunc
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = f"{prefix}{child.name}"
                 name = child.name
-                if not (name.startswith("__") and name.endswith("__")) and not _SKIP_NAME.search(name):
+                if not questions or (
+                    not (name.startswith("__") and name.endswith("__")) and not _SKIP_NAME.search(name)
+                ):
                     out.append((qual, child))
-                visit(child, qual + ".<locals>.")
+                if questions:
+                    visit(child, qual + ".<locals>.")
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
             else:
@@ -279,12 +306,6 @@ def _offset(source: str, starts: list[int], lineno: int, col_bytes: int) -> int:
 def _hash_share(key: str) -> float:
     digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2**64
-
-
-def _check_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
 
 
 class _CallableModule(types.ModuleType):

@@ -31,6 +31,7 @@ __all__ = [
     "docs",
     "html_documents",
     "load_docs",
+    "locate_quote",
 ]
 
 KINDS = ("fact", "table", "exception", "multi", "procedure")
@@ -110,8 +111,9 @@ class Dataset:
 
         The documents stay whole so a retrieval run on the sample still searches the full corpus.
         """
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"n must be a non-negative int, got {n!r}")
+        from chunklab._validate import check_non_negative_int
+
+        check_non_negative_int(n, "n")
         if n > len(self.questions):
             raise ValueError(f"cannot sample {n} questions from {len(self.questions)} in {self.name!r}")
         picked = random.Random(seed).sample(range(len(self.questions)), n)
@@ -188,6 +190,15 @@ def _root(root: str | Path | Traversable | None) -> Traversable:
     return root
 
 
+def locate_quote(text: str, quote: str) -> tuple[int, int]:
+    """The ``(start, end)`` offsets of ``quote`` in ``text``; ValueError unless it occurs exactly once."""
+    count = text.count(quote)
+    if count != 1:
+        raise ValueError("not found" if count == 0 else f"found {count} times (ambiguous: quote more of it)")
+    start = text.index(quote)
+    return start, start + len(quote)
+
+
 def _children(folder: Traversable, suffix: str) -> list[Traversable]:
     if not folder.is_dir():
         return []
@@ -197,10 +208,13 @@ def _children(folder: Traversable, suffix: str) -> list[Traversable]:
 
 
 def _read_text(path: Traversable, problems: list[str]) -> str | None:
+    """The file decoded by :func:`chunklab.documents.decode_bytes` (strict: the corpus is valid text)."""
+    from chunklab.documents import DocumentError, decode_bytes, detect_kind
+
     try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.append(f"{path.name}: not valid UTF-8 ({exc})")
+        return decode_bytes(path.read_bytes(), detect_kind(path.name), name=path.name, strict=True).text
+    except DocumentError as exc:
+        problems.append(str(exc))
         return None
 
 
@@ -314,13 +328,10 @@ def _parse_question(item: Any, document: Document, where: str, problems: list[st
         return None
     spans = []
     for quote in answers:
-        count = document.text.count(quote)
-        if count != 1:
-            status = "not found" if count == 0 else f"found {count} times (ambiguous)"
-            problems.append(f"{where}: answer quote {_short(quote)} {status} in {document.doc_id}.md")
-            continue
-        start = document.text.index(quote)
-        spans.append((start, start + len(quote)))
+        try:
+            spans.append(locate_quote(document.text, quote))
+        except ValueError as exc:
+            problems.append(f"{where}: answer quote {_short(quote)} {exc} in {document.doc_id}.md")
     if len(problems) > before:
         return None
     return Question(

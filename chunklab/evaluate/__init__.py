@@ -2,27 +2,26 @@
 
 ``from chunklab.evaluate import recall_at_k, span_metrics, Benchmark`` — the metric functions
 live in :mod:`chunklab.evaluate.metrics`, resampling in :mod:`chunklab.evaluate.bootstrap`,
-the runner in :mod:`chunklab.evaluate.benchmark` and figures in :mod:`chunklab.evaluate.plots`.
+the runner in :mod:`chunklab.evaluate.benchmark` (its result in
+:mod:`chunklab.evaluate.result`) and figures in :mod:`chunklab.evaluate.plots`.
 """
 
 from __future__ import annotations
 
-from chunklab.evaluate.benchmark import (
-    COST_COLUMNS,
-    MAIN_METRICS,
-    METRICS,
-    Benchmark,
-    BenchmarkResult,
-)
+from chunklab.evaluate.benchmark import Benchmark
 from chunklab.evaluate.bootstrap import (
     N_RESAMPLES,
     bootstrap_means,
     confidence_interval,
+    is_established,
     pairwise_wins,
+    required_questions,
     resample_counts,
 )
 from chunklab.evaluate.metrics import (
+    CONVENTIONS,
     MIN_GOLD_OVERLAP,
+    hits_by_document,
     hits_by_span,
     hits_by_text,
     mrr,
@@ -35,19 +34,30 @@ from chunklab.evaluate.metrics import (
     span_metrics,
     text_hit,
 )
+from chunklab.evaluate.result import (
+    COST_COLUMNS,
+    MAIN_METRICS,
+    METRICS,
+    SPAN_METRICS,
+    BenchmarkResult,
+)
 
 __all__ = [
+    "CONVENTIONS",
     "COST_COLUMNS",
     "MAIN_METRICS",
     "METRICS",
+    "SPAN_METRICS",
     "Benchmark",
     "BenchmarkResult",
     "MIN_GOLD_OVERLAP",
     "N_RESAMPLES",
     "bootstrap_means",
     "confidence_interval",
+    "hits_by_document",
     "hits_by_span",
     "hits_by_text",
+    "is_established",
     "mrr",
     "ndcg_at_k",
     "pairwise_wins",
@@ -55,6 +65,7 @@ __all__ = [
     "precision_omega",
     "rank_metrics",
     "recall_at_k",
+    "required_questions",
     "resample_counts",
     "span_hit",
     "span_metrics",

@@ -8,11 +8,22 @@ strategy and metric come from one matrix product with the resample count matrix.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["N_RESAMPLES", "bootstrap_means", "confidence_interval", "pairwise_wins", "resample_counts"]
+from chunklab.evaluate._validate import check_number, check_positive_int
+
+__all__ = [
+    "N_RESAMPLES",
+    "bootstrap_means",
+    "confidence_interval",
+    "is_established",
+    "pairwise_wins",
+    "required_questions",
+    "resample_counts",
+]
 
 #: Number of bootstrap resamples used by the benchmark runner.
 N_RESAMPLES = 10_000
@@ -24,10 +35,8 @@ def resample_counts(n_items: int, n_resamples: int = N_RESAMPLES, seed: int = 0)
     Resample ``r`` draws ``n_items`` items with replacement (seeded ``numpy`` generator, so
     the same seed always gives the same matrix); row ``r`` counts the draws of each item.
     """
-    if isinstance(n_items, bool) or not isinstance(n_items, int) or n_items <= 0:
-        raise ValueError(f"n_items must be a positive integer, got {n_items!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples <= 0:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    check_positive_int(n_items, "n_items")
+    check_positive_int(n_resamples, "n_resamples")
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n_items, size=(n_resamples, n_items))
     flat = (idx + (np.arange(n_resamples) * n_items)[:, None]).ravel()
@@ -73,3 +82,32 @@ def pairwise_wins(
             if a != b:
                 out[a, b] = float(np.mean(resampled[a] > resampled[b]))
     return out
+
+
+def is_established(comparison: Mapping[str, float]) -> bool:
+    """The kit's significance rule: a difference is established iff its paired 95% interval excludes 0.
+
+    ``comparison`` has ``lo`` and ``hi`` (as :meth:`BenchmarkResult.compare` returns); an
+    interval excluding 0 means one side is ahead in at least about 97.5% of resamples.
+    """
+    return bool(comparison["lo"] > 0 or comparison["hi"] < 0)
+
+
+def required_questions(sd: float, delta: float, level: float = 0.95, power: float = 0.8) -> int:
+    """Questions needed to detect a mean paired difference ``delta`` given the per-question ``sd``.
+
+    The normal approximation ``ceil(((z_{1-(1-level)/2} + z_power) * sd / |delta|) ** 2)``:
+    at the defaults ``(1.96 + 0.84) ** 2 * (sd / delta) ** 2``.
+    """
+    from statistics import NormalDist
+
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}")
+    if not 0 < power < 1:
+        raise ValueError(f"power must be between 0 and 1, got {power!r}")
+    if check_number(sd, "sd") < 0:
+        raise ValueError(f"sd must be >= 0, got {sd!r}")
+    if check_number(delta, "delta") == 0:
+        raise ValueError("delta must be a non-zero difference to detect, got 0")
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2) + NormalDist().inv_cdf(power)
+    return max(1, math.ceil((z * sd / abs(delta)) ** 2))

@@ -9,7 +9,9 @@ Two families:
   because chunk texts differ across strategies while offsets into the source do not).
 * **Character-level** metrics measure how much of the answer's characters the retrieved
   spans cover, and how much of what was retrieved is answer: :func:`span_metrics`,
-  :func:`precision_omega`.
+  :func:`precision_omega`, in one of two conventions said out loud (:data:`CONVENTIONS`):
+  ``"union"`` counts a character retrieved twice once, ``"chroma"`` (Chroma's
+  chunking_evaluation report) sums the retrieved lengths.
 
 Spans are half-open ``(start, end)`` character offsets into a document, or
 ``(doc_id, start, end)`` when several documents are involved; 2-tuples all belong to one
@@ -23,8 +25,12 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from chunklab.evaluate._validate import CONVENTIONS, check_convention, check_positive_int, is_int
+
 __all__ = [
+    "CONVENTIONS",
     "MIN_GOLD_OVERLAP",
+    "hits_by_document",
     "hits_by_span",
     "hits_by_text",
     "mrr",
@@ -98,6 +104,20 @@ def hits_by_span(
     golds = [_span(g) for g in _nonempty(gold_spans, "gold_spans")]
     top = _top(retrieved_spans, k)
     return [{g for g, gold in enumerate(golds) if span_hit(r, gold, min_gold_overlap)} for r in top]
+
+
+def hits_by_document(
+    retrieved_doc_ids: Sequence[str], relevant_docs: Sequence[str], k: int | None = None
+) -> list[set[int]]:
+    """Document-level hits (BEIR qrels): for each top-``k`` chunk, the index of its document if relevant.
+
+    A chunk is a hit when it comes from a relevant document; each relevant document is one
+    "gold", so :func:`rank_metrics` then gives recall over documents and an nDCG in which a
+    second chunk of the same document earns nothing.
+    """
+    docs = list(_nonempty(relevant_docs, "relevant_docs"))
+    index = {d: i for i, d in enumerate(docs)}
+    return [{index[d]} if d in index else set() for d in _top(retrieved_doc_ids, k)]
 
 
 # --------------------------------------------------------------------------- chunk-level metrics
@@ -200,42 +220,60 @@ def _ndcg(hits: Sequence[set[int]], n_gold: int, k: int) -> float:
 # --------------------------------------------------------------------------- character-level metrics
 
 
-def span_metrics(retrieved_spans: Sequence[Sequence[Any]], gold_spans: Sequence[Sequence[Any]]) -> dict[str, float]:
+def span_metrics(
+    retrieved_spans: Sequence[Sequence[Any]],
+    gold_spans: Sequence[Sequence[Any]],
+    convention: str = "union",
+) -> dict[str, float]:
     """Character-level recall, precision and IoU of retrieved spans against gold spans.
 
-    Let ``U`` be the union of the retrieved spans (a character retrieved twice counts once)
-    and ``G`` the union of the gold spans, both as sets of (document, offset) characters.
+    Let ``U`` be the union of the retrieved spans (a character retrieved twice counts once),
+    ``G`` the union of the gold spans, both as sets of (document, offset) characters, and
+    ``L`` the **summed** length of the retrieved spans (a character retrieved twice counts
+    twice, so ``L >= |U|``). Recall is the same in both conventions:
 
     * ``recall = |U ∩ G| / |G|`` — share of gold characters covered by some retrieved span.
-    * ``precision = |U ∩ G| / L`` where ``L`` is the **total length** of the retrieved spans,
-      overlaps counted every time (repeated text costs context-window space); 0 when nothing
-      was retrieved.
-    * ``iou = |U ∩ G| / |U ∪ G|``.
 
-    Gold spans must be non-empty; spans in other documents cover no gold characters.
+    ``convention="union"`` (the default) treats the retrieved text as a set of characters:
+
+    * ``precision = |U ∩ G| / |U|``; ``iou = |U ∩ G| / |U ∪ G|``.
+
+    ``convention="chroma"`` is the convention of Chroma's chunking_evaluation report: the
+    retrieved lengths are summed, so overlapping or repeated chunks are counted each time
+    (repeated text costs context-window space), for precision and IoU alike:
+
+    * ``precision = |U ∩ G| / L``; ``iou = |U ∩ G| / (L + |G| - |U ∩ G|)``.
+
+    The two agree whenever the retrieved spans do not overlap. Precision and IoU are 0 when
+    nothing was retrieved. Gold spans must be non-empty; spans in other documents cover no
+    gold characters.
     """
+    convention = check_convention(convention)
     gold = _union([_span(g) for g in _nonempty(gold_spans, "gold_spans")])
     gold_len = _length(gold)
     if gold_len == 0:
         raise ValueError("gold_spans cover no characters (every gold span is empty)")
     spans = [_span(r) for r in retrieved_spans]
-    total = sum(e - s for _, s, e in spans)
     union = _union(spans)
     inter = _length(_intersect(union, gold))
+    retrieved_len = _length(union) if convention == "union" else _length(spans)
     return {
         "recall": inter / gold_len,
-        "precision": inter / total if total else 0.0,
-        "iou": inter / (_length(union) + gold_len - inter),
+        "precision": inter / retrieved_len if retrieved_len else 0.0,
+        "iou": inter / (retrieved_len + gold_len - inter),
     }
 
 
-def precision_omega(chunk_spans: Sequence[Sequence[Any]], gold_spans: Sequence[Sequence[Any]]) -> float:
+def precision_omega(
+    chunk_spans: Sequence[Sequence[Any]], gold_spans: Sequence[Sequence[Any]], convention: str = "union"
+) -> float:
     """Precision if retrieval were perfect: a property of the chunker alone.
 
     Take every chunk span that overlaps a gold span by at least one character (in the same
     document) — the chunks a perfect retriever would have to return to cover all the gold —
-    and compute :func:`span_metrics` precision over them: gold characters covered divided by
-    the total length of those chunks. 0 when no chunk touches the gold.
+    and compute :func:`span_metrics` precision over them in the given ``convention``: gold
+    characters covered divided by the union of those chunks (``"union"``) or by their
+    summed length (``"chroma"``). 0 when no chunk touches the gold.
     """
     gold = [_span(g) for g in _nonempty(gold_spans, "gold_spans")]
     touching = [
@@ -243,7 +281,7 @@ def precision_omega(chunk_spans: Sequence[Sequence[Any]], gold_spans: Sequence[S
         for c in (_span(c) for c in chunk_spans)
         if any(c[0] == g[0] and min(c[2], g[2]) > max(c[1], g[1]) for g in gold)
     ]
-    return span_metrics(touching, gold)["precision"] if touching else 0.0
+    return span_metrics(touching, gold, convention)["precision"] if touching else 0.0
 
 
 # --------------------------------------------------------------------------- helpers
@@ -275,9 +313,7 @@ def _nonempty(items: Any, name: str) -> list[Any]:
 
 
 def _check_k(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    return k
+    return check_positive_int(k, "k")
 
 
 def _top(items: Any, k: int | None) -> list[Any]:
@@ -297,7 +333,7 @@ def _span(span: Any) -> Span:
         doc, s, e = span
     else:
         raise ValueError(f"a span must be (start, end) or (doc_id, start, end), got {span!r}")
-    if isinstance(s, bool) or isinstance(e, bool) or not isinstance(s, int) or not isinstance(e, int):
+    if not is_int(s) or not is_int(e):
         raise ValueError(f"span offsets must be integers, got {span!r}")
     if s < 0 or e < s:
         raise ValueError(f"a span needs 0 <= start <= end, got {span!r}")

@@ -1,6 +1,6 @@
 """Figures for benchmark results: metric bars with confidence whiskers, sweep curves, cost vs quality.
 
-Each function takes a :class:`~chunklab.evaluate.benchmark.BenchmarkResult` (or its
+Each function takes a :class:`~chunklab.evaluate.result.BenchmarkResult` (or its
 ``summary`` DataFrame), draws on ``ax`` when given (else a new figure) and returns the
 matplotlib ``Figure``, so a chapter can show it inline and the CLI can save it as PNG.
 """
@@ -176,7 +176,10 @@ def save_figures(result: Any, out_dir: Any, sweep: bool = False) -> list[str]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    figures = [("metrics.png", plot_metrics(result)), ("cost_quality.png", plot_cost_quality(result))]
+    reported = getattr(result, "reported_metrics", None)
+    metrics = [m for m in ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou")
+               if reported is None or m in reported]
+    figures = [("metrics.png", plot_metrics(result, metrics=metrics)), ("cost_quality.png", plot_cost_quality(result))]
     if sweep:
         figures.append(("sweep.png", plot_sweep(result)))
     for name, fig in figures:

@@ -1,13 +1,14 @@
-"""Structural chunking: Python by its syntax tree, HTML by its elements, Markdown by its headings.
+"""Structural chunking: Python by its syntax tree, HTML by its elements, Markdown and reStructuredText by their headings.
 
-``chunk_document`` picks the chunker from the file type; ``FallbackStats`` counts how often
-a chunker had to fall back to plain recursive splitting, and why.
+``chunk_document`` picks the chunker from the document kind (``chunklab.documents.detect_kind``);
+``FallbackStats`` counts how often a chunker had to fall back to plain recursive splitting, and why.
 """
 
-from chunklab.structural.dispatch import FallbackStats, chunk_document, chunk_text, detect_kind
+from chunklab.structural.dispatch import FallbackStats, chunk_document, chunk_text
 from chunklab.structural.html import chunk_html
 from chunklab.structural.markdown import chunk_markdown
 from chunklab.structural.python import chunk_python
+from chunklab.structural.rst import chunk_rst
 
 __all__ = [
     "FallbackStats",
@@ -15,6 +16,6 @@ __all__ = [
     "chunk_html",
     "chunk_markdown",
     "chunk_python",
+    "chunk_rst",
     "chunk_text",
-    "detect_kind",
 ]

@@ -1,86 +1,69 @@
-"""Pick the structural chunker for a document, and count how often chunkers fall back."""
+"""Pick the structural chunker for a document by its kind, and count how often chunkers fall back.
+
+:func:`chunk_document` is the one place that maps a document kind (see
+:func:`chunklab.documents.detect_kind`) to its structural chunker.
+"""
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import PurePath
 from typing import Any
 
+from chunklab._validate import check_choice
 from chunklab.chunk import Chunk
-from chunklab.structural._common import (
-    check_max_chars,
-    check_source,
-    decode_python,
-    decode_text,
-    resolve_doc_id,
-)
+from chunklab.documents import KINDS, detect_kind, document_kind
+from chunklab.structural._common import check_max_chars, check_source, resolve_doc_id
 from chunklab.structural.html import chunk_html
 from chunklab.structural.markdown import chunk_markdown
 from chunklab.structural.python import chunk_python
+from chunklab.structural.rst import chunk_rst
 
-__all__ = ["KINDS", "FallbackStats", "chunk_document", "detect_kind"]
-
-#: file kind -> file name extensions
-EXTENSIONS = {
-    "python": (".py", ".pyi", ".pyw"),
-    "html": (".html", ".htm", ".xhtml"),
-    "markdown": (".md", ".markdown", ".mdown", ".mkd"),
-    "text": (".txt", ".text", ".rst", ".log", ".csv"),
-}
-KINDS = ("python", "html", "markdown", "text")
-_HTML_SNIFF = re.compile(r"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
-_PY_SNIFF = re.compile(r"^(?:#!.*python|(?:from\s+[\w.]+\s+import|import\s+\w|def\s+\w+\s*\(|class\s+\w+\s*[(:]))", re.M)
-_MD_SNIFF = re.compile(r"^(?: {0,3}#{1,6}\s+\S|```|~~~|\s*[-*+]\s+\S|.*\n\s*(?:=+|-+)\s*$)", re.M)
-
-
-def detect_kind(source: str | bytes, path: str | PurePath | None = None) -> str:
-    """The document kind (one of ``KINDS``): by file extension, else by sniffing the start."""
-    if path is not None:
-        suffix = PurePath(str(path)).suffix.lower()
-        for kind, exts in EXTENSIONS.items():
-            if suffix in exts:
-                return kind
-    head = source[:4096]
-    if isinstance(head, (bytes, bytearray)):
-        head = bytes(head).decode("utf-8", errors="replace")
-    head = head.lstrip("\ufeff")
-    if _HTML_SNIFF.match(head):
-        return "html"
-    if _PY_SNIFF.search(head):
-        return "python"
-    if _MD_SNIFF.search(head):
-        return "markdown"
-    return "text"
+__all__ = ["KINDS", "FallbackStats", "chunk_document", "chunk_text"]
 
 
 def chunk_document(
-    source: str | bytes,
+    source: Any,
     kind: str = "auto",
     path: str | PurePath | None = None,
-    **options: Any,
+    *,
+    max_chars: int = 1500,
+    min_chars: int = 200,
+    max_level: int = 3,
+    keep_boilerplate: bool = False,
+    doc_id: str | None = None,
 ) -> list[Chunk]:
     """Chunk a document with the structural chunker for its kind.
 
-    ``kind`` is ``"auto"`` (extension, then sniffing), ``"python"``, ``"html"``,
-    ``"markdown"`` or ``"text"`` (the recursive chunker with 10% overlap). ``options`` go to
-    the chunker (``max_chars``, ``min_chars``, ``max_level``, ``doc_id``); an option the
-    chunker does not take is a ValueError.
+    ``source`` is a str, bytes, or a document (:class:`chunklab.documents.Document`, or
+    anything with ``text`` and ``doc_id``: its kind, path and id are used). ``kind`` is
+    ``"auto"`` (extension, then sniffing), or one of :data:`KINDS`; ``"text"`` uses the
+    recursive chunker with 10% overlap. ``min_chars`` applies to Python, ``max_level`` to
+    Markdown and reStructuredText, ``keep_boilerplate`` to HTML.
     """
+    if not isinstance(source, (str, bytes, bytearray)) and isinstance(getattr(source, "text", None), str):
+        document = source
+        source = document.text
+        kind = document_kind(document) if kind == "auto" else kind
+        path = path if path is not None else getattr(document, "path", None)
+        doc_id = doc_id if doc_id is not None else getattr(document, "doc_id", None)
     check_source(source, "source")
-    if not isinstance(kind, str) or (kind != "auto" and kind not in KINDS):
-        raise ValueError(f"kind must be 'auto' or one of {KINDS}, got {kind!r}")
+    check_choice(kind, ("auto", *KINDS), "kind")
     path_str = str(path) if path is not None else None
     if kind == "auto":
-        kind = detect_kind(source, path_str)
-    func = _CHUNKERS[kind]
-    accepted = _accepted(func)
-    unknown = sorted(set(options) - accepted)
-    if unknown:
-        raise ValueError(f"chunk_document: {kind} chunker does not take {', '.join(unknown)}")
-    return func(source, path=path_str, **options)
+        kind = detect_kind(path_str, source[:4096])
+    if kind == "python":
+        return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id)
+    if kind == "html":
+        return chunk_html(source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate)
+    if kind == "markdown":
+        return chunk_markdown(source, max_chars, max_level, doc_id=doc_id, path=path_str)
+    if kind == "rst":
+        return chunk_rst(source, max_chars, max_level, doc_id=doc_id, path=path_str)
+    return chunk_text(source, max_chars, doc_id=doc_id, path=path_str, kind=kind)
 
 
 def chunk_text(
@@ -89,36 +72,19 @@ def chunk_text(
     *,
     doc_id: str | None = None,
     path: str | None = None,
+    kind: str = "text",
 ) -> list[Chunk]:
     """Plain text: the recursive chunker with 10% overlap, labelled with the structural strategy."""
+    from chunklab._validate import check_text
     from chunklab.recursive import chunk_recursive
 
     check_source(text, "text")
     max_chars = check_max_chars(max_chars)
-    if isinstance(text, (bytes, bytearray)):
-        text = decode_text(bytes(text))
+    text = check_text(text)
     doc_id = resolve_doc_id(doc_id, path)
     chunks = chunk_recursive(text, max_chars, max_chars // 10, doc_id=doc_id, strategy="structural")
-    params = {"format": "text", "max_chars": max_chars}
-    for c in chunks:
-        c.metadata.update(params=params, kind="text", path=path)
-    return chunks
-
-
-_CHUNKERS = {
-    "python": chunk_python,
-    "html": chunk_html,
-    "markdown": chunk_markdown,
-    "text": chunk_text,
-}
-_ACCEPTED: dict[Any, frozenset[str]] = {}
-
-
-def _accepted(func) -> frozenset[str]:
-    if func not in _ACCEPTED:
-        names = list(inspect.signature(func).parameters)[1:]
-        _ACCEPTED[func] = frozenset(n for n in names if n != "path")
-    return _ACCEPTED[func]
+    extra = {"params": {"format": "text", "max_chars": max_chars}, "kind": kind, "path": path}
+    return [dataclasses.replace(c, metadata={**c.metadata, **extra}) for c in chunks]
 
 
 class FallbackStats:
@@ -215,14 +181,3 @@ _LINE_INFO = re.compile(r"\s*\((?:line|byte) \d+[^)]*\)|\b(?:at )?byte \d+|line 
 def reason_key(reason: str) -> str:
     """A fallback reason without positions, so that the same error groups together."""
     return _LINE_INFO.sub("", reason).strip()
-
-
-def decode_for(kind: str, raw: bytes) -> str:
-    """Decode file bytes the way the chunker for ``kind`` would (PEP 263 for Python)."""
-    if kind == "python":
-        return decode_python(raw)[0]
-    if kind == "html":
-        from chunklab.structural.html import decode_html
-
-        return decode_html(raw)
-    return decode_text(raw)

@@ -1,7 +1,8 @@
 """Structural chunking of HTML: sections from semantic elements, headings and classed divs.
 
 The page is read once by Python's ``html.parser`` (the parser that BeautifulSoup's
-``"html.parser"`` builder drives; BeautifulSoup's ``EncodingDetector`` decodes bytes).
+``"html.parser"`` builder drives); bytes are decoded by :func:`chunklab.documents.decode_bytes`
+(byte order mark, XML declaration or ``<meta charset>``, found by BeautifulSoup's ``EncodingDetector``).
 Each token's start comes from the parser's position (1-based line, 0-based column in
 characters of the decoded string; both it and :class:`~chunklab.chunk.LineIndex` count
 lines at ``\\n`` only, so ``\\r\\n`` and a lone ``\\r`` are plain characters of a line),
@@ -29,63 +30,25 @@ and the chunker needs only the parser's events and positions.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import html as html_lib
 import re
-from html.parser import HTMLParser
+from collections.abc import Callable
 from typing import Any
 
-from chunklab.chunk import Chunk, LineIndex, trim_span
+from chunklab._validate import check_bool
+from chunklab.chunk import Chunk
+from chunklab.documents import decode_bytes
 from chunklab.recursive import DEFAULT_SEPARATORS, recursive_spans
 from chunklab.structural._common import check_max_chars, check_source, resolve_doc_id
+from chunklab.structural._html_scan import Block, BlockScanner
+from chunklab.text import trim_span
 
-__all__ = ["chunk_html", "decode_html"]
+__all__ = ["chunk_html", "chunk_visible_text", "html_text_map"]
 
-SEMANTIC = frozenset({"section", "article", "main", "aside", "nav"})
-HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-SKIP = frozenset({"script", "style", "template", "noscript", "head"})
-VOID = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
-     "track", "wbr", "keygen", "command", "basefont", "frame", "isindex"}
-)
-BLOCK = frozenset(
-    {"address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details",
-     "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form",
-     "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li",
-     "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody",
-     "tfoot", "thead", "tr", "ul", "title", "listing", "xmp", "plaintext", "frameset",
-     "option", "select", "textarea", "button"}
-)
-CELLS = frozenset({"td", "th"})
-TRACKED = BLOCK | CELLS  # the elements kept on the stack of open elements
-NOTICED = TRACKED | SKIP | {"title", "br"}  # the start tags the scanner acts on
-HEAD_ONLY = frozenset({"title", "meta", "link", "style", "script", "base", "noscript", "template", "head"})
 _LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
-_WS = re.compile(r"\s+")
 # the character references html.unescape replaces (same pattern as the standard library's)
 _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
-
-
-def decode_html(raw: bytes) -> str:
-    """Decode HTML bytes: BOM, else the XML declaration or ``<meta charset>``, else UTF-8.
-
-    Uses BeautifulSoup's ``EncodingDetector`` for the BOM and the declarations, but never
-    guesses statistically (slow, and wrong on short pages): bytes that are not valid in the
-    declared encoding or UTF-8 are read as windows-1252, which decodes any byte.
-    """
-    from bs4.dammit import EncodingDetector
-
-    data, bom_encoding = EncodingDetector.strip_byte_order_mark(bytes(raw))
-    candidates = [bom_encoding] if bom_encoding else []
-    declared = EncodingDetector.find_declared_encoding(data, is_html=True)
-    if declared:
-        candidates.append(declared)
-    candidates += ["utf-8", "windows-1252"]
-    for encoding in candidates:
-        try:
-            return data.decode(encoding)
-        except (UnicodeDecodeError, LookupError):
-            continue
-    return data.decode("utf-8", errors="replace")
 
 
 def chunk_html(
@@ -94,6 +57,7 @@ def chunk_html(
     *,
     doc_id: str | None = None,
     path: str | None = None,
+    keep_boilerplate: bool = False,
 ) -> list[Chunk]:
     """Chunk an HTML page into sections of at most ``max_chars`` characters of visible text.
 
@@ -102,294 +66,104 @@ def chunk_html(
     block. Metadata: ``headings`` (path of heading texts), ``tag`` and ``id`` of the element
     that opens the section, ``kind`` (section, section_part, split), ``title`` of the page
     when it has one. A page with no visible text gives no chunks.
+
+    Page furniture is dropped unless ``keep_boilerplate``: ``nav``, ``aside``, anything with
+    ``role="navigation"``, and ``header``/``footer`` outside a sectioning element (their
+    markup stays inside the spans, their text is not chunked). Permalink anchors at the end
+    of a heading (``<a class="headerlink" href="#x">¶</a>``) are never part of its text.
     """
     check_source(html, "html")
     max_chars = check_max_chars(max_chars)
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
-    text = decode_html(bytes(html)) if isinstance(html, (bytes, bytearray)) else html
-    params = {"format": "html", "max_chars": max_chars}
+    if isinstance(html, (bytes, bytearray)):
+        html = decode_bytes(bytes(html), "html", name=path or "<bytes>").text
+    params: dict[str, Any] = {"format": "html", "max_chars": max_chars}
+    if check_bool(keep_boilerplate, "keep_boilerplate"):
+        params["keep_boilerplate"] = True
+    scanner = BlockScanner(html, keep_boilerplate)
     try:
-        scanner = _BlockScanner(text)
         scanner.run()
-        return _Sectioner(text, scanner, max_chars, doc_id, params, path).run()
-    except Exception as exc:  # html.parser is lenient; this is a last line of defence
-        return _fallback(text, max_chars, doc_id, params, path, f"{type(exc).__name__}: {exc}")
+    except AssertionError as exc:  # what html.parser raises on a marked section it cannot read
+        return _fallback(html, max_chars, doc_id, params, path, f"html.parser: {exc}")
+    return _Sectioner(html, scanner, max_chars, doc_id, params, path).run()
 
 
-class _Block:
-    __slots__ = ("start", "end", "text", "tag", "id", "strength", "opener", "heading", "headings", "pre",
-                 "parts", "where")
+def html_text_map(html: str, keep_boilerplate: bool = False) -> tuple[str, list[int]]:
+    """A page's visible text, one line per block, and the raw offset each of its characters comes from.
 
-    def __init__(self, start, end, text, tag, id_, strength, opener, heading, headings, pre, parts, where):
-        self.start = start
-        self.end = end
-        self.text = text
-        self.tag = tag
-        self.id = id_
-        self.strength = strength
-        self.opener = opener
-        self.heading = heading
-        self.headings = headings
-        self.pre = pre
-        self.parts = parts  # the strings that make up the text, before normalization
-        self.where = where  # per part: its raw offset, or ~offset (negative) for an inserted separator
-
-
-class _BlockScanner(HTMLParser):
-    """Drives ``html.parser`` once and records blocks of visible text with exact raw offsets.
-
-    Tag starts come from ``getpos()`` through a :class:`LineIndex` (both count lines at
-    ``\\n``; the column counts characters of the decoded string, ``\\r`` included); an end
-    tag ends where the next token starts (where the parser resumed after it).
+    The offsets list has one more entry, ``len(html)``; a newline between two blocks maps to
+    where the second block's markup starts. This is what lets the plain-text strategies
+    (fixed, recursive, semantic, ...) chunk the visible text of a page while their spans
+    still locate its markup. A page ``html.parser`` cannot read is returned as it is.
     """
-
-    def __init__(self, text: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.src = text
-        self.starts = LineIndex(text).starts
-        self.stack: list[tuple[str, str | None, str | None, int]] = []  # (tag, id, class, offset)
-        self.blocks: list[_Block] = []
-        self.parts: list[str] = []
-        self.where: list[int] = []
-        self.events: list[int] = []  # raw offset of every token, to find where character data ends
-        self.cur_start = 0
-        self.strength = 0
-        self.opener: tuple[str, str | None, int] | None = None  # (tag, id, offset)
-        self.skip: list[str] = []
-        self.pre = 0
-        self.heading_path: list[tuple[int, str]] = []
-        self.marks: list[int] = []  # heading depth when each open semantic element began
-        self.title_parts: list[str] | None = None
-        self.title = ""
-        self._pending_end: tuple[str, int] | None = None  # an end tag whose end is not known yet
-
-    def run(self) -> None:
-        self.feed(self.src)
-        self.close()
-        n = len(self.src)
-        if self._pending_end is not None:
-            self._finish_end(n)
-        self.flush(n, 0)
-        if self.blocks:
-            self.blocks[-1].end = n
-
-    # -- html.parser callbacks ----------------------------------------------------------
-    # getpos() is inlined (self.lineno, self.offset): these run once per token.
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        at = self.starts[self.lineno - 1] + self.offset
-        if self._pending_end is not None:
-            self._finish_end(at)
-        self.events.append(at)
-        if tag in NOTICED or self.skip:  # any other element outside skipped content changes nothing
-            self.start_tag(tag, attrs, tag in VOID, at)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        at = self.starts[self.lineno - 1] + self.offset
-        if self._pending_end is not None:
-            self._finish_end(at)
-        self.events.append(at)
-        self.start_tag(tag, attrs, True, at)
-
-    def handle_endtag(self, tag: str) -> None:
-        at = self.starts[self.lineno - 1] + self.offset
-        if self._pending_end is not None:
-            self._finish_end(at)
-        self.events.append(at)
-        if tag in TRACKED or self.skip or self.title_parts is not None:
-            # handled when the next token starts: that is where the parser resumed after this tag
-            self._pending_end = (tag, at)
-
-    def _finish_end(self, end: int) -> None:
-        tag, at = self._pending_end
-        self._pending_end = None
-        self.end_tag(tag, at, end)
-
-    def handle_data(self, data: str) -> None:
-        at = self.starts[self.lineno - 1] + self.offset
-        if self._pending_end is not None:
-            self._finish_end(at)
-        self.events.append(at)
-        if self.title_parts is not None:
-            self.title_parts.append(data)
-        elif not self.skip:
-            self.parts.append(data)
-            self.where.append(at)
-
-    def handle_comment(self, data: str) -> None:
-        at = self.starts[self.lineno - 1] + self.offset
-        if self._pending_end is not None:
-            self._finish_end(at)
-        self.events.append(at)
-
-    handle_decl = handle_pi = unknown_decl = handle_comment
-
-    # -- block boundaries ---------------------------------------------------------------
-    def flush(
-        self, at: int, strength: int, opener: tuple[str, str | None, int] | None = None, closing: bool = False
-    ) -> None:
-        """End the current block at offset ``at`` if it holds text; note the boundary strength."""
-        made = False
-        if self.parts:
-            raw = "".join(self.parts)
-            text = "" if raw.isspace() else _normalize(raw, bool(self.pre))
-            if text:
-                tag, id_, tag_at = self._innermost_block()
-                heading = HEADINGS.get(tag, 0)
-                if heading:
-                    path = self.heading_path
-                    while path and path[-1][0] >= heading:
-                        path.pop()
-                    path.append((heading, text))
-                    if self.strength < 3 or self.opener is None:  # else a <section> opened it
-                        self.opener = (tag, id_, tag_at)
-                    self.strength = 3
-                self.blocks.append(
-                    _Block(
-                        self.cur_start, at, text, tag, id_, self.strength, self.opener, heading,
-                        [t for _, t in self.heading_path], bool(self.pre), self.parts, self.where,
-                    )
-                )
-                self.cur_start = at
-                self.strength = 0
-                self.opener = None
-                made = True
-            self.parts = []
-            self.where = []
-        if not made and closing and self.blocks and self.blocks[-1].end == self.cur_start:
-            # an end tag right after a block belongs to that block's markup
-            self.blocks[-1].end = at
-            self.cur_start = at
-        if strength > self.strength or (strength and strength == self.strength and opener is not None):
-            self.strength = strength
-            self.opener = opener
-
-    def _innermost_block(self) -> tuple[str, str | None, int]:
-        for tag, id_, _cls, tag_at in reversed(self.stack):
-            if tag in BLOCK:
-                return tag, id_, tag_at
-        return "body", None, self.cur_start
-
-    def boundary_strength(self, tag: str, cls: str | None, id_: str | None) -> int:
-        if tag in SEMANTIC:
-            return 3
-        if tag == "div" and (cls or id_):
-            return 2
-        return 1
-
-    def _close_implied(self, tag: str, at: int) -> None:
-        stack = self.stack
-        if not stack:
-            return
-        top = stack[-1][0]
-        if top == "p" or (top in HEADINGS and tag in HEADINGS):
-            self._pop_to(len(stack) - 1, at)
-        elif tag == "li":
-            self._pop_sibling(("li",), ("ul", "ol", "menu"), at)
-        elif tag in ("dt", "dd"):
-            self._pop_sibling(("dt", "dd"), ("dl",), at)
-        elif tag == "tr":
-            self._pop_sibling(("tr",), ("table", "thead", "tbody", "tfoot"), at)
-        elif tag in ("td", "th"):
-            self._pop_sibling(("td", "th"), ("tr", "table"), at)
-
-    def _pop_sibling(self, same: tuple[str, ...], scope: tuple[str, ...], at: int) -> None:
-        for i in range(len(self.stack) - 1, -1, -1):
-            t = self.stack[i][0]
-            if t in same:
-                self._pop_to(i, at)
-                return
-            if t in scope:
-                return
-
-    def _pop_to(self, index: int, at: int) -> None:
-        """Close the elements from ``index`` up, as if their end tags ended at ``at``."""
-        while len(self.stack) > index:
-            tag, id_, cls, _at = self.stack[-1]
-            if tag in BLOCK:
-                self.flush(at, self.boundary_strength(tag, cls, id_), None, closing=True)
-            self.stack.pop()
-            if tag in SEMANTIC and self.marks:
-                del self.heading_path[self.marks.pop() :]
-            if tag == "pre":
-                self.pre -= 1
-
-    # -- element events -------------------------------------------------------------------
-    def start_tag(self, tag: str, attrs: list[tuple[str, str | None]], void: bool, at: int) -> None:
-        if self.skip:
-            if tag == self.skip[-1] and not void:
-                self.skip.append(tag)
-                return
-            if self.skip[0] == "head" and tag not in HEAD_ONLY:
-                self.skip.clear()  # a page that never closes <head>
-            elif tag == "title" and self.skip[0] == "head" and not void:
-                self.title_parts = []
-                return
-            else:
-                return
-        if tag in SKIP and not void:
-            self.skip.append(tag)
-            return
-        if tag == "title" and not void:
-            self.title_parts = []
-            return
-        if tag == "br":
-            self.parts.append("\n" if self.pre else " ")
-            self.where.append(~at)
-            return
-        if tag not in TRACKED:
-            return  # inline elements neither open blocks nor end them
-        id_ = cls = None
-        for name, value in attrs:
-            if name == "id":
-                id_ = value
-            elif name == "class":
-                cls = value
-        self._close_implied(tag, at)
-        if tag in CELLS:
-            if self.parts:
-                self.parts.append(" | ")
-                self.where.append(~at)
-        else:
-            self.flush(at, self.boundary_strength(tag, cls, id_), (tag, id_, at))
-        if not void:
-            self.stack.append((tag, id_, cls, at))
-            if tag in SEMANTIC:
-                self.marks.append(len(self.heading_path))
-            if tag == "pre":
-                self.pre += 1
-
-    def end_tag(self, tag: str, at: int, end: int) -> None:
-        if self.skip:
-            if tag == self.skip[-1]:
-                self.skip.pop()
-            elif tag == "title" and self.title_parts is not None:
-                self._end_title()
-            return
-        if tag == "title" and self.title_parts is not None:
-            self._end_title()
-            return
-        if tag not in TRACKED:
-            return
-        stack = self.stack
-        for i in range(len(stack) - 1, -1, -1):
-            if stack[i][0] == tag:
-                self._pop_to(i, end)
-                return
-
-    def _end_title(self) -> None:
-        self.title = _WS.sub(" ", "".join(self.title_parts or [])).strip()
-        self.title_parts = None
+    scanner = BlockScanner(html, keep_boilerplate)
+    try:
+        scanner.run()
+    except AssertionError:
+        return html, list(range(len(html) + 1))
+    parts: list[str] = []
+    where: list[int] = []
+    for k, block in enumerate(scanner.blocks):
+        text, pos, _ok = _char_map(block, html, scanner.events)
+        if k:
+            parts.append("\n")
+            where.append(block.start)
+        parts.append(text)
+        where.extend(pos)
+    where.append(len(html))
+    return "".join(parts), where
 
 
-def _normalize(raw: str, pre: bool) -> str:
-    """A block's visible text: whitespace runs collapsed (kept in ``pre``), BOMs dropped."""
-    text = raw.strip() if pre else _WS.sub(" ", raw).strip()
-    return text.replace("\ufeff", "").strip() if "\ufeff" in text else text
+def chunk_visible_text(document: Any, chunk_text: Callable[[Any], list[Chunk]]) -> list[Chunk]:
+    """``chunk_text`` run on a page's visible text, each chunk's span mapped back onto the markup.
+
+    ``document`` has the HTML in ``text`` (and ``doc_id``, maybe ``path`` and ``title``);
+    ``chunk_text`` gets a plain-text :class:`~chunklab.documents.Document` of the visible
+    text and returns its chunks; their ``text`` stays the visible text.
+
+    A chunk spans from where its first visible character's markup starts (the first chunk of
+    each level from 0) to where the next visible character after it starts (the last: to the
+    end), so together the spans cover the page; ``visible_start``/``visible_end`` keep the
+    offsets in the visible text. Parent and child ids are rewritten to the remapped chunks.
+    """
+    from chunklab.documents import Document
+
+    text, where = html_text_map(document.text)
+    visible = Document(document.doc_id, text, getattr(document, "path", None), "text", getattr(document, "title", None))
+    chunks = chunk_text(visible)
+    last_end: dict[Any, int] = {}
+    remapped: list[Chunk] = []
+    by_level: dict[Any, list[int]] = {}
+    for i, c in enumerate(chunks):
+        by_level.setdefault(c.level, []).append(i)
+    bounds: dict[int, tuple[int, int]] = {}
+    for level, indices in by_level.items():
+        order = sorted(indices, key=lambda i: (chunks[i].start, chunks[i].end))
+        for k, i in enumerate(order):
+            c = chunks[i]
+            start = 0 if k == 0 else min(where[c.start], last_end[level])
+            end = len(document.text) if k == len(order) - 1 else max(where[c.end], start)
+            last_end[level] = end
+            bounds[i] = (start, end)
+    for i, c in enumerate(chunks):
+        meta = {**c.metadata, "format": "html", "visible_start": c.start, "visible_end": c.end}
+        remapped.append(dataclasses.replace(c, start=bounds[i][0], end=bounds[i][1], metadata=meta))
+    ids = {old.id: new.id for old, new in zip(chunks, remapped, strict=True)}
+    if not any(c.metadata.get("parent_id") or c.metadata.get("child_ids") for c in remapped):
+        return remapped
+    return [
+        dataclasses.replace(c, metadata={
+            **c.metadata,
+            **({"parent_id": ids.get(c.metadata["parent_id"])} if c.metadata.get("parent_id") else {}),
+            **({"child_ids": [ids.get(x, x) for x in c.metadata["child_ids"]]} if c.metadata.get("child_ids") else {}),
+        })
+        for c in remapped
+    ]
 
 
-def _char_map(block: _Block, src: str, events: list[int]) -> tuple[str, list[int], list[bool]]:
+def _char_map(block: Block, src: str, events: list[int]) -> tuple[str, list[int], list[bool]]:
     """The block's text with, per character, the raw offset it comes from and whether a cut may fall before it.
 
     Character data is matched against its raw slice (which ends where the next token
@@ -479,12 +253,12 @@ def _strip(triples: list[tuple[str, int, bool]]) -> list[tuple[str, int, bool]]:
 class _Sectioner:
     """Groups blocks into sections and packs them into chunks within the budget."""
 
-    def __init__(self, text, scanner: _BlockScanner, max_chars, doc_id, params, path):
+    def __init__(self, text, scanner: BlockScanner, max_chars, doc_id, params, path):
         self.text = text
         self.blocks = scanner.blocks
         self.events = scanner.events
         self.title = scanner.title
-        self.line_starts = scanner.starts
+        self.lines = scanner.lines
         self.max = max_chars
         self.doc_id = doc_id
         self.params = params
@@ -496,13 +270,13 @@ class _Sectioner:
         if not blocks:
             return []
         blocks[0].start = 0
-        sections: list[list[_Block]] = []
+        sections: list[list[Block]] = []
         for b in blocks:
             if not sections or b.strength >= 3:
                 sections.append([b])
             else:
                 sections[-1].append(b)
-        pending: list[_Block] = []  # a heading-only section waiting for its subsection
+        pending: list[Block] = []  # a heading-only section waiting for its subsection
         for k, sec in enumerate(sections):
             if pending:
                 sec = pending + sec
@@ -523,20 +297,20 @@ class _Sectioner:
             self.add(pending, "section")
         return self.chunks
 
-    def split_section(self, sec: list[_Block]) -> None:
-        groups: list[list[_Block]] = []
+    def split_section(self, sec: list[Block]) -> None:
+        groups: list[list[Block]] = []
         for b in sec:
             if not groups or b.strength >= 2:
                 groups.append([b])
             else:
                 groups[-1].append(b)
-        units: list[list[_Block]] = []
+        units: list[list[Block]] = []
         for g in groups:
             if _size(g) <= self.max:
                 units.append(g)
             else:
                 units.extend([b] for b in g)
-        cur: list[_Block] = []
+        cur: list[Block] = []
         for u in units:
             if cur and _size(cur + u) <= self.max:
                 cur.extend(u)
@@ -551,7 +325,7 @@ class _Sectioner:
         if cur:
             self.add(cur, "section_part")
 
-    def split_block(self, b: _Block) -> None:
+    def split_block(self, b: Block) -> None:
         """A block over budget: its text cut by recursive separators, each cut mapped to its raw offset."""
         text, pos, ok = _char_map(b, self.text, self.events)
         spans = _spans(text, 0, self.max)
@@ -576,11 +350,11 @@ class _Sectioner:
             extra = {"oversize": True} if len(piece) > self.max else None
             self.emit(piece, cuts[i], max(cuts[i], cuts[i + 1]), b, "split", extra)
 
-    def add(self, blocks: list[_Block], kind: str) -> None:
+    def add(self, blocks: list[Block], kind: str) -> None:
         text = "\n".join(b.text for b in blocks)
         self.emit(text, blocks[0].start, blocks[-1].end, blocks[0], kind, None)
 
-    def emit(self, text: str, s: int, e: int, first: _Block, kind: str, extra: dict | None) -> None:
+    def emit(self, text: str, s: int, e: int, first: Block, kind: str, extra: dict | None) -> None:
         s, e = trim_span(self.text, s, e)
         tag, id_, element_start = first.opener if first.opener else (first.tag, first.id, None)
         meta: dict[str, Any] = {
@@ -592,8 +366,8 @@ class _Sectioner:
             "tag": tag,
             "id": id_,
             "element_start": element_start if element_start is not None and element_start >= s else s,
-            "line_start": bisect.bisect_right(self.line_starts, s),
-            "line_end": bisect.bisect_right(self.line_starts, max(s, e - 1)),
+            "line_start": self.lines.line_of(s),
+            "line_end": self.lines.line_of(max(s, e - 1)),
             "path": self.path,
         }
         if self.title:
@@ -609,7 +383,7 @@ def _spans(text: str, start: int, size: int) -> list[list[int]]:
     return [[start + a, start + e] for a, e, _lv, _sh in recursive_spans(rest, size, 0, "chars", _LEVELS)]
 
 
-def _size(blocks: list[_Block]) -> int:
+def _size(blocks: list[Block]) -> int:
     return sum(len(b.text) for b in blocks) + len(blocks) - 1
 
 

@@ -1,30 +1,28 @@
 """Structural chunking of Markdown: sections by headings, blocks that are never cut in the middle.
 
-A single pass over the lines finds the blocks: ATX and setext headings, fenced code (where
-a ``#`` line is code, not a heading), GFM tables, front matter and paragraphs. Headings up
-to ``max_level`` open sections; a section over budget is packed block by block, and only
-a block that alone is over budget is split (a table repeats its header row through
-``metadata["table_header"]``, so ``text`` stays an exact slice of the source).
+:func:`chunklab.text.markdown_blocks` (the one Markdown scanner) finds the blocks: ATX and
+setext headings, fenced code (where a ``#`` line is code, not a heading), GFM tables, front
+matter and paragraphs. Headings up to ``max_level`` open sections; a section over budget is
+packed block by block, and only a block that alone is over budget is split (a table repeats
+its header row through ``metadata["table_header"]``, so ``text`` stays an exact slice of the
+source). :func:`pack_blocks` does the packing for any format that yields the same blocks.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from chunklab._validate import check_text
 from chunklab.chunk import Chunk
 from chunklab.recursive import DEFAULT_SEPARATORS, recursive_spans
-from chunklab.structural._common import check_max_chars, check_source, line_starts, resolve_doc_id
+from chunklab.structural._common import check_max_chars, check_source, resolve_doc_id
+from chunklab.text import Block, LineIndex, line_span, markdown_blocks
 
-__all__ = ["chunk_markdown"]
+__all__ = ["chunk_markdown", "pack_blocks"]
 
 _NONSPACE = re.compile(r"\S")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
-_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*")
-_TABLE_DELIM = re.compile(r" {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 _LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
 _ROW_LEVELS = [("\n",), (" | ", "|"), (" ",), ("",)]
 
@@ -56,13 +54,41 @@ def chunk_markdown(
     params = {"format": "markdown", "max_chars": max_chars, "max_level": max_level}
     if _NONSPACE.search(text) is None:
         return []
-    return _MarkdownChunker(text, max_chars, max_level, doc_id, params, path).run()
+    lines = LineIndex(text, universal=True)
+    return pack_blocks(text, markdown_blocks(text, lines), max_chars, max_level, doc_id=doc_id, params=params,
+                       path=path, lines=lines)
+
+
+def pack_blocks(
+    text: str,
+    blocks: Sequence[Block],
+    max_chars: int,
+    max_level: int = 3,
+    *,
+    doc_id: str,
+    params: dict[str, Any],
+    path: str | None = None,
+    lines: LineIndex | None = None,
+) -> list[Chunk]:
+    """Structural chunks of ``text`` from its blocks: sections by heading, packed within ``max_chars``.
+
+    ``blocks`` are :class:`chunklab.text.Block` in order, numbered by the lines of
+    ``LineIndex(text, universal=True)`` (``lines``, when the caller has it). Any kind works:
+    ``heading`` blocks up to ``max_level`` open sections, ``blank`` ones are skipped, a
+    ``table`` over budget is split by rows, any other block (code, paragraphs, directives)
+    only when it alone is over budget. Chunks carry ``strategy="structural"`` and ``params``.
+    """
+    if _NONSPACE.search(text) is None:
+        return []
+    chunker = _MarkdownChunker(text, max_chars, max_level, doc_id, params, path, lines)
+    return chunker.run([b for b in blocks if b.kind != "blank"])
 
 
 class _MarkdownChunker:
-    def __init__(self, text, max_chars, max_level, doc_id, params, path):
+    def __init__(self, text, max_chars, max_level, doc_id, params, path, lines=None):
         self.text = text
-        self.starts = line_starts(text)
+        self.lines = lines or LineIndex(text, universal=True)
+        self.starts = self.lines.edges
         self.n = len(self.starts) - 1
         self.max = max_chars
         self.max_level = max_level
@@ -73,114 +99,20 @@ class _MarkdownChunker:
 
     def span(self, lo: int, hi: int) -> tuple[int, int]:
         """Offsets of 0-based lines ``lo..hi``: from the first non-blank line, right-trimmed."""
-        text = self.text
-        s = self.starts[lo]
-        e = self.starts[hi + 1]
-        m = _NONSPACE.search(text, s, e)
-        if m is None:
-            return s, s
-        p = m.start()
-        if p > s:
-            s = max(s, text.rfind("\n", s, p) + 1, text.rfind("\r", s, p) + 1)
-        while e > p and text[e - 1].isspace():
-            e -= 1
-        return s, e
-
-    # -- blocks -----------------------------------------------------------------------
-    def blocks(self) -> list[tuple[str, int, int, Any]]:
-        """``(kind, first line, last line, extra)`` for every block, in order (0-based lines)."""
-        text, starts, n = self.text, self.starts, self.n
-        lines = [text[starts[i] : starts[i + 1]].rstrip("\r\n") for i in range(n)]
-        if lines and lines[0].startswith("\ufeff"):
-            lines[0] = lines[0][1:]
-        out: list[tuple[str, int, int, Any]] = []
-        i = 0
-        if lines and lines[0].rstrip() == "---":
-            for j in range(1, n):
-                if lines[j].rstrip() in ("---", "..."):
-                    out.append(("frontmatter", 0, j, None))
-                    i = j + 1
-                    break
-        if n and text.startswith("\ufeff") and not lines[0].strip():
-            out.append(("para", 0, 0, None))  # a lone byte-order mark: not whitespace, keep it
-            i = 1
-        para = -1  # first line of the open paragraph
-        while i < n:
-            line = lines[i]
-            head = line.lstrip(" ")
-            if not head.strip():
-                if para >= 0:
-                    out.append(("para", para, i - 1, None))
-                    para = -1
-                i += 1
-                continue
-            c = head[0]
-            indent = len(line) - len(head)
-            if indent <= 3 and c in "`~":
-                m = _FENCE.fullmatch(line)
-                if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-                    if para >= 0:
-                        out.append(("para", para, i - 1, None))
-                        para = -1
-                    fence = m.group(1)
-                    j = i + 1
-                    while j < n:
-                        cl = lines[j].strip(" \t")
-                        if cl.startswith(fence[0] * len(fence)) and not cl.strip(fence[0]) and (
-                            len(lines[j]) - len(lines[j].lstrip(" ")) <= 3
-                        ):
-                            break
-                        j += 1
-                    end = min(j, n - 1)
-                    out.append(("code", i, end, m.group(2).strip()))
-                    i = end + 1
-                    continue
-            if indent <= 3 and c == "#":
-                m = _ATX.fullmatch(line)
-                if m:
-                    if para >= 0:
-                        out.append(("para", para, i - 1, None))
-                        para = -1
-                    out.append(("heading", i, i, (len(m.group(1)), (m.group(2) or "").strip())))
-                    i += 1
-                    continue
-            if para >= 0 and indent <= 3 and c in "=-" and _SETEXT.fullmatch(line):
-                title = " ".join(lines[k].strip() for k in range(para, i))
-                if c == "=" or not title.lstrip().startswith(("- ", "* ", "+ ")):
-                    out.append(("heading", para, i, (1 if c == "=" else 2, title)))
-                    para = -1
-                    i += 1
-                    continue
-            if "|" in line and i + 1 < n and "-" in lines[i + 1] and _TABLE_DELIM.fullmatch(lines[i + 1]):
-                if "|" in lines[i + 1] or line.strip().startswith("|"):
-                    if para >= 0:
-                        out.append(("para", para, i - 1, None))
-                        para = -1
-                    j = i + 2
-                    while j < n and lines[j].strip() and "|" in lines[j]:
-                        j += 1
-                    out.append(("table", i, j - 1, None))
-                    i = j
-                    continue
-            if para < 0:
-                para = i
-            i += 1
-        if para >= 0:
-            out.append(("para", para, n - 1, None))
-        return out
+        return line_span(self.text, self.starts, lo, hi)
 
     # -- sections -----------------------------------------------------------------------
-    def run(self) -> list[Chunk]:
-        sections: list[tuple[list[str], int, list[tuple[str, int, int, Any]]]] = []
+    def run(self, all_blocks: list[Block]) -> list[Chunk]:
+        sections: list[tuple[list[str], int, list[Block]]] = []
         path: list[tuple[int, str]] = []
-        cur: list[tuple[str, int, int, Any]] = []
+        cur: list[Block] = []
         cur_path: list[str] = []
         cur_level = 0
-        for block in self.blocks():
-            if block[0] == "heading" and block[3][0] <= self.max_level:
+        for block in all_blocks:
+            if block.kind == "heading" and block.level <= self.max_level:
                 if cur:
                     sections.append((cur_path, cur_level, cur))
-                level, title = block[3]
+                level, title = block.level, block.title
                 while path and path[-1][0] >= level:
                     path.pop()
                 path.append((level, title))
@@ -191,16 +123,16 @@ class _MarkdownChunker:
             sections.append((cur_path, cur_level, cur))
         carry: tuple[int, int] | None = None  # a heading-only section waiting for its child
         for k, (headings, level, blocks) in enumerate(sections):
-            s, e = self.span(blocks[0][1], blocks[-1][2])
+            s, e = self.span(blocks[0].first, blocks[-1].last)
             if carry is not None:
                 s = carry[0]
                 carry = None
             if e <= s:
                 continue
-            heading_only = len(blocks) == 1 and blocks[0][0] == "heading"
+            heading_only = len(blocks) == 1 and blocks[0].kind == "heading"
             if heading_only and k + 1 < len(sections):
                 nxt_headings, _lvl, nxt_blocks = sections[k + 1]
-                ns, ne = self.span(nxt_blocks[0][1], nxt_blocks[-1][2])
+                ns, ne = self.span(nxt_blocks[0].first, nxt_blocks[-1].last)
                 if nxt_headings[: len(headings)] == headings and ne - s <= self.max:
                     carry = (s, e)
                     continue
@@ -217,7 +149,8 @@ class _MarkdownChunker:
         """Pack the section's blocks up to the budget; split only blocks over it alone."""
         group_s = group_e = -1
         kinds: set[str] = set()
-        for bi, (kind, lo, hi, _extra) in enumerate(blocks):
+        for bi, block in enumerate(blocks):
+            kind, lo, hi = block.kind, block.first, block.last
             s, e = self.span(lo, hi)
             if bi == 0:
                 s = min(s, first_start)
@@ -274,8 +207,8 @@ class _MarkdownChunker:
             "kind": kind,
             "headings": headings,
             "heading_level": level,
-            "line_start": _line(self.starts, s),
-            "line_end": _line(self.starts, e - 1),
+            "line_start": self.lines.line_of(s),
+            "line_end": self.lines.line_of(e - 1),
             "path": self.path,
         }
         if split:
@@ -291,7 +224,3 @@ def _group_kind(kinds: set[str]) -> str:
         if k in ("table", "code"):
             return k
     return "section"
-
-
-def _line(starts: list[int], offset: int) -> int:
-    return bisect.bisect_right(starts, offset)

@@ -15,21 +15,25 @@ import gc
 import re
 from typing import Any
 
+from chunklab._validate import check_non_negative_int
 from chunklab.chunk import Chunk
-from chunklab.structural._common import (
-    check_max_chars,
-    check_source,
-    decode_python,
-    fallback_chunks,
-    line_starts,
-    resolve_doc_id,
+from chunklab.documents import decode_bytes
+from chunklab.structural._common import check_max_chars, check_source, fallback_chunks, resolve_doc_id
+from chunklab.structural._pysource import (
+    DEFS,
+    Piece,
+    PythonLines,
+    block_children,
+    docstring_of,
+    is_oversize,
+    main_piece,
+    qualname,
+    statement_first_line,
 )
 
 __all__ = ["chunk_python"]
 
 _NONSPACE = re.compile(r"\S")
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_BLOCK_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
 
 
 def chunk_python(
@@ -52,15 +56,14 @@ def chunk_python(
     """
     check_source(source, "source")
     max_chars = check_max_chars(max_chars)
-    if isinstance(min_chars, bool) or not isinstance(min_chars, int) or min_chars < 0:
-        raise ValueError(f"min_chars must be a non-negative integer, got {min_chars!r}")
+    min_chars = check_non_negative_int(min_chars, "min_chars")
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
     params = {"format": "python", "max_chars": max_chars, "min_chars": min_chars}
     extra = {"path": path}
     if isinstance(source, (bytes, bytearray)):
-        text, problem = decode_python(bytes(source))
+        text, _encoding, problem = decode_bytes(bytes(source), "python")
         if problem:
             return fallback_chunks(text, max_chars, doc_id, params, problem, extra)
     else:
@@ -92,35 +95,9 @@ def _chunk_parsed(text, parse_text, max_chars, min_chars, doc_id, params, path, 
         return fallback_chunks(text, max_chars, doc_id, params, f"RecursionError: {exc}", extra)
 
 
-class _Piece:
-    """A run of whole lines ``[lo, hi]`` (1-based, inclusive) that becomes (part of) a chunk."""
-
-    __slots__ = ("lo", "hi", "s", "e", "kind", "name", "node", "scope", "cls", "parts", "members")
-
-    def __init__(self, lo, hi, s, e, kind, name, node, scope, cls=None):
-        self.lo = lo
-        self.hi = hi
-        self.s = s
-        self.e = e
-        self.kind = kind
-        self.name = name
-        self.node = node
-        self.scope = scope
-        self.cls = cls
-        self.parts: tuple[int, int] | None = None
-        self.members: list[_Piece] | None = None
-
-    @property
-    def size(self) -> int:
-        return self.e - self.s
-
-
-class _PythonChunker:
+class _PythonChunker(PythonLines):
     def __init__(self, text, max_chars, min_chars, doc_id, params, path):
-        self.text = text
-        self.starts = line_starts(text)
-        self.nlines = len(self.starts) - 1
-        self.max = max_chars
+        super().__init__(text, max_chars)
         self.min = min_chars
         self.doc_id = doc_id
         self.params = params
@@ -128,40 +105,9 @@ class _PythonChunker:
         self._scopes = 0
         self.module_doc: str | None = None
 
-    # -- line helpers ---------------------------------------------------------------
-    def span(self, lo: int, hi: int) -> tuple[int, int]:
-        """Offsets of lines ``lo..hi``, without leading blank lines and trailing whitespace."""
-        text = self.text
-        s = self.starts[lo - 1]
-        e = self.starts[hi]
-        m = _NONSPACE.search(text, s, e)
-        if m is None:
-            return s, s
-        p = m.start()
-        if p > s:
-            ls = max(text.rfind("\n", s, p), text.rfind("\r", s, p)) + 1
-            s = max(s, ls)
-        while e > p and text[e - 1].isspace():
-            e -= 1
-        return s, e
-
-    def line_kind(self, line: int) -> str:
-        """``"blank"``, ``"comment"`` or ``"code"`` for 1-based ``line``."""
-        stripped = self.text[self.starts[line - 1] : self.starts[line]].strip()
-        if not stripped:
-            return "blank"
-        return "comment" if stripped[0] == "#" else "code"
-
-    def attach_above(self, first: int, floor: int) -> int:
-        """Move ``first`` up over the comment lines right above it (not to or past ``floor``)."""
-        line = first - 1
-        while line > floor and self.line_kind(line) == "comment":
-            line -= 1
-        return line + 1
-
-    def piece(self, lo, hi, kind, name, node, scope, cls=None) -> _Piece:
+    def piece(self, lo, hi, kind, name, node, scope, cls=None) -> Piece:
         s, e = self.span(lo, hi)
-        return _Piece(lo, hi, s, e, kind, name, node, scope, cls)
+        return Piece(lo, hi, s, e, kind, name, node, scope, cls)
 
     def new_scope(self) -> int:
         self._scopes += 1
@@ -171,7 +117,7 @@ class _PythonChunker:
     def run(self, tree: ast.Module) -> list[Chunk]:
         if self.nlines == 0 or _NONSPACE.search(self.text) is None:
             return []
-        self.module_doc = _docstring(tree) if tree.body else None
+        self.module_doc = docstring_of(tree) if tree.body else None
         ranges = self.partition(tree.body, 1, self.nlines)
         if not ranges:  # only comments / blank lines: no statements at all
             pieces = self.line_split(1, self.nlines, "module", "<module>", 0)
@@ -189,7 +135,7 @@ class _PythonChunker:
         """
         out: list[list[Any]] = []
         for node in stmts:
-            first = _first_line(node)
+            first = statement_first_line(node)
             last = node.end_lineno or first
             if out and first <= out[-1][1]:
                 prev = out[-1]
@@ -211,10 +157,10 @@ class _PythonChunker:
         """The pieces for one statement range: itself if within budget, else split."""
         if isinstance(node, list):
             kind, name = ("class_header", qual) if in_class else ("module", "<module>")
-        elif isinstance(node, _DEFS):
-            kind, name = ("method" if in_class else "function"), _qual(qual, node.name)
+        elif isinstance(node, DEFS):
+            kind, name = ("method" if in_class else "function"), qualname(qual, node.name)
         elif isinstance(node, ast.ClassDef):
-            kind, name = "class", _qual(qual, node.name)
+            kind, name = "class", qualname(qual, node.name)
         else:
             kind, name = ("class_header", qual) if in_class else ("module", "<module>")
         p = self.piece(lo, hi, kind, name, node, scope, in_class)
@@ -237,13 +183,13 @@ class _PythonChunker:
             out.append(q)
         return out
 
-    def split_class(self, node: ast.ClassDef, lo: int, hi: int, qual: str) -> list[_Piece]:
+    def split_class(self, node: ast.ClassDef, lo: int, hi: int, qual: str) -> list[Piece]:
         """A class over budget: header (signature, docstring, attributes) plus its members."""
         scope = self.new_scope()
         ranges = self.partition(node.body, lo, hi)
-        out: list[_Piece] = []
+        out: list[Piece] = []
         for i, (a, b, child) in enumerate(ranges):
-            if i == 0 and isinstance(child, (ast.ClassDef, *_DEFS)):
+            if i == 0 and isinstance(child, (ast.ClassDef, *DEFS)):
                 # the class signature gets its own header piece when the first member is a def
                 first_line = self._first_member_line(child)
                 if first_line > a:
@@ -257,13 +203,13 @@ class _PythonChunker:
                     a = first_line
             pieces = self.unit(child, a, b, qual, scope, qual)
             for p in pieces:
-                if p.kind == "class_header" and not _is_oversize(p):
+                if p.kind == "class_header" and not is_oversize(p):
                     p.node = node
             out.extend(pieces)
         return out
 
     def _first_member_line(self, child) -> int:
-        return self.attach_above(_first_line(child), 0)
+        return self.attach_above(statement_first_line(child), 0)
 
     # -- splitting a statement over budget (cAST: split, then merge back up) --------
     def split_node(self, node, lo: int, hi: int) -> list[tuple[int, int, bool]]:
@@ -271,11 +217,11 @@ class _PythonChunker:
         s, e = self.span(lo, hi)
         if e - s <= self.max:
             return [(lo, hi, False)] if e > s else []
-        children = _children(node)
+        children = block_children(node)
         bounds: list[tuple[int, Any]] = []
         prev = lo
         for child in children:
-            b = _first_line(child)
+            b = statement_first_line(child)
             if b <= prev or b > hi:
                 continue
             b = self.attach_above(b, prev)
@@ -304,44 +250,7 @@ class _PythonChunker:
                 ranges.extend(self.split_node(owner, a, b))
         return self.merge_ranges(ranges)
 
-    def merge_ranges(self, ranges: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:
-        """Greedily merge neighbouring line ranges while the result stays within budget."""
-        out: list[tuple[int, int, bool]] = []
-        for a, b, big in ranges:
-            if out and not big and not out[-1][2]:
-                pa, _pb, _ = out[-1]
-                s, e = self.span(pa, b)
-                if e - s <= self.max:
-                    out[-1] = (pa, b, False)
-                    continue
-            out.append((a, b, big))
-        return out
-
-    def line_split_ranges(self, lo: int, hi: int) -> list[tuple[int, int, bool]]:
-        """Pack whole lines up to the budget; a single line over it stands alone, oversize."""
-        out: list[tuple[int, int, bool]] = []
-        cur = lo
-        line = lo
-        while line <= hi:
-            s, e = self.span(cur, line)
-            if e - s > self.max:
-                if line == cur:
-                    out.append((cur, line, True))
-                    cur = line = line + 1
-                    continue
-                s2, e2 = self.span(cur, line - 1)
-                if e2 > s2:
-                    out.append((cur, line - 1, False))
-                cur = line
-                continue
-            line += 1
-        if cur <= hi:
-            s, e = self.span(cur, hi)
-            if e > s:
-                out.append((cur, hi, False))
-        return out
-
-    def line_split(self, lo, hi, kind, name, scope) -> list[_Piece]:
+    def line_split(self, lo, hi, kind, name, scope) -> list[Piece]:
         out = []
         for a, b, big in self.line_split_ranges(lo, hi):
             p = self.piece(a, b, kind, name, None, scope)
@@ -351,10 +260,10 @@ class _PythonChunker:
         return out
 
     # -- packing ----------------------------------------------------------------------
-    def merge(self, pieces: list[_Piece]) -> list[list[_Piece]]:
+    def merge(self, pieces: list[Piece]) -> list[list[Piece]]:
         """Merge neighbours in the same scope: small units, and runs of module/header code."""
-        groups: list[list[_Piece]] = []
-        cur: list[_Piece] = []
+        groups: list[list[Piece]] = []
+        cur: list[Piece] = []
         cur_s = cur_e = 0
         for p in pieces:
             if cur:
@@ -362,8 +271,8 @@ class _PythonChunker:
                 if (
                     last.scope == p.scope
                     and p.e - cur_s <= self.max
-                    and not _is_oversize(last)
-                    and not _is_oversize(p)
+                    and not is_oversize(last)
+                    and not is_oversize(p)
                     and (
                         cur_e - cur_s < self.min
                         or p.size < self.min
@@ -380,21 +289,21 @@ class _PythonChunker:
             groups.append(cur)
         return groups
 
-    def emit(self, groups: list[list[_Piece]]) -> list[Chunk]:
+    def emit(self, groups: list[list[Piece]]) -> list[Chunk]:
         text = self.text
         chunks: list[Chunk] = []
-        line_of = self._line_of
+        line_of = self.lines.line_of
         for group in groups:
             s, e = group[0].s, group[-1].e
-            main = group[0] if len(group) == 1 else _main_piece(group)
+            main = group[0] if len(group) == 1 else main_piece(group)
             meta: dict[str, Any] = {
                 "strategy": "structural",
                 "params": self.params,
                 "index": len(chunks),
                 "kind": main.kind,
                 "name": main.name,
-                "line_start": line_of(s, group[0].lo),
-                "line_end": line_of(e - 1, group[-1].lo),
+                "line_start": line_of(s),
+                "line_end": line_of(e - 1),
                 "path": self.path,
             }
             node = main.node
@@ -403,7 +312,7 @@ class _PythonChunker:
                 meta["oversize_reason"] = "a single line longer than max_chars"
                 node = node[1]
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                doc = _docstring(node)
+                doc = docstring_of(node)
             elif group[0].lo == 1 and main.kind == "module":
                 doc = self.module_doc
             else:
@@ -424,63 +333,8 @@ class _PythonChunker:
             chunks.append(Chunk(text[s:e], s, e, self.doc_id, meta))
         return chunks
 
-    def _line_of(self, offset: int, hint: int) -> int:
-        starts = self.starts
-        line = hint
-        while line < self.nlines and starts[line] <= offset:
-            line += 1
-        return line
-
     def _decorator(self, d: ast.expr) -> str:
         s = self.starts[d.lineno - 1]
         e = self.starts[min(d.end_lineno or d.lineno, self.nlines)]
         src = self.text[s:e].strip()
         return src[1:].strip() if src.startswith("@") else src
-
-
-def _qual(qual: str, name: str) -> str:
-    return f"{qual}.{name}" if qual else name
-
-
-def _is_oversize(p: _Piece) -> bool:
-    return isinstance(p.node, tuple)
-
-
-def _main_piece(group: list[_Piece]) -> _Piece:
-    """The piece that names a merged chunk: the class header, else the largest definition."""
-    for p in group:
-        if p.kind == "class_header":
-            return p
-    defs = [p for p in group if p.kind != "module"] or group
-    return max(defs, key=lambda p: p.size)
-
-
-def _first_line(node) -> int:
-    """The first line of a statement, its decorators included (``case`` lines for match cases)."""
-    first = getattr(node, "lineno", None)
-    if first is None:  # match_case has no position of its own
-        first = node.pattern.lineno
-    decos = getattr(node, "decorator_list", None)
-    if decos:
-        first = min(first, min(d.lineno for d in decos))
-    return first
-
-
-def _docstring(node) -> str | None:
-    try:
-        return ast.get_docstring(node)
-    except TypeError:
-        return None
-
-
-def _children(node) -> list[Any]:
-    if isinstance(node, list):
-        return node
-    out: list[Any] = []
-    for field in _BLOCK_FIELDS:
-        value = getattr(node, field, None)
-        if value:
-            out.extend(value)
-    if len(out) > 1:
-        out.sort(key=_first_line)
-    return out

@@ -3,7 +3,8 @@
 In a solution notebook, learner-only code sits between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION``. The exercise keeps every cell and cell id, replaces each region by
 its ``# HINT: ...`` lines (or ``# YOUR CODE HERE``) and ``raise NotImplementedError``,
-locks the checkpoint cells and clears outputs, except in cells tagged ``keep-output``
+locks the checkpoint cells (and says so in a first comment line, since JupyterLab draws no
+lock) and clears outputs, except in cells tagged ``keep-output``
 (things the learner must see before writing any code).
 
 Adding a notebook:
@@ -28,18 +29,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chunklab.grading import CHECKPOINT_TAG, GradingError, course_root, is_checkpoint, read_notebook
+from chunklab.course.notebooks import (
+    CHECKPOINT_TAG,
+    GradingError,
+    is_checkpoint,
+    notebook_text,
+    read_notebook,
+)
+from chunklab.course.paths import course_root
 
 __all__ = [
     "BEGIN",
     "END",
     "KEEP_OUTPUT_TAG",
+    "LOCK_BANNER",
     "ExerciseStatus",
     "execute_notebook",
     "lint_solution",
     "make_exercise",
     "make_exercises",
-    "notebook_text",
     "strip_solutions",
 ]
 
@@ -49,6 +57,8 @@ HINT = "# HINT:"
 #: tag of a cell whose outputs the exercise keeps (data the learner must see)
 KEEP_OUTPUT_TAG = "keep-output"
 MARKDOWN_STUB = "*Your answer here.*"
+#: first line of every checkpoint cell in an exercise: JupyterLab draws no lock, so the cell says it
+LOCK_BANNER = "# 🔒 LOCKED CHECKPOINT: run it as it is (the grader runs the reference's copy of this cell)"
 _CELL_NOISE = ("execution", "collapsed", "scrolled", "ExecuteTime")
 
 
@@ -115,6 +125,7 @@ def make_exercise(solution: Any):
             if is_checkpoint(cell):
                 cell.metadata["editable"] = False
                 cell.metadata["deletable"] = False
+                cell.source = f"{LOCK_BANNER}\n{cell.source}"
             if KEEP_OUTPUT_TAG not in tags:
                 cell.outputs = []
                 cell.execution_count = None
@@ -174,14 +185,6 @@ def lint_solution(nb: Any, name: str = "notebook") -> list[str]:
     if not regions:
         problems.append(f"{name}: no {BEGIN} region for the learner to write")
     return problems
-
-
-def notebook_text(nb: Any) -> str:
-    """The exact text a notebook is written as (nbformat's layout, trailing newline)."""
-    import nbformat
-
-    text = nbformat.writes(nb)
-    return text if text.endswith("\n") else text + "\n"
 
 
 @dataclass

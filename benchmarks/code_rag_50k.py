@@ -1,0 +1,551 @@
+"""The 50,000-file code-RAG scenario, measured: chunking and retrieval over the pinned wheel corpus.
+
+    python benchmarks/code_rag_50k.py                 # code-50k (run `chunklab corpus fetch code-50k` first)
+    python benchmarks/code_rag_50k.py --quick         # a few hundred installed files, seconds
+    python benchmarks/code_rag_50k.py --skip-retrieval --workers 2
+
+**Chunking** (every file, both strategies, ``--workers`` processes, streamed: a worker
+returns per-file numbers, never chunks): structural (the catalog's defaults) and recursive
+800/80. Reported per strategy: chunks, fallback rate with every reason, size percentiles,
+share of chunks that compile on their own (``compile(textwrap.dedent(text))``, the
+capstone's test), chunks over MiniLM's 256-token window ([CLS] and [SEP] counted), CPU
+seconds spent chunking vs measuring, wall time, peak resident memory.
+
+**Retrieval**: CodeSearchNet-style questions (:func:`chunklab.datasets.code_questions`:
+the first docstring sentence asks, the function's span answers, docstrings stripped from the
+indexed copy) drawn from the whole corpus; every chunk of every file indexed with BM25
+(:class:`chunklab.lexical.BM25Index`) and the static embedding (``Encoder("static")``),
+reciprocal-rank fusion of the two on top (:func:`chunklab.hybrid.reciprocal_rank_fusion`), and MiniLM on a stratified sample of files. P@5,
+R@5, MRR, character recall and the share of retrieved chunks that do not compile, structural
+vs recursive with paired 95 % bootstrap intervals (:mod:`chunklab.evaluate.bootstrap`).
+
+Results: ``benchmarks/results/code_rag_50k[-quick].json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import multiprocessing
+import os
+import platform
+import resource
+import sys
+import textwrap
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # one thread per worker process
+
+STRATEGIES = {"structural": {}, "recursive 800/80": {"size": 800, "overlap": 80}}
+WINDOW = 256  # all-MiniLM-L6-v2's max_seq_length, special tokens included
+PERCENTILES = (5, 25, 50, 75, 90, 95, 99)
+K = 5
+RESULTS = Path(__file__).resolve().parent / "results"
+
+_CORPUS: Any = None  # set in the parent before the pool forks; workers read files from it
+_OVERRIDES: dict[str, str] = {}  # doc_id -> text to index instead of the file (docstrings stripped)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run the chunking and retrieval parts, write JSON + Markdown."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--corpus", default="code-50k", help="code_corpus name (default code-50k)")
+    p.add_argument("--quick", action="store_true", help="the installed-files corpus, a few hundred files")
+    p.add_argument("--files", type=int, default=None, help="use a seeded sample of this many files")
+    p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--question-files", type=int, default=800, help="files questions are drawn from (default 800; 700 gave 1,008 questions on code-50k)")
+    p.add_argument("--dense-files", type=int, default=1500, help="stratified sample for MiniLM (default 1500; 0 = skip)")
+    p.add_argument("--skip-chunking", action="store_true")
+    p.add_argument("--skip-retrieval", action="store_true")
+    p.add_argument("--out", type=Path, default=RESULTS)
+    args = p.parse_args(argv)
+    stem = "code_rag_50k" + ("-quick" if args.quick else "")
+    previous = args.out / f"{stem}.json"
+    old = json.loads(previous.read_text(encoding="utf-8")) if previous.is_file() else {}
+
+    def save(result: dict[str, Any]) -> None:
+        """Write what is measured so far; a part skipped this time keeps its last measurement."""
+        for part in ("chunking", "retrieval"):
+            if part not in result and part in old and old.get("files") == result["files"]:
+                result[part] = old[part]
+        write_results(result, args.out, stem)
+
+    result = run(args, save)
+    print(render_markdown(result))
+    return 0
+
+
+def run(args: argparse.Namespace, save: Any = None) -> dict[str, Any]:
+    """Both parts of the benchmark, as one JSON-ready dict (``save(result)`` after each part)."""
+    save = save or (lambda result: None)
+    from chunklab.datasets.code import code_corpus
+
+    if args.quick:
+        corpus = code_corpus().sample(args.files or 300, seed=0)
+        args.question_files = min(args.question_files, 40)
+        args.dense_files = min(args.dense_files, 60)
+    else:
+        corpus = code_corpus(args.corpus)
+        if args.files:
+            corpus = corpus.sample(args.files, seed=0)
+    result: dict[str, Any] = {
+        "corpus": "installed (quick)" if args.quick else args.corpus,
+        "files": len(corpus), "projects": len(corpus.projects()), "source_mb": round(corpus.total_bytes / 1e6, 1),
+        "machine": machine(), "workers": args.workers,
+    }
+    if not args.skip_chunking:
+        result["chunking"] = chunking(corpus, args.workers)
+        save({**result, "machine_after": machine()})
+    if not args.skip_retrieval:
+        result["retrieval"] = retrieval(corpus, args)
+    result["machine_after"] = machine()
+    save(result)
+    return result
+
+
+def machine() -> dict[str, Any]:
+    """Cores, load average and Python: the numbers mean little without them (the machine is shared)."""
+    return {"cpus": os.cpu_count(), "loadavg": [round(x, 2) for x in os.getloadavg()],
+            "python": platform.python_version(), "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+# --------------------------------------------------------------------------- chunking
+
+
+def chunking(corpus: Any, workers: int) -> dict[str, Any]:
+    """Chunk every file with both strategies in ``workers`` processes; aggregate the per-file numbers."""
+    global _CORPUS
+    _CORPUS = corpus
+    sizes: dict[str, list[np.ndarray]] = {s: [] for s in STRATEGIES}
+    totals = {s: Counter() for s in STRATEGIES}
+    reasons: dict[str, Counter[str]] = {s: Counter() for s in STRATEGIES}
+    examples: dict[str, list[str]] = {s: [] for s in STRATEGIES}
+    start = time.perf_counter()
+    for per_file in _map(_measure_file, range(len(corpus)), workers, "chunk"):
+        for name, m in per_file.items():
+            sizes[name].append(m.pop("sizes"))
+            reason = m.pop("reason")
+            doc_id = m.pop("doc_id")
+            if reason:
+                reasons[name][reason.split(":")[0]] += 1
+                if len(examples[name]) < 10:
+                    examples[name].append(f"{doc_id}: {reason[:160]}")
+            totals[name].update(m)
+    wall = time.perf_counter() - start
+    out: dict[str, Any] = {"wall_s": round(wall, 1), "peak_rss_mb": peak_rss_mb(), "strategies": {}}
+    for name in STRATEGIES:
+        t, all_sizes = totals[name], np.concatenate(sizes[name]) if sizes[name] else np.zeros(0)
+        n = int(t["chunks"])
+        out["strategies"][name] = {
+            "chunks": n,
+            "fallback_files": int(t["fallback"]),
+            "fallback_rate": t["fallback"] / max(1, len(corpus)),
+            "fallback_reasons": dict(reasons[name].most_common()),
+            "fallback_examples": examples[name],
+            "size_percentiles": dict(zip(map(str, PERCENTILES), np.percentile(all_sizes, PERCENTILES).round(1).tolist()))
+            if n else {},
+            "size_max": int(all_sizes.max()) if n else 0,
+            "compile_share": t["compiles"] / max(1, n),
+            "over_window_share": t["over_window"] / max(1, n),
+            "chunk_cpu_s": round(t["chunk_ns"] / 1e9, 1),
+            "measure_cpu_s": round(t["measure_ns"] / 1e9, 1),
+        }
+    return out
+
+
+def _measure_file(i: int) -> dict[str, dict[str, Any]]:
+    f = _CORPUS[i]
+    text = f.read_text()
+    out = {}
+    for name, chunks, chunk_ns in chunk_light(f, text):
+        t0 = time.process_time_ns()
+        compiles = [compiles_alone(c[2]) for c in chunks]
+        over = over_window(text, [(c[0], c[1]) for c in chunks])
+        measure_ns = time.process_time_ns() - t0
+        fallback = chunks[0][3] if chunks else None
+        out[name] = {
+            "doc_id": f"{f.root}:{f.relpath}", "sizes": np.fromiter((len(c[2]) for c in chunks), dtype=np.int32),
+            "reason": fallback, "chunks": len(chunks), "fallback": int(fallback is not None),
+            "compiles": sum(compiles), "over_window": over, "chunk_ns": chunk_ns, "measure_ns": measure_ns,
+        }
+    return out
+
+
+def chunk_light(f: Any, text: str, strategies: dict[str, dict[str, Any]] | None = None):
+    """``(strategy, [(start, end, text, fallback_reason)], cpu_ns)`` for each strategy: chunks without their objects."""
+    from chunklab.documents import Document
+
+    doc = Document(f"{f.root}:{f.relpath}", text, kind="python")
+    for name, params in (strategies or STRATEGIES).items():
+        strategy = _strategy(name.split()[0], tuple(sorted(params.items())))
+        t0 = time.process_time_ns()
+        chunks = strategy(doc)
+        ns = time.process_time_ns() - t0
+        light = [(c.start, c.end, c.text, c.metadata.get("fallback_reason") if c.metadata.get("fallback") else None)
+                 for c in chunks]
+        yield name, light, ns
+
+
+_STRATEGY_CACHE: dict[Any, Any] = {}
+
+
+def _strategy(kind: str, params: tuple) -> Any:
+    key = (kind, params)
+    if key not in _STRATEGY_CACHE:
+        from chunklab.strategies import get_strategy
+
+        _STRATEGY_CACHE[key] = get_strategy(kind, **dict(params))
+    return _STRATEGY_CACHE[key]
+
+
+def compiles_alone(text: str) -> bool:
+    """Whether a chunk is valid Python on its own, after removing common indentation."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(textwrap.dedent(text), "<chunk>", "exec", dont_inherit=True)
+        return True
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+
+
+def over_window(text: str, spans: list[tuple[int, int]]) -> int:
+    """How many ``text[s:e]`` are longer than MiniLM's window, tokenizing ``text`` once.
+
+    A span's count is the number of the file's tokens lying inside it; a cut through a word
+    can change the count at each edge, so spans within a few tokens of the window are
+    tokenized on their own. A span of <= 254 characters is never over (a token covers >= 1).
+    """
+    from bisect import bisect_left, bisect_right
+
+    from chunklab.units import get_tokenizer
+
+    long = [(s, e) for s, e in spans if e - s > WINDOW - 2]
+    if not long:
+        return 0
+    tok = get_tokenizer()
+    starts, ends = _token_edges(text)
+    over = 0
+    for s, e in long:
+        n = bisect_right(ends, e) - bisect_left(starts, s) + 2  # + [CLS] and [SEP]
+        if abs(n - WINDOW) <= 8:
+            n = len(tok.encode(text[s:e], add_special_tokens=True).ids)
+        over += n > WINDOW
+    return over
+
+
+@functools.lru_cache(maxsize=1)
+def _token_edges(text: str) -> tuple[list[int], list[int]]:
+    """Start and end offsets of the MiniLM tokens of ``text`` (kept for the file's other strategy)."""
+    from chunklab.units import get_tokenizer
+
+    offsets = get_tokenizer().encode(text, add_special_tokens=False).offsets
+    return [a for a, _ in offsets], [b for _, b in offsets]
+
+
+def _map(fn: Any, items: Any, workers: int, desc: str):
+    """``fn`` over ``items`` in order, in ``workers`` forked processes, with a progress bar."""
+    from tqdm import tqdm
+
+    items = list(items)
+    bar = dict(total=len(items), desc=desc, unit="file", mininterval=10, disable=None)
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from tqdm(map(fn, items), **bar)
+        return
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        yield from tqdm(pool.imap(fn, items, chunksize=16), **bar)
+
+
+def peak_rss_mb() -> dict[str, float]:
+    """Peak resident memory so far: this process and its largest finished worker (Linux reports KiB)."""
+    return {"main": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "largest_worker": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)}
+
+
+# --------------------------------------------------------------------------- retrieval
+
+RETRIEVERS_FULL = ("bm25", "static", "hybrid")
+METRIC_NAMES = ("precision", "recall", "mrr", "char_recall", "not_compiling")
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
+FUSE_DEPTH = 50  # how deep each list is read when fusing
+
+
+def retrieval(corpus: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """Questions from the whole corpus; full-scale BM25, static and hybrid; MiniLM on a stratified sample."""
+    from chunklab.datasets.code_questions import code_questions
+
+    t0 = time.perf_counter()
+    ds = code_questions(n_files=min(args.question_files, len(corpus)), seed=0, corpus=corpus, min_file_chars=500)
+    _OVERRIDES.clear()
+    _OVERRIDES.update({d.doc_id: d.text for d in ds.documents})
+    questions = ds.questions
+    out: dict[str, Any] = {"questions": len(questions), "question_files": len(ds.documents),
+                           "questions_s": round(time.perf_counter() - t0, 1), "k": K, "scopes": {}}
+    everything = list(range(len(corpus)))
+    out["scopes"]["full"] = evaluate_scope(corpus, everything, questions, RETRIEVERS_FULL, args.workers)
+    if args.dense_files:
+        sample, asked = stratified_sample(corpus, questions, args.dense_files, seed=0)
+        scope = evaluate_scope(corpus, sample, asked, (*RETRIEVERS_FULL, "minilm"), args.workers)
+        scope["sampling"] = f"{len(asked)} questions from {len({q.doc_id for q in asked})} files + stratified sample by project"
+        out["scopes"]["dense sample"] = scope
+    return out
+
+
+def stratified_sample(corpus: Any, questions: list[Any], n_files: int, seed: int = 0) -> tuple[list[int], list[Any]]:
+    """About ``n_files`` corpus indices drawn per project in proportion to its size, plus a third as question files.
+
+    The questions kept are those of the question files drawn (seeded), so every kept
+    question's gold file is indexed, among distractors from every project.
+    """
+    import random
+
+    rng = random.Random(seed)
+    by_doc: dict[str, list[Any]] = {}
+    for q in questions:
+        by_doc.setdefault(q.doc_id, []).append(q)
+    qdocs = sorted(by_doc)
+    picked_docs = set(rng.sample(qdocs, min(len(qdocs), max(1, n_files // 3))))
+    by_project: dict[str, list[int]] = {}
+    for i, f in enumerate(corpus):
+        by_project.setdefault(f.project, []).append(i)
+    budget = max(1, n_files - len(picked_docs))
+    chosen: set[int] = set()
+    for project in sorted(by_project):
+        members = by_project[project]
+        take = min(len(members), max(1, round(budget * len(members) / len(corpus))))
+        chosen.update(rng.sample(members, take))
+    chosen.update(i for i, f in enumerate(corpus) if f"{f.root}:{f.relpath}" in picked_docs)
+    asked = [q for q in questions if q.doc_id in picked_docs]
+    return sorted(chosen), asked
+
+
+def evaluate_scope(corpus: Any, indices: list[int], questions: list[Any], retrievers: tuple[str, ...], workers: int) -> dict[str, Any]:
+    """Index ``indices`` with each strategy, ask every question with each retriever, compare strategies."""
+    from chunklab.evaluate.bootstrap import bootstrap_means, confidence_interval, resample_counts
+
+    scope: dict[str, Any] = {"files": len(indices), "questions": len(questions), "strategies": {}, "paired": {}}
+    per_q: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+    for name in STRATEGIES:
+        index = build_index(corpus, indices, name, workers, minilm="minilm" in retrievers)
+        entry = {"chunks": index["n"], "timings": index["timings"], "retrievers": {}}
+        rankings = rank_all(index, [q.question for q in questions], retrievers, entry["timings"])
+        for r, ranked in rankings.items():
+            scores = score(index, questions, ranked)
+            per_q[(name, r)] = scores
+            entry["retrievers"][r] = {m: round(float(v.mean()), 4) for m, v in scores.items()}
+        scope["strategies"][name] = entry
+        del index
+    a, b = list(STRATEGIES)
+    counts = resample_counts(len(questions), 2000, seed=0) if questions else None
+    for r in retrievers:
+        cmp = {}
+        for m in METRIC_NAMES:
+            diff = per_q[(a, r)][m] - per_q[(b, r)][m]
+            lo, hi = confidence_interval(bootstrap_means(diff[None, :], counts))
+            cmp[m] = {"diff": round(float(diff.mean()), 4), "lo": round(float(lo[0]), 4), "hi": round(float(hi[0]), 4)}
+        scope["paired"][r] = cmp
+    return scope
+
+
+def build_index(corpus: Any, indices: list[int], name: str, workers: int, minilm: bool) -> dict[str, Any]:
+    """Chunk ``indices`` with strategy ``name`` in workers (static vectors made there too); BM25 over every chunk."""
+    from chunklab.chunk import Chunk
+    from chunklab.embed import Encoder
+    from chunklab.lexical import BM25Index
+
+    global _CORPUS, _INDEX_STRATEGY
+    _CORPUS, _INDEX_STRATEGY = corpus, name
+    Encoder(model="static").encode(["warm up"])  # distil/load once before forking
+    t0 = time.perf_counter()
+    chunks: list[Any] = []
+    compiles: list[np.ndarray] = []
+    vectors: list[np.ndarray] = []
+    worker_cpu = 0.0
+    for doc_id, spans, texts, ok, vecs, cpu in _map(_index_file, indices, workers, f"index {name}"):
+        chunks += [Chunk(t, s, e, doc_id, {}) for (s, e), t in zip(spans, texts)]
+        compiles.append(ok)
+        vectors.append(vecs)
+        worker_cpu += cpu
+    chunk_wall = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    bm25 = BM25Index(chunks, context=False)
+    bm25_s = time.perf_counter() - t1
+    position = {id(c): i for i, c in enumerate(chunks)}
+    index = {
+        "n": len(chunks), "chunks": chunks, "position": position, "bm25": bm25,
+        "compiles": np.concatenate(compiles) if compiles else np.zeros(0, bool),
+        "static": np.vstack(vectors) if vectors else np.zeros((0, 256), np.float16),
+        "timings": {"chunk_and_static_wall_s": round(chunk_wall, 1), "worker_cpu_s": round(worker_cpu, 1),
+                    "bm25_build_s": round(bm25_s, 1), "peak_rss_mb": peak_rss_mb()},
+    }
+    if minilm:
+        t2 = time.perf_counter()
+        enc = Encoder(model="minilm", cache_dir=False, show_progress=False)
+        index["minilm"] = enc.encode([c.text for c in chunks]).astype(np.float16)
+        index["minilm_encoder"] = enc
+        index["timings"]["minilm_encode_s"] = round(time.perf_counter() - t2, 1)
+    return index
+
+
+_INDEX_STRATEGY = ""
+_STATIC: Any = None
+
+
+def _index_file(i: int) -> tuple[str, list[tuple[int, int]], list[str], np.ndarray, np.ndarray, float]:
+    global _STATIC
+    from chunklab.embed import Encoder
+
+    t0 = time.process_time()
+    f = _CORPUS[i]
+    doc_id = f"{f.root}:{f.relpath}"
+    text = _OVERRIDES.get(doc_id)
+    if text is None:
+        text = f.read_text()
+    (_, light, _), = chunk_light(f, text, {_INDEX_STRATEGY: STRATEGIES[_INDEX_STRATEGY]})
+    spans = [(c[0], c[1]) for c in light]
+    texts = [c[2] for c in light]
+    ok = np.fromiter((compiles_alone(t) for t in texts), dtype=bool, count=len(texts))
+    if _STATIC is None:
+        _STATIC = Encoder(model="static")
+    vecs = _STATIC.encode(texts).astype(np.float16) if texts else np.zeros((0, 256), np.float16)
+    return doc_id, spans, texts, ok, vecs, time.process_time() - t0
+
+
+def rank_all(index: dict[str, Any], queries: list[str], retrievers: tuple[str, ...], timings: dict[str, Any]) -> dict[str, list[list[int]]]:
+    """Top chunk positions per query for each retriever; per-query latency percentiles into ``timings``."""
+    from chunklab.embed import Encoder
+
+    out: dict[str, list[list[int]]] = {}
+    if not queries:
+        return {r: [] for r in retrievers}
+    lat: list[float] = []
+    bm25_ranked = []
+    for q in queries:
+        t = time.perf_counter()
+        hits = index["bm25"].search(q, k=FUSE_DEPTH)
+        lat.append(time.perf_counter() - t)
+        bm25_ranked.append([index["position"][id(c)] for c, _ in hits])
+    timings["bm25_query_ms_p50_p95"] = [round(float(np.percentile(lat, p)) * 1000, 1) for p in (50, 95)]
+    out["bm25"] = bm25_ranked
+    t = time.perf_counter()
+    qv = Encoder(model="static").encode(queries)
+    static_ranked = dense_topk(index["static"], qv, FUSE_DEPTH)
+    timings["static_query_ms_mean"] = round((time.perf_counter() - t) / len(queries) * 1000, 2)
+    out["static"] = static_ranked
+    if "hybrid" in retrievers:  # dense first, as HybridRetriever fuses
+        from chunklab.hybrid import reciprocal_rank_fusion
+
+        chunks, position = index["chunks"], index["position"]
+        out["hybrid"] = [
+            [position[id(c)] for c, _ in reciprocal_rank_fusion(
+                [[(chunks[i], 0.0) for i in dense], [(chunks[i], 0.0) for i in lexical]], k=K, rrf_k=RRF_K)]
+            for dense, lexical in zip(static_ranked, bm25_ranked)
+        ]
+    if "minilm" in retrievers:
+        qm = index["minilm_encoder"].encode(queries)
+        out["minilm"] = dense_topk(index["minilm"], qm, K)
+    return {r: [ranked[:K] for ranked in out[r]] for r in retrievers}
+
+
+def dense_topk(matrix: np.ndarray, queries: np.ndarray, k: int, block: int = 65536) -> list[list[int]]:
+    """Exact inner-product top ``k`` rows of ``matrix`` for each query, scanning ``block`` rows at a time."""
+    n = len(matrix)
+    best_s = np.full((len(queries), 0), -np.inf, dtype=np.float32)
+    best_i = np.zeros((len(queries), 0), dtype=np.int64)
+    q = np.asarray(queries, dtype=np.float32)
+    for lo in range(0, n, block):
+        scores = q @ matrix[lo : lo + block].astype(np.float32).T
+        take = min(k, scores.shape[1])
+        part = np.argpartition(-scores, take - 1, axis=1)[:, :take]
+        best_s = np.concatenate([best_s, np.take_along_axis(scores, part, 1)], axis=1)
+        best_i = np.concatenate([best_i, part + lo], axis=1)
+        keep = np.argsort(-best_s, axis=1, kind="stable")[:, :k]
+        best_s, best_i = np.take_along_axis(best_s, keep, 1), np.take_along_axis(best_i, keep, 1)
+    return best_i.tolist()
+
+
+def score(index: dict[str, Any], questions: list[Any], ranked: list[list[int]]) -> dict[str, np.ndarray]:
+    """Per-question P@5, R@5, MRR (span hits), character recall and share of top-5 chunks that do not compile."""
+    from chunklab.evaluate.metrics import hits_by_span, rank_metrics, span_metrics
+
+    cols = {m: np.zeros(len(questions)) for m in METRIC_NAMES}
+    chunks, compiles = index["chunks"], index["compiles"]
+    for j, (q, top) in enumerate(zip(questions, ranked)):
+        gold = [(q.doc_id, s, e) for s, e in q.gold_spans]
+        spans = [(chunks[i].doc_id, chunks[i].start, chunks[i].end) for i in top]
+        m = rank_metrics(hits_by_span(spans, gold, k=K), len(gold), K)
+        cols["precision"][j], cols["recall"][j], cols["mrr"][j] = m["precision"], m["recall"], m["mrr"]
+        cols["char_recall"][j] = span_metrics(spans, gold)["recall"]
+        cols["not_compiling"][j] = float(np.mean(~compiles[top])) if top else 0.0
+    return cols
+
+
+def render_retrieval(rt: dict[str, Any]) -> list[str]:
+    """Markdown for the retrieval part: one table per scope, then the paired differences."""
+    lines = [f"## Retrieval ({rt['questions']} questions from {rt['question_files']} files, top {rt['k']})", ""]
+    for scope_name, scope in rt["scopes"].items():
+        lines += [f"### {scope_name}: {scope['files']:,} files indexed, {scope['questions']} questions", "",
+                  "| strategy | retriever | chunks | P@5 | R@5 | MRR | char recall | retrieved not compiling |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for name, entry in scope["strategies"].items():
+            for r, m in entry["retrievers"].items():
+                lines.append(f"| {name} | {r} | {entry['chunks']:,} | {m['precision']:.3f} | {m['recall']:.3f} | "
+                             f"{m['mrr']:.3f} | {m['char_recall']:.3f} | {m['not_compiling']:.1%} |")
+        lines += ["", "Structural minus recursive, paired 95 % bootstrap interval:", "",
+                  "| retriever | " + " | ".join(METRIC_NAMES) + " |", "|---" * (len(METRIC_NAMES) + 1) + "|"]
+        for r, cmp in scope["paired"].items():
+            lines.append(f"| {r} | " + " | ".join(f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]"
+                                                   for c in cmp.values()) + " |")
+        for name, entry in scope["strategies"].items():
+            lines.append(f"\nTimings ({name}): " + ", ".join(f"{k} {v}" for k, v in entry["timings"].items()))
+        lines.append("")
+    return lines
+
+
+# --------------------------------------------------------------------------- output
+
+
+def write_results(result: dict[str, Any], out: Path, stem: str) -> tuple[Path, Path]:
+    """Write ``<stem>.json`` and ``<stem>.md`` under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    js, md = out / f"{stem}.json", out / f"{stem}.md"
+    js.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    md.write_text(render_markdown(result), encoding="utf-8")
+    return js, md
+
+
+def render_markdown(result: dict[str, Any]) -> str:
+    """The result as Markdown tables: chunking per strategy, then retrieval per retriever."""
+    lines = [f"# Code RAG at scale: {result['corpus']}", "",
+             f"{result['files']:,} files, {result['projects']} projects, {result['source_mb']} MB of source; "
+             f"{result['workers']} workers; load average {result['machine']['loadavg']} before, "
+             f"{result.get('machine_after', {}).get('loadavg')} after ({result['machine']['cpus']} CPUs).", ""]
+    ch = result.get("chunking")
+    if ch:
+        lines += [f"## Chunking (wall {ch['wall_s']} s, peak RSS {ch['peak_rss_mb']} MB)", "",
+                  "| strategy | chunks | fallback files | p50 | p90 | p99 | max | compile alone | over 256 tokens | chunk CPU s |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for name, s in ch["strategies"].items():
+            q = s["size_percentiles"]
+            lines.append(f"| {name} | {s['chunks']:,} | {s['fallback_files']} ({s['fallback_rate']:.2%}) | {q.get('50')} | "
+                         f"{q.get('90')} | {q.get('99')} | {s['size_max']} | {s['compile_share']:.1%} | "
+                         f"{s['over_window_share']:.1%} | {s['chunk_cpu_s']} |")
+        for name, s in ch["strategies"].items():
+            if s["fallback_reasons"]:
+                lines.append(f"\nFallback reasons ({name}): " + ", ".join(f"{k} ×{v}" for k, v in s["fallback_reasons"].items()))
+        lines.append("")
+    rt = result.get("retrieval")
+    if rt:
+        lines += render_retrieval(rt)
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,344 @@
+"""The grader: a learner's notebook, executed in a sealed kernel with the reference's checkpoints.
+
+The graded notebook is the learner's own code cells with the **reference** solution's
+checkpoint cells put in (matched by cell id; inserted from the reference when the learner
+deleted one). Each submission runs alone: a fresh scratch folder holding only a copy of the
+submission, a kernel in a sandbox (:mod:`chunklab.course.kernel`), a time limit per cell and
+per notebook. The kernel receives cell sources only; the grader's own process reads every
+output from the kernel's messages and compares the checkpoints' outputs with the reference's
+stored ones (through the course's sanitize file), then runs the hidden checks
+(:mod:`chunklab.course.hidden`), whose expected values never leave this process. Before
+every checkpoint :mod:`chunklab.course.guard` puts back what learner cells may have patched.
+Stored outputs in the learner's notebook are never compared, so editing them earns nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import difflib
+import json
+import os
+import random
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chunklab.course.graded import (
+    ANSI,
+    assigned_names,
+    build_graded_notebook,
+    chunklab_imports,
+    loaded_names,
+    output_text,
+    sanitizer,
+)
+from chunklab.course.hidden import HIDDEN, HiddenCheck, reference_function, summarize
+from chunklab.course.kernel import DEFAULT_MEMORY, Execution, Kernel, kernel_env
+from chunklab.course.notebooks import GradingError, checkpoint_cells, is_checkpoint, read_notebook
+from chunklab.course.paths import SANITIZE_NAME, course_root, find_reference
+from chunklab.course.results import CheckpointResult, GradeResult, HiddenResult
+
+__all__ = ["GradeOptions", "grade_notebook", "grade_notebooks"]
+_GUARD = "__import__('chunklab.course.guard', fromlist=['guard'])"
+_CACHE_COPY_LIMIT = 256 * 1024**2
+
+
+@dataclass(frozen=True)
+class GradeOptions:
+    """How submissions are run: limits, sandbox, hidden checks."""
+
+    timeout: float = 1200.0  # seconds, for each cell and, separately, for each notebook as a whole
+    memory: int | None = DEFAULT_MEMORY  # address-space limit of a kernel, in bytes (None: no limit)
+    sandbox: bool | None = None  # None: bubblewrap when installed (warn when not); False: never; True: required
+    hidden: bool = True  # run the hidden checks
+    seed: int | None = None  # seed of the hidden checks' inputs (None: fresh per submission)
+    startup_timeout: float = 120.0
+    cache: Path | None = None  # embedding cache copied into each run (None: the course's, when present)
+
+
+def grade_notebook(path: str | os.PathLike, **kwargs: Any) -> GradeResult:
+    """Grade one learner notebook (see :func:`grade_notebooks` for the options)."""
+    return grade_notebooks([path], **kwargs)[0]
+
+
+def grade_notebooks(
+    paths: Sequence[str | os.PathLike | tuple[str, Any]],
+    *,
+    solutions_dir: str | os.PathLike | None = None,
+    sanitize: str | os.PathLike | None = None,
+    timeout: float = 1200.0,
+    reference: str | os.PathLike | None = None,
+    options: GradeOptions | None = None,
+) -> list[GradeResult]:
+    """Grade learner notebooks one after the other, each in its own sealed kernel.
+
+    Each item of ``paths`` is a notebook path, or ``(label, notebook)`` with an in-memory
+    notebook (used by tests to grade patched solutions). The reference is found by name in
+    ``solutions_dir`` unless ``reference`` names it. ``timeout`` limits each cell and,
+    separately, each notebook (``options`` may set it instead, with the other limits). A
+    notebook that can't be graded gets ``error`` set instead of raising.
+    """
+    if not paths:
+        raise GradingError("no notebooks to grade")
+    opts = options or GradeOptions(timeout=timeout)
+    if not float(opts.timeout) > 0:
+        raise GradingError(f"timeout must be > 0 seconds, got {opts.timeout}")
+    solutions = Path(solutions_dir) if solutions_dir is not None else course_root() / "solutions"
+    if sanitize is None:
+        sanitize = solutions.parent / SANITIZE_NAME
+        if not Path(sanitize).is_file():
+            sanitize = solutions / "nbval_sanitize.cfg"
+    clean = sanitizer(Path(sanitize))
+    cache = opts.cache or _default_cache()
+    results: list[GradeResult] = []
+    for item in paths:
+        label, learner = item if isinstance(item, tuple) else (item, None)
+        result = GradeResult(Path(label))
+        results.append(result)
+        t0 = time.monotonic()
+        try:
+            if learner is None:
+                learner = read_notebook(result.path)
+            ref_path = Path(reference) if reference else find_reference(result.path, solutions)
+            result.reference = ref_path
+            ref_nb = read_notebook(ref_path)
+            if not checkpoint_cells(ref_nb):
+                raise GradingError(f"{ref_path}: the reference has no checkpoint cells")
+            _Run(result, learner, ref_nb, opts, clean, cache).grade()
+        except GradingError as exc:
+            result.error = str(exc)
+        result.seconds = time.monotonic() - t0
+    return results
+
+
+class _Run:
+    """One submission, graded in its own scratch folder and kernel."""
+
+    def __init__(self, result: GradeResult, learner: Any, reference: Any, opts: GradeOptions,
+                 clean: Callable[[str], str], cache: Path | None) -> None:
+        self.result, self.learner, self.reference, self.opts = result, learner, reference, opts
+        self.clean, self.cache = clean, cache
+        self.graded = build_graded_notebook(learner, reference)
+        self.helpers = chunklab_imports(reference)
+        self.assigned = assigned_names(reference)
+        self.nonce = secrets.token_hex(8)
+        self.deadline = 0.0
+
+    def grade(self) -> None:
+        """Run every code cell of the graded notebook and fill in the result."""
+        result, opts = self.result, self.opts
+        result.seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(2**31)
+        with tempfile.TemporaryDirectory(prefix="chunklab-grade-") as tmp:
+            scratch, runtime = Path(tmp, "work"), Path(tmp, "run")
+            for folder in (scratch, scratch / ".tmp", runtime):
+                folder.mkdir()
+            self._seal(scratch, runtime)
+            kernel = Kernel(scratch, runtime, sandbox=opts.sandbox, memory=opts.memory,
+                            env=kernel_env(scratch, runtime / "cache" if self.cache else None),
+                            readonly=[self.cache.resolve()] if self.cache else [])
+            with kernel:
+                try:
+                    kernel.start(timeout=opts.startup_timeout)
+                except RuntimeError as exc:
+                    raise GradingError(f"{result.path}: {exc} ({kernel.log_tail()})") from exc
+                self.deadline = time.monotonic() + opts.timeout
+                setup = kernel.run("", 60, silent=True,
+                                   user_expressions={"g": f"{_GUARD}.install({self.helpers!r})"})
+                if _value(setup, "g") != "installed":
+                    raise GradingError(f"{result.path}: the grader's setup failed in the kernel: "
+                                       f"{_value(setup, 'g') or setup.status} {kernel.log_tail()}")
+                self._cells(kernel)
+
+    def _seal(self, scratch: Path, runtime: Path) -> None:
+        """The scratch folder gets a copy of the submission only; the cache copy goes beside it."""
+        import nbformat
+
+        src = self.result.path
+        if src.is_file():
+            shutil.copyfile(src, scratch / src.name)
+        else:
+            nbformat.write(self.learner, scratch / (src.name if src.suffix == ".ipynb" else "submission.ipynb"))
+        if self.cache is not None:
+            # the cache's files (the embedding database) are copied, so a submission cannot poison
+            # another's; its folders (corpora, models) are linked, and read-only in the sandbox
+            (runtime / "cache").mkdir()
+            for entry in self.cache.iterdir():
+                if entry.is_file():
+                    shutil.copyfile(entry, runtime / "cache" / entry.name)
+                elif entry.is_dir():
+                    (runtime / "cache" / entry.name).symlink_to(entry.resolve(), target_is_directory=True)
+
+    def _limit(self) -> tuple[float, str]:
+        remaining = self.deadline - time.monotonic()
+        return (self.opts.timeout, "cell") if self.opts.timeout <= remaining else (max(remaining, 0.01), "notebook")
+
+    def _cells(self, kernel: Kernel) -> None:
+        result = self.result
+        code = [c for c in self.graded.cells if c.get("cell_type") == "code"]
+        for pos, cell in enumerate(code, 1):
+            where = f"code cell {pos} (id {cell.get('id')})"
+            if is_checkpoint(cell):
+                ex = self._checkpoint(kernel, cell, where)
+            else:
+                limit, _ = self._limit()
+                ex = kernel.run(cell.source, limit)
+                if ex.status == "error":
+                    if ex.ename == "NotImplementedError":
+                        result.flags.append(f"NotImplementedError still raised in {where}")
+                    if not result.notes:
+                        result.notes.append(f"{where} raised {_error_text(ex.ename, ex.evalue)}")
+            if ex.status in ("timeout", "died"):
+                result.stopped = self._stop_reason(kernel, ex, where)
+                for cp in result.checkpoints:
+                    if cp.detail == "not finished":
+                        cp.detail = f"not finished: {result.stopped}"
+                break
+        done = {c.cell_id for c in result.checkpoints}
+        for cell in checkpoint_cells(self.graded):
+            if cell["id"] not in done:
+                why = f"not run: {result.stopped}" if result.stopped else "not run"
+                result.checkpoints.append(CheckpointResult(cell["id"], False, why, _weight(cell)))
+
+    def _stop_reason(self, kernel: Kernel, ex: Any, where: str) -> str:
+        if ex.status == "timeout":
+            if ex.seconds + 0.5 >= self.opts.timeout:  # it had the whole per-cell limit
+                return f"timed out: {where} ran past the {self.opts.timeout:g} s time limit per cell"
+            return f"timed out: the notebook ran past its {self.opts.timeout:g} s time limit (in {where})"
+        time.sleep(0.2)
+        code = kernel.exit_code()
+        tail = kernel.log_tail()
+        return f"the kernel died in {where}" + (f" (exit status {code})" if code is not None else "") + (
+            f": {tail}" if tail else "")
+
+    def _restore(self, kernel: Kernel, source: str) -> str:
+        """Put the kernel's state back before a check; '' when done, else why it could not be."""
+        shadowed = sorted(n for n in loaded_names(source) if hasattr(builtins, n) and n not in self.assigned)
+        limit, _ = self._limit()
+        ex = kernel.run("", min(limit, 60), silent=True,
+                        user_expressions={"r": f"{_GUARD}.restore({shadowed!r}, {self.nonce!r})"})
+        if ex.status in ("timeout", "died"):
+            return ex.status
+        return "" if _value(ex, "r") == self.nonce else "the grader could not reset the kernel's state"
+
+    def _checkpoint(self, kernel: Kernel, cell: Any, where: str) -> Any:
+        cp = CheckpointResult(cell["id"], False, weight=_weight(cell))
+        problem = self._restore(kernel, cell.source)
+        if problem in ("timeout", "died"):
+            return Execution(problem)
+        limit, _ = self._limit()
+        ex = kernel.run(cell.source, limit)
+        self.result.checkpoints.append(cp)
+        if ex.status in ("timeout", "died"):
+            cp.detail = "not finished"
+            return ex
+        expected = output_text(cell.get("outputs", []), self.clean)
+        actual = output_text(ex.outputs, self.clean)
+        if problem:
+            cp.detail = problem
+        elif ex.status == "error":
+            cp.detail = f"raised {_error_text(ex.ename, ex.evalue)}"
+            if ex.ename == "NotImplementedError":
+                self.result.flags.append(f"NotImplementedError still raised in {where}")
+        elif expected != actual:
+            diff = difflib.unified_diff(expected.splitlines(), actual.splitlines(), "expected", "got", lineterm="", n=1)
+            cp.detail = "\n".join(diff) or "outputs differ"
+        else:
+            cp.passed = True
+        if self.opts.hidden and self.result.reference is not None:
+            for check in HIDDEN.get(self.result.reference.stem, []):
+                if check.checkpoint == cell["id"]:
+                    stop = self._hidden(kernel, check, cp)
+                    if stop is not None:
+                        return stop
+        return ex
+
+    def _hidden(self, kernel: Kernel, check: HiddenCheck, cp: CheckpointResult) -> Any:
+        rng = random.Random(f"{self.result.seed}:{check.checkpoint}:{check.function}")
+        cases = check.inputs(rng)
+        assert self.result.reference is not None
+        ref = reference_function(self.result.reference, check)
+        expected = [_call(ref, kwargs, check.summary) for _, kwargs in cases]
+        limit, _ = self._limit()
+        payload = json.dumps([kwargs for _, kwargs in cases])
+        expr = f"{_GUARD}.hidden({check.function!r}, {payload!r}, {check.summary!r}, {self.nonce!r})"
+        ex = kernel.run("", limit, silent=True, user_expressions={"h": expr})
+        if ex.status in ("timeout", "died"):
+            cp.passed = False
+            cp.hidden.append(HiddenResult(f"{check.function} on fresh inputs", False, ex.status))
+            return ex
+        try:
+            answer = json.loads(_value(ex, "h") or "null")
+            got = answer["results"] if answer and answer.get("nonce") == self.nonce else None
+        except (json.JSONDecodeError, TypeError, AttributeError, KeyError):
+            got = None
+        kinds: dict[str, list[str]] = {}
+        for i, (kind, _) in enumerate(cases):
+            problems = kinds.setdefault(kind, [])
+            if got is None or len(got) != len(cases):
+                problems.append("no result came back")
+            elif got[i] != expected[i]:
+                problems.append(_hidden_problem(got[i], expected[i]))
+        for kind, problems in kinds.items():
+            cp.hidden.append(HiddenResult(f"{check.function} on {kind}", not problems, "; ".join(sorted(set(problems)))))
+        if not all(h.passed for h in cp.hidden):
+            cp.passed = False
+        return None
+
+
+def _call(func: Callable[..., Any], kwargs: dict[str, Any], summary: str) -> Any:
+    try:
+        # through JSON, as the kernel's answer comes: tuples become lists, keys strings
+        return json.loads(json.dumps(summarize(func(**copy.deepcopy(kwargs)), summary)))
+    except Exception as exc:  # the reference refusing an input is itself the expected verdict
+        return {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+
+def _hidden_problem(got: Any, expected: Any) -> str:
+    if isinstance(got, dict) and "error" in got:
+        if isinstance(expected, dict) and "error" in expected:
+            return f"raised {got['error'].split(':')[0]} where the reference raises {expected['error'].split(':')[0]}"
+        return f"raised {got['error']}"
+    if isinstance(expected, dict) and "error" in expected:
+        return "returned a result where the reference refuses the input"
+    if isinstance(got, list) and isinstance(expected, list) and len(got) != len(expected):
+        return f"returned {len(got)} chunks, not the reference's number"
+    return "returned a different result"
+
+
+def _value(ex: Any, key: str) -> Any:
+    """The value of user expression ``key`` (a Python literal), or None."""
+    entry = ex.user_expressions.get(key) or {}
+    if entry.get("status") != "ok":
+        return None
+    try:
+        return ast.literal_eval(entry.get("data", {}).get("text/plain", ""))
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _weight(cell: Any) -> float:
+    weight = (cell.get("metadata", {}).get("chunklab") or {}).get("weight", 1)
+    return float(weight) if isinstance(weight, int | float) and weight > 0 else 1.0
+
+
+def _error_text(ename: str, evalue: str) -> str:
+    evalue = ANSI.sub("", str(evalue)).strip()
+    return f"{ename}: {evalue}" if evalue else ename
+
+
+def _default_cache() -> Path | None:
+    """The embedding cache (:func:`chunklab.paths.cache_dir`) when it exists and its files are small enough to copy."""
+    from chunklab.paths import cache_dir
+
+    cache = cache_dir()
+    if not cache.is_dir():
+        return None
+    size = sum(f.stat().st_size for f in cache.iterdir() if f.is_file())
+    return cache if size <= _CACHE_COPY_LIMIT else None

@@ -1,0 +1,66 @@
+"""Reading course notebooks and telling their checkpoint cells apart."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CHECKPOINT_TAG", "GradingError", "checkpoint_cells", "is_checkpoint", "notebook_text", "read_notebook"]
+
+#: the cell tag that marks a checkpoint cell
+CHECKPOINT_TAG = "checkpoint"
+
+
+class GradingError(ValueError):
+    """A notebook cannot be graded: missing, malformed, or not one of the course's."""
+
+
+def read_notebook(path: str | os.PathLike):
+    """Read a notebook (nbformat 4), raising :class:`GradingError` with a clear message if it can't."""
+    import nbformat
+    from nbformat.validator import ValidationError
+
+    p = Path(path)
+    if not p.exists():
+        raise GradingError(f"{p}: no such file")
+    if p.is_dir():
+        raise GradingError(f"{p}: is a folder, not a notebook")
+    if p.suffix != ".ipynb":
+        raise GradingError(f"{p}: not a notebook (expected a .ipynb file)")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GradingError(f"{p}: cannot be read ({exc})") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GradingError(f"{p}: malformed notebook, not valid JSON (line {exc.lineno}: {exc.msg})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise GradingError(f"{p}: malformed notebook (no list of cells)")
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        nbformat.validate(nb)
+    except (ValidationError, KeyError, TypeError, AttributeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise GradingError(f"{p}: malformed notebook ({first})") from exc
+    return nb
+
+
+def is_checkpoint(cell: Any) -> bool:
+    """Whether ``cell`` is a checkpoint cell (a code cell tagged ``checkpoint``)."""
+    return cell.get("cell_type") == "code" and CHECKPOINT_TAG in (cell.get("metadata", {}).get("tags") or [])
+
+
+def checkpoint_cells(nb: Any) -> list[Any]:
+    """The checkpoint cells of a notebook, in order."""
+    return [c for c in nb.cells if is_checkpoint(c)]
+
+
+def notebook_text(nb: Any) -> str:
+    """The exact text a notebook is written as (nbformat's layout, trailing newline)."""
+    import nbformat
+
+    text = nbformat.writes(nb)
+    return text if text.endswith("\n") else text + "\n"

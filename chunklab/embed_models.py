@@ -1,0 +1,195 @@
+"""Loading the embedding models behind :class:`chunklab.embed.Encoder`, offline, once per process.
+
+Two models, both local: ``minilm``, the packaged all-MiniLM-L6-v2 run by sentence-transformers
+(torch; CUDA in fp16 when a GPU is visible), and ``static``, a model2vec static embedding
+table **distilled here** from that same MiniLM: every vocabulary token is passed through the
+transformer once, the outputs are reduced with PCA and weighted (SIF), and a text's vector is
+the mean of its tokens' rows. Distillation needs no download; its result is cached under
+``<cache dir>/static/<source key>`` so it runs once per machine and source model.
+
+Offline loading works by passing local directories to the loaders: nothing here sets
+environment variables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import shutil
+import threading
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from chunklab._validate import check_positive_int
+from chunklab.units import MODEL_PACKAGE, model_path
+
+__all__ = [
+    "MODELS",
+    "STATIC_PCA_DIMS",
+    "load_minilm",
+    "load_static",
+    "resolve_device",
+    "set_torch_threads",
+    "static_model_dir",
+    "torch_threads_for_workers",
+]
+
+#: the models an Encoder can run
+MODELS = ("minilm", "static")
+#: dimensions the static model keeps after PCA (model2vec's default)
+STATIC_PCA_DIMS = 256
+
+_MODELS: dict[tuple[str, ...], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def resolve_device(device: str) -> str:
+    """``"auto"`` becomes ``"cuda"`` when torch sees a GPU, else ``"cpu"``; explicit devices pass through."""
+    if not isinstance(device, str) or not device:
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    if device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu" or device == "mps" or device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit()):
+        return device
+    raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+
+
+def torch_threads_for_workers(workers: int) -> int | None:
+    """Torch threads each worker process should use: 1 when several workers share the CPU, else None (torch's default)."""
+    check_positive_int(workers, "workers")
+    return 1 if workers > 1 else None
+
+
+def set_torch_threads(threads: int | None) -> None:
+    """Set torch's intra-op thread count for this process (None leaves it as it is)."""
+    if threads is None:
+        return
+    check_positive_int(threads, "threads")
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
+def load_minilm(path: Path | None, device: str) -> Any:
+    """The sentence-transformers model at ``path`` (default: the packaged MiniLM) on ``device``, loaded once.
+
+    On CUDA the weights are cast to fp16 (half the memory and about twice the speed; the
+    vectors are normalized afterwards, so cosine scores barely move).
+    """
+    directory = path if path is not None else model_path()  # ImportError names the package
+    key = ("minilm", str(directory), device)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise ImportError(
+                    f"sentence-transformers and torch are needed for embeddings: install the pinned "
+                    f"requirements (they come with `{MODEL_PACKAGE}` in requirements.txt)."
+                ) from exc
+            with _quiet_transformers(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = SentenceTransformer(str(directory), device=device, local_files_only=True)
+            if device.startswith("cuda"):
+                model.half()
+            model.eval()
+            _MODELS[key] = model
+        return _MODELS[key]
+
+
+def static_model_dir(source: Path | None, cache_root: Path) -> Path:
+    """Where the static model distilled from ``source`` (default: the packaged MiniLM) is cached.
+
+    The folder name is keyed by the source model (the package version, or the resolved path and
+    weight-file size of a custom one), model2vec's version and the PCA size, so a new source or
+    a new distiller never reuses a stale table.
+    """
+    from importlib.metadata import version
+
+    if source is None:
+        identity = f"{MODEL_PACKAGE}=={version(MODEL_PACKAGE)}"
+        slug = "all-MiniLM-L6-v2"
+    else:
+        resolved = Path(source).resolve()
+        weights = sum(f.stat().st_size for f in resolved.glob("*.safetensors")) if resolved.is_dir() else 0
+        identity = f"local:{resolved}:{weights}"
+        slug = resolved.name or "model"
+    identity += f"|model2vec=={version('model2vec')}|pca={STATIC_PCA_DIMS}"
+    digest = hashlib.blake2b(identity.encode("utf-8"), digest_size=6).hexdigest()
+    return Path(cache_root) / "static" / f"{slug}-{digest}"
+
+
+def load_static(source: Path | None, cache_root: Path) -> Any:
+    """The model2vec ``StaticModel`` distilled from ``source``, distilled on first use and cached on disk.
+
+    Distillation writes to a temporary folder and renames it into place, so two processes
+    distilling at once both end with one complete model.
+    """
+    target = static_model_dir(source, cache_root)
+    key = ("static", str(target))
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            try:
+                from model2vec import StaticModel
+            except ImportError as exc:
+                raise ImportError("the static model needs model2vec: install the pinned requirements.txt") from exc
+            if not (target / "config.json").is_file():
+                _distill_into(source, target)
+            _MODELS[key] = StaticModel.from_pretrained(target, normalize=True, force_download=False)
+        return _MODELS[key]
+
+
+def _distill_into(source: Path | None, target: Path) -> None:
+    try:
+        from model2vec.distill import distill
+    except ImportError as exc:
+        raise ImportError(
+            "distilling the static model needs model2vec, skeletoken and transformers: install the pinned "
+            "requirements.txt"
+        ) from exc
+    directory = source if source is not None else model_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.{uuid.uuid4().hex[:8]}.tmp"
+    logging.getLogger("chunklab").warning("distilling the static model from %s into %s (once)", directory, target)
+    try:
+        with _quiet_transformers(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = distill(str(directory), pca_dims=STATIC_PCA_DIMS, device="cpu")
+        model.save_pretrained(tmp)
+        try:
+            tmp.rename(target)
+        except OSError:  # another process finished first: keep its copy
+            if not (target / "config.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Silence transformers' and sentence-transformers' loading bars and info logs for one load."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    old_level = hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    loggers = [logging.getLogger(name) for name in ("sentence_transformers", "model2vec")]
+    old_levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(old_level)
+        for lg, level in zip(loggers, old_levels, strict=True):
+            lg.setLevel(level)
+        if was_enabled:
+            hf_logging.enable_progress_bar()
