@@ -37,7 +37,9 @@ class Retriever(Protocol):
     ) -> list[list[tuple[Chunk, float]]]: ...
 
 
-def reciprocal_rank_fusion(rankings: Iterable[Ranking], k: int | None = None, rrf_k: int = 60) -> list[tuple[Chunk, float]]:
+def reciprocal_rank_fusion(
+    rankings: Iterable[Ranking], k: int | None = None, rrf_k: int = 60
+) -> list[tuple[Chunk, float]]:
     """Fuse rankings by reciprocal rank: ``score(c) = sum over rankings of 1 / (rrf_k + rank(c))``.
 
     Chunks are matched by ``chunk.id``; ties keep the order of first appearance (the first

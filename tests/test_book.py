@@ -10,6 +10,7 @@ built pages load nothing from the network.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -470,3 +471,12 @@ def test_rendered_listings_and_pages_fit_the_window(width):
         if report["pre"] or report["page"]:
             problems[name] = report
     assert not problems, f"too wide at {width} px: {problems}"
+
+
+def test_binder_installs_cpu_torch_before_the_pinned_requirements():
+    post = (ROOT / "binder" / "postBuild").read_text(encoding="utf-8").splitlines()
+    torch_line = next(i for i, line in enumerate(post) if "torch==" in line)
+    reqs_line = next(i for i, line in enumerate(post) if "-r requirements.txt" in line)
+    pinned = next(line for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("torch=="))
+    assert torch_line < reqs_line and pinned in post[torch_line] and "whl/cpu" in post[torch_line]
+    assert os.access(ROOT / "binder" / "postBuild", os.X_OK)

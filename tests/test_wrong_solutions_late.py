@@ -1,4 +1,4 @@
-"""Through the grader, for notebooks 04-06 and 08: blank, faked and plausible wrong solutions fail.
+"""Through the grader, for notebooks 04-06, 07-retrieval and 08: blank, faked and plausible wrong solutions fail.
 
 The same machinery as ``test_wrong_solutions.py`` (its ``Wrong`` patches, ``patched`` and
 ``faked`` helpers), with the wrong variants of these notebooks declared here. Each patch is a
@@ -64,6 +64,12 @@ WRONG_LATE: dict[str, list[Wrong]] = {
             "means_b = counts @ b / len(b)",
             "means_b = resample_counts(len(b), n_resamples, seed + 1) @ b / len(b)",
         ),
+    ],
+    "07-retrieval": [
+        Wrong("ranks counted from 0", "rrf", "enumerate(ranking, start=1)", "enumerate(ranking)"),
+        Wrong("k ignored (1 / rank)", "rrf", "1.0 / (k + rank)", "1.0 / rank"),
+        Wrong("worst first", "rrf", "key=lambda chunk_id: -scores[chunk_id]", "key=lambda chunk_id: scores[chunk_id]"),
+        Wrong("dense ranking only", "hybrid", "return rrf([dense_ids, lexical_ids])[:k]", "return dense_ids[:k]"),
     ],
     "08-chroma-checkpoint": [
         Wrong(
