@@ -146,6 +146,25 @@ def _span_inputs(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
     return cases
 
 
+def _ids(rng: random.Random, n: int) -> list[str]:
+    pool = [f"{rng.getrandbits(48):012x}" for _ in range(max(n, 1) * 2)]
+    return rng.sample(pool, n)
+
+
+def _rrf_inputs(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
+    shared = _ids(rng, 12)
+    cases = [("one ranking", {"rankings": [_ids(rng, rng.randint(1, 8))], "k": rng.randint(1, 90)})]
+    for _ in range(2):
+        a, b = rng.sample(shared, rng.randint(3, 10)), rng.sample(shared, rng.randint(3, 10))
+        cases.append(("two rankings sharing ids", {"rankings": [a, b], "k": rng.randint(1, 90)}))
+    a, b = rng.sample(shared, 6), rng.sample(shared, 6)
+    cases.append(("k = 0", {"rankings": [a, b], "k": 0}))
+    cases.append(("three rankings of different lengths",
+                  {"rankings": [rng.sample(shared, n) for n in (2, 7, 12)], "k": rng.randint(1, 90)}))
+    cases.append(("an empty ranking among others", {"rankings": [[], rng.sample(shared, 5)], "k": 60}))
+    return cases
+
+
 #: hidden checks per course notebook (by solution file stem)
 HIDDEN: dict[str, list[HiddenCheck]] = {
     "01-fixed": [HiddenCheck("cp-real", "token_windows", ("setup", "token-windows"), _token_window_inputs)],
@@ -154,6 +173,7 @@ HIDDEN: dict[str, list[HiddenCheck]] = {
         HiddenCheck("cp-real", "chunk_code", ("setup", "split-unit", "pack-units", "chunk-code"), _python_inputs)
     ],
     "06-evaluation": [HiddenCheck("cp-spans", "span_metrics", ("setup", "spans"), _span_inputs, "rounded")],
+    "07-retrieval": [HiddenCheck("cp-rrf", "rrf", ("rrf",), _rrf_inputs, "value")],
 }
 
 _REFERENCES: dict[tuple[str, str], Callable[..., Any]] = {}
