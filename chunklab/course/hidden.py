@@ -165,6 +165,32 @@ def _rrf_inputs(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
     return cases
 
 
+def _tree(rng: random.Random) -> tuple[dict[str, list[str]], list[str]]:
+    """A random document tree (root > sections > paragraphs) as parent -> children, and its leaves."""
+    children: dict[str, list[str]] = {"doc": []}
+    leaves: list[str] = []
+    for s in range(rng.randint(1, 4)):
+        section = f"s{s}"
+        children["doc"].append(section)
+        kids = [f"{section}/p{p}" for p in range(rng.randint(1, 5))]
+        children[section] = kids
+        leaves.extend(kids)
+    return children, leaves
+
+
+def _merge_inputs(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
+    cases = []
+    for kind, ratio in (("ratio 0.5", 0.5), ("a low ratio", 0.25), ("a high ratio", 0.75)):
+        for _ in range(2):
+            children, leaves = _tree(rng)
+            retrieved = rng.sample(leaves, rng.randint(1, len(leaves)))
+            cases.append((kind, {"retrieved": retrieved, "children": children, "ratio": ratio}))
+    children, leaves = _tree(rng)
+    repeats = [rng.choice(leaves) for _ in range(rng.randint(2, 8))]
+    cases.append(("repeated ids", {"retrieved": repeats, "children": children, "ratio": 0.5}))
+    return cases
+
+
 #: hidden checks per course notebook (by solution file stem)
 HIDDEN: dict[str, list[HiddenCheck]] = {
     "01-fixed": [HiddenCheck("cp-real", "token_windows", ("setup", "token-windows"), _token_window_inputs)],
@@ -172,6 +198,7 @@ HIDDEN: dict[str, list[HiddenCheck]] = {
     "03-structural": [
         HiddenCheck("cp-real", "chunk_code", ("setup", "split-unit", "pack-units", "chunk-code"), _python_inputs)
     ],
+    "05-hierarchical": [HiddenCheck("cp-tree", "auto_merge_ids", ("merge",), _merge_inputs, "value")],
     "06-evaluation": [HiddenCheck("cp-spans", "span_metrics", ("setup", "spans"), _span_inputs, "rounded")],
     "07-retrieval": [HiddenCheck("cp-rrf", "rrf", ("rrf",), _rrf_inputs, "value")],
 }
