@@ -9,12 +9,14 @@ STAMP := $(VENV)/.installed-$(REQ_HASH)
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book test lint lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test lint lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
 
 all: test
 
 help:
 	@echo "make book         build the book into _build/html (open _build/html/index.html)"
+	@echo "make book-es      build the Spanish edition into _build/html-es (same sources, locales/es catalogs)"
+	@echo "make catalogs     re-extract the English messages and merge them into locales/es (sphinx-intl)"
 	@echo "make test         lint, unit and property tests, notebook tests (nbval)"
 	@echo "make lab          open JupyterLab on exercises/"
 	@echo "make grade NB=... grade one exercise notebook"
@@ -43,6 +45,18 @@ book: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/jupyter-book build . -W --keep-going
 	@echo
 	@echo "Book built: open _build/html/index.html in a browser"
+
+# The Spanish edition: the same sources, prose from locales/es/LC_MESSAGES/**.po, figure labels and
+# numbers from chunklab.labels (CHUNKLAB_LANG=es reaches the chapters); own execution cache.
+book-es: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python scripts/book_edition.py --language es
+	@echo
+	@echo "Spanish edition built: open _build/html-es/index.html in a browser"
+
+# After an English text change: new templates (_build/gettext) merged into the catalogs; changed
+# paragraphs become fuzzy, nothing translated is lost. No chapter is executed.
+catalogs: $(STAMP)
+	$(BIN)/python scripts/catalogs.py
 
 # Debian packages the tests use: Chromium (the HTML report and the built book load without network
 # requests) and bubblewrap (the grader's sandbox). Installed when missing and apt-get can run.

@@ -15,7 +15,9 @@ seconds spent chunking vs measuring, wall time, peak resident memory.
 the first docstring sentence asks, the function's span answers, docstrings stripped from the
 indexed copy) drawn from the whole corpus; every chunk of every file indexed with BM25
 (:class:`chunklab.lexical.BM25Index`) and the static embedding (``Encoder("static")``),
-reciprocal-rank fusion of the two on top (:func:`chunklab.hybrid.reciprocal_rank_fusion`), and MiniLM on a stratified sample of files. P@5,
+reciprocal-rank fusion of the two on top (:func:`chunklab.hybrid.reciprocal_rank_fusion`), and MiniLM on a stratified sample of files
+(over every chunk too with ``--minilm-full``, the default when a CUDA GPU is present). The parent keeps no chunk
+text: workers return offsets, compile flags, static vectors and BM25 token counts (:func:`bm25_from_counts`). P@5,
 R@5, MRR, character recall and the share of retrieved chunks that do not compile, structural
 vs recursive with paired 95 % bootstrap intervals (:mod:`chunklab.evaluate.bootstrap`).
 
@@ -61,10 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--files", type=int, default=None, help="use a seeded sample of this many files")
     p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--question-files", type=int, default=800, help="files questions are drawn from (default 800; 700 gave 1,008 questions on code-50k)")
-    p.add_argument("--dense-files", type=int, default=1500, help="stratified sample for MiniLM (default 1500; 0 = skip)")
+    p.add_argument("--dense-files", type=int, default=500, help="stratified sample for MiniLM (default 500; 0 = skip)")
+    p.add_argument("--minilm-full", choices=("auto", "yes", "no"), default="auto",
+                   help="MiniLM over every chunk too (auto: when a CUDA GPU is present; on 2 CPU cores it takes hours)")
     p.add_argument("--skip-chunking", action="store_true")
     p.add_argument("--skip-retrieval", action="store_true")
     p.add_argument("--out", type=Path, default=RESULTS)
+    p.add_argument("--note", default="", help="a line stored with the results (e.g. which commit's chunklab ran)")
     args = p.parse_args(argv)
     stem = "code_rag_50k" + ("-quick" if args.quick else "")
     previous = args.out / f"{stem}.json"
@@ -99,12 +104,13 @@ def run(args: argparse.Namespace, save: Any = None) -> dict[str, Any]:
         "corpus": "installed (quick)" if args.quick else args.corpus,
         "files": len(corpus), "projects": len(corpus.projects()), "source_mb": round(corpus.total_bytes / 1e6, 1),
         "machine": machine(), "workers": args.workers,
+        "code": {"chunklab": str(Path(sys.modules["chunklab"].__file__).parent), "note": getattr(args, "note", "")},
     }
     if not args.skip_chunking:
         result["chunking"] = chunking(corpus, args.workers)
         save({**result, "machine_after": machine()})
     if not args.skip_retrieval:
-        result["retrieval"] = retrieval(corpus, args)
+        result["retrieval"] = retrieval(corpus, args, lambda rt: save({**result, "retrieval": rt, "machine_after": machine()}))
     result["machine_after"] = machine()
     save(result)
     return result
@@ -277,8 +283,11 @@ RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 FUSE_DEPTH = 50  # how deep each list is read when fusing
 
 
-def retrieval(corpus: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """Questions from the whole corpus; full-scale BM25, static and hybrid; MiniLM on a stratified sample."""
+def retrieval(corpus: Any, args: argparse.Namespace, save: Any = None) -> dict[str, Any]:
+    """Questions from the whole corpus; full-scale BM25, static and hybrid; MiniLM on a stratified sample.
+
+    ``save(partial)`` is called once the full-scale scope is measured (the sample comes after).
+    """
     from chunklab.datasets.code_questions import code_questions
 
     t0 = time.perf_counter()
@@ -289,13 +298,29 @@ def retrieval(corpus: Any, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"questions": len(questions), "question_files": len(ds.documents),
                            "questions_s": round(time.perf_counter() - t0, 1), "k": K, "scopes": {}}
     everything = list(range(len(corpus)))
-    out["scopes"]["full"] = evaluate_scope(corpus, everything, questions, RETRIEVERS_FULL, args.workers)
+    t1, cpu1 = time.perf_counter(), time.process_time()
+    full_retrievers = (*RETRIEVERS_FULL, "minilm") if minilm_at_full_scale(getattr(args, "minilm_full", "no")) else RETRIEVERS_FULL
+    out["scopes"]["full"] = evaluate_scope(corpus, everything, questions, full_retrievers, args.workers)
+    out["scopes"]["full"]["wall_s"] = round(time.perf_counter() - t1, 1)
+    out["scopes"]["full"]["main_cpu_s"] = round(time.process_time() - cpu1, 1)
+    out["scopes"]["full"]["peak_rss_mb"] = peak_rss_mb()
+    if save:
+        save(out)
     if args.dense_files:
         sample, asked = stratified_sample(corpus, questions, args.dense_files, seed=0)
         scope = evaluate_scope(corpus, sample, asked, (*RETRIEVERS_FULL, "minilm"), args.workers)
         scope["sampling"] = f"{len(asked)} questions from {len({q.doc_id for q in asked})} files + stratified sample by project"
         out["scopes"]["dense sample"] = scope
     return out
+
+
+def minilm_at_full_scale(choice: str) -> bool:
+    """Whether MiniLM also runs over every chunk: ``"yes"``, ``"no"``, or ``"auto"`` (a CUDA device is present)."""
+    if choice in ("yes", "no"):
+        return choice == "yes"
+    from chunklab.embed_models import resolve_device
+
+    return resolve_device("auto").startswith("cuda")
 
 
 def stratified_sample(corpus: Any, questions: list[Any], n_files: int, seed: int = 0) -> tuple[list[int], list[Any]]:
@@ -332,6 +357,7 @@ def evaluate_scope(corpus: Any, indices: list[int], questions: list[Any], retrie
 
     scope: dict[str, Any] = {"files": len(indices), "questions": len(questions), "strategies": {}, "paired": {}}
     per_q: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+    counts = resample_counts(len(questions), 2000, seed=0) if questions else None
     for name in STRATEGIES:
         index = build_index(corpus, indices, name, workers, minilm="minilm" in retrievers)
         entry = {"chunks": index["n"], "timings": index["timings"], "retrievers": {}}
@@ -340,10 +366,14 @@ def evaluate_scope(corpus: Any, indices: list[int], questions: list[Any], retrie
             scores = score(index, questions, ranked)
             per_q[(name, r)] = scores
             entry["retrievers"][r] = {m: round(float(v.mean()), 4) for m, v in scores.items()}
+            if counts is not None:  # each mean's own 95 % bootstrap interval, same resamples as the paired ones
+                lo, hi = confidence_interval(bootstrap_means(np.vstack([scores[m] for m in METRIC_NAMES]), counts))
+                entry["retrievers"][r]["interval"] = {m: [round(float(x), 4), round(float(y), 4)]
+                                                      for m, x, y in zip(METRIC_NAMES, lo, hi)}
+        entry["timings"]["peak_rss_mb_after_queries"] = peak_rss_mb()
         scope["strategies"][name] = entry
         del index
     a, b = list(STRATEGIES)
-    counts = resample_counts(len(questions), 2000, seed=0) if questions else None
     for r in retrievers:
         cmp = {}
         for m in METRIC_NAMES:
@@ -354,68 +384,176 @@ def evaluate_scope(corpus: Any, indices: list[int], questions: list[Any], retrie
     return scope
 
 
-def build_index(corpus: Any, indices: list[int], name: str, workers: int, minilm: bool) -> dict[str, Any]:
-    """Chunk ``indices`` with strategy ``name`` in workers (static vectors made there too); BM25 over every chunk."""
-    from chunklab.chunk import Chunk
-    from chunklab.embed import Encoder
-    from chunklab.lexical import BM25Index
+class _Grow:
+    """An append-only numpy array (amortised doubling), so per-file pieces are never all kept as lists."""
 
-    global _CORPUS, _INDEX_STRATEGY
-    _CORPUS, _INDEX_STRATEGY = corpus, name
+    def __init__(self, dtype: Any, width: int = 0) -> None:
+        self.a = np.zeros((1024, width) if width else 1024, dtype=dtype)
+        self.n = 0
+
+    def add(self, values: np.ndarray) -> None:
+        """Append ``values`` (rows, when the array has a width)."""
+        need = self.n + len(values)
+        if need > len(self.a):
+            bigger = np.zeros((max(need, 2 * len(self.a)), *self.a.shape[1:]), dtype=self.a.dtype)
+            bigger[: self.n] = self.a[: self.n]
+            self.a = bigger
+        self.a[self.n : need] = values
+        self.n = need
+
+    def done(self) -> np.ndarray:
+        """The array, trimmed (a copy; this object is emptied)."""
+        out, self.a = self.a[: self.n].copy(), np.zeros(0, self.a.dtype)
+        return out
+
+
+def build_index(corpus: Any, indices: list[int], name: str, workers: int, minilm: bool) -> dict[str, Any]:
+    """Chunk ``indices`` with strategy ``name`` in workers; one streamed BM25 and static index over every chunk.
+
+    Workers return, per file, the chunks' offsets, whether each compiles, their static
+    vectors and their BM25 token counts (the kit's ``"auto"`` tokenizer, no contextual
+    header: a code chunk has none); the parent keeps no chunk text (only for MiniLM,
+    on a sample). The BM25 weights are bm25s's Lucene variant with the kit's ``k1``/``b``,
+    built straight into bm25s's sparse matrix (:func:`bm25_from_counts`), so the search
+    side is ``bm25s.BM25.get_scores_from_ids`` as in :class:`chunklab.lexical.BM25Index`.
+    """
+    from chunklab.embed import Encoder
+
+    global _CORPUS, _INDEX_STRATEGY, _KEEP_TEXT
+    _CORPUS, _INDEX_STRATEGY, _KEEP_TEXT = corpus, name, minilm
     Encoder(model="static").encode(["warm up"])  # distil/load once before forking
-    t0 = time.perf_counter()
-    chunks: list[Any] = []
-    compiles: list[np.ndarray] = []
-    vectors: list[np.ndarray] = []
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    cols = {k: _Grow(np.int32) for k in ("file", "start", "end", "nuniq", "length", "term")}
+    tf, ok = _Grow(np.uint16), _Grow(bool)
+    vectors = _Grow(np.float32, 256)  # float32: a query scans it without converting (float16 halves memory, triples latency)
+    vocab: dict[str, int] = {}
+    texts: list[str] = []
     worker_cpu = 0.0
-    for doc_id, spans, texts, ok, vecs, cpu in _map(_index_file, indices, workers, f"index {name}"):
-        chunks += [Chunk(t, s, e, doc_id, {}) for (s, e), t in zip(spans, texts)]
-        compiles.append(ok)
-        vectors.append(vecs)
+    for i, (piece, cpu) in zip(indices, _map(_index_file, indices, workers, f"index {name}")):
+        n = len(piece["start"])
+        cols["file"].add(np.full(n, i, np.int32))
+        for k in ("start", "end", "nuniq", "length"):
+            cols[k].add(piece[k])
+        ok.add(piece["ok"])
+        vectors.add(piece["vectors"])
+        tokens = piece["tokens"].split("\n") if piece["tokens"] else []
+        cols["term"].add(np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), np.int32, len(tokens)))
+        tf.add(piece["tf"])
+        texts += piece.get("texts", [])
         worker_cpu += cpu
     chunk_wall = time.perf_counter() - t0
+    arrays = {k: g.done() for k, g in cols.items()}
     t1 = time.perf_counter()
-    bm25 = BM25Index(chunks, context=False)
+    bm25 = bm25_from_counts(arrays.pop("term"), tf.done(), arrays.pop("nuniq"), arrays.pop("length"), len(vocab))
+    bm25.vocab_dict = vocab
     bm25_s = time.perf_counter() - t1
-    position = {id(c): i for i, c in enumerate(chunks)}
+    doc_ids = {i: f"{corpus[i].root}:{corpus[i].relpath}" for i in indices}
     index = {
-        "n": len(chunks), "chunks": chunks, "position": position, "bm25": bm25,
-        "compiles": np.concatenate(compiles) if compiles else np.zeros(0, bool),
-        "static": np.vstack(vectors) if vectors else np.zeros((0, 256), np.float16),
+        "n": len(arrays["start"]), "bm25": bm25, "vocab": vocab, "doc_ids": doc_ids, **arrays,
+        "compiles": ok.done(), "static": vectors.done(),
         "timings": {"chunk_and_static_wall_s": round(chunk_wall, 1), "worker_cpu_s": round(worker_cpu, 1),
-                    "bm25_build_s": round(bm25_s, 1), "peak_rss_mb": peak_rss_mb()},
+                    "main_cpu_s": round(time.process_time() - cpu0, 1), "bm25_build_s": round(bm25_s, 1),
+                    "index_build_wall_s": round(time.perf_counter() - t0, 1), "vocabulary": len(vocab),
+                    "bm25_postings": int(len(bm25.scores["data"])), "peak_rss_mb": peak_rss_mb()},
     }
     if minilm:
         t2 = time.perf_counter()
         enc = Encoder(model="minilm", cache_dir=False, show_progress=False)
-        index["minilm"] = enc.encode([c.text for c in chunks]).astype(np.float16)
+        index["minilm"] = enc.encode(texts).astype(np.float16)
         index["minilm_encoder"] = enc
         index["timings"]["minilm_encode_s"] = round(time.perf_counter() - t2, 1)
     return index
 
 
+def bm25_from_counts(term: np.ndarray, tf: np.ndarray, nuniq: np.ndarray, length: np.ndarray, n_terms: int,
+                     k1: float = 1.5, b: float = 0.75) -> Any:
+    """A ``bm25s.BM25`` (Lucene variant) from per-document term counts, without lists of token lists.
+
+    Document ``d`` holds ``nuniq[d]`` distinct terms, listed in order in ``term`` (ids below
+    ``n_terms``) with their counts in ``tf``; ``length[d]`` is its token count. The weights are
+    bm25s's: ``idf(t) * tf / (tf + k1 * (1 - b + b * len / avg_len))`` with the Lucene idf
+    ``log(1 + (N - df + 0.5) / (df + 0.5))``, stored term-major (CSC) as bm25s stores them.
+    """
+    import bm25s
+    import scipy.sparse as sp
+    from bm25s.scoring import _score_tfc_lucene
+
+    n_docs = len(nuniq)
+    bm25 = bm25s.BM25(k1=k1, b=b)
+    df = np.bincount(term, minlength=n_terms).astype(np.float64)
+    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+    del df
+    avg = float(length.mean()) if n_docs else 1.0
+    data = np.empty(len(term), dtype=np.float32)
+    doc_of = np.repeat(np.arange(n_docs, dtype=np.int32), nuniq)
+    step = 1 << 24
+    for lo in range(0, len(term), step):  # in slices: no full-size float64 temporaries
+        sl = slice(lo, lo + step)
+        l_d = length[doc_of[sl]].astype(np.float32)
+        data[sl] = idf[term[sl]] * _score_tfc_lucene(tf[sl].astype(np.float32), l_d, np.float32(avg), k1, b)
+    del doc_of, tf
+    indptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(nuniq, out=indptr[1:])
+    matrix = sp.csr_matrix((data, term, indptr), shape=(n_docs, n_terms)).tocsc()
+    del data, term
+    bm25.scores = {"data": matrix.data, "indices": matrix.indices.astype(np.int32, copy=False),
+                   "indptr": matrix.indptr, "num_docs": n_docs}
+    bm25.nonoccurrence_array = None
+    return bm25
+
+
 _INDEX_STRATEGY = ""
+_KEEP_TEXT = False
 _STATIC: Any = None
 
 
-def _index_file(i: int) -> tuple[str, list[tuple[int, int]], list[str], np.ndarray, np.ndarray, float]:
+def _index_file(i: int) -> tuple[dict[str, Any], float]:
+    """One file's chunks for the index: offsets, compiles, static vectors, BM25 counts (worker side)."""
     global _STATIC
     from chunklab.embed import Encoder
+    from chunklab.lexical import tokenize
 
     t0 = time.process_time()
     f = _CORPUS[i]
-    doc_id = f"{f.root}:{f.relpath}"
-    text = _OVERRIDES.get(doc_id)
+    text = _OVERRIDES.get(f"{f.root}:{f.relpath}")
     if text is None:
         text = f.read_text()
     (_, light, _), = chunk_light(f, text, {_INDEX_STRATEGY: STRATEGIES[_INDEX_STRATEGY]})
-    spans = [(c[0], c[1]) for c in light]
     texts = [c[2] for c in light]
-    ok = np.fromiter((compiles_alone(t) for t in texts), dtype=bool, count=len(texts))
     if _STATIC is None:
         _STATIC = Encoder(model="static")
-    vecs = _STATIC.encode(texts).astype(np.float16) if texts else np.zeros((0, 256), np.float16)
-    return doc_id, spans, texts, ok, vecs, time.process_time() - t0
+    counts = [Counter(tokenize(t)) for t in texts]
+    piece = {
+        "start": np.fromiter((c[0] for c in light), np.int32, len(light)),
+        "end": np.fromiter((c[1] for c in light), np.int32, len(light)),
+        "ok": np.fromiter((compiles_alone(t) for t in texts), bool, len(texts)),
+        "vectors": _STATIC.encode(texts).astype(np.float32) if texts else np.zeros((0, 256), np.float32),
+        "nuniq": np.fromiter((len(c) for c in counts), np.int32, len(counts)),
+        "length": np.fromiter((sum(c.values()) for c in counts), np.int32, len(counts)),
+        "tokens": "\n".join(t for c in counts for t in c),
+        "tf": np.fromiter((min(v, 65535) for c in counts for v in c.values()), np.uint16),
+    }
+    if _KEEP_TEXT:
+        piece["texts"] = texts
+    return piece, time.process_time() - t0
+
+
+def bm25_search(index: dict[str, Any], query: str, k: int) -> list[int]:
+    """Top ``k`` chunk positions for ``query`` (the kit's tokenizer; ties by position; zero scores dropped)."""
+    from chunklab.lexical import tokenize
+
+    vocab = index["vocab"]
+    ids = [vocab[t] for t in dict.fromkeys(tokenize(query)) if t in vocab]
+    if not ids or not index["n"]:
+        return []
+    scores = np.asarray(index["bm25"].get_scores_from_ids(ids), dtype=np.float32)
+    k = min(k, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    top = top[np.lexsort((top, -scores[top]))]
+    return [int(i) for i in top if scores[i] > 0]
+
+
+LATENCY_QUERIES = 200  # single-query latencies are timed on this many questions
 
 
 def rank_all(index: dict[str, Any], queries: list[str], retrievers: tuple[str, ...], timings: dict[str, Any]) -> dict[str, list[list[int]]]:
@@ -429,29 +567,44 @@ def rank_all(index: dict[str, Any], queries: list[str], retrievers: tuple[str, .
     bm25_ranked = []
     for q in queries:
         t = time.perf_counter()
-        hits = index["bm25"].search(q, k=FUSE_DEPTH)
+        bm25_ranked.append(bm25_search(index, q, FUSE_DEPTH))
         lat.append(time.perf_counter() - t)
-        bm25_ranked.append([index["position"][id(c)] for c, _ in hits])
     timings["bm25_query_ms_p50_p95"] = [round(float(np.percentile(lat, p)) * 1000, 1) for p in (50, 95)]
     out["bm25"] = bm25_ranked
+    static = Encoder(model="static")
     t = time.perf_counter()
-    qv = Encoder(model="static").encode(queries)
-    static_ranked = dense_topk(index["static"], qv, FUSE_DEPTH)
-    timings["static_query_ms_mean"] = round((time.perf_counter() - t) / len(queries) * 1000, 2)
+    static_ranked = dense_topk(index["static"], static.encode(queries), FUSE_DEPTH)
+    timings["static_query_ms_mean_batched"] = round((time.perf_counter() - t) / len(queries) * 1000, 2)
+    one = []
+    for q in queries[:LATENCY_QUERIES]:  # one query at a time, as a user would ask
+        t = time.perf_counter()
+        dense_topk(index["static"], static.encode([q]), FUSE_DEPTH)
+        one.append(time.perf_counter() - t)
+    timings["static_query_ms_p50_p95"] = [round(float(np.percentile(one, p)) * 1000, 1) for p in (50, 95)]
     out["static"] = static_ranked
     if "hybrid" in retrievers:  # dense first, as HybridRetriever fuses
-        from chunklab.hybrid import reciprocal_rank_fusion
-
-        chunks, position = index["chunks"], index["position"]
-        out["hybrid"] = [
-            [position[id(c)] for c, _ in reciprocal_rank_fusion(
-                [[(chunks[i], 0.0) for i in dense], [(chunks[i], 0.0) for i in lexical]], k=K, rrf_k=RRF_K)]
-            for dense, lexical in zip(static_ranked, bm25_ranked)
-        ]
+        t = time.perf_counter()
+        out["hybrid"] = [fuse(index, dense, lexical) for dense, lexical in zip(static_ranked, bm25_ranked)]
+        timings["fuse_ms_mean"] = round((time.perf_counter() - t) / len(queries) * 1000, 2)
+        hybrid = [a + b for a, b in zip(lat[:LATENCY_QUERIES], one)]
+        timings["hybrid_query_ms_p50_p95"] = [round(float(np.percentile(hybrid, p)) * 1000 + timings["fuse_ms_mean"], 1)
+                                              for p in (50, 95)]
     if "minilm" in retrievers:
         qm = index["minilm_encoder"].encode(queries)
         out["minilm"] = dense_topk(index["minilm"], qm, K)
     return {r: [ranked[:K] for ranked in out[r]] for r in retrievers}
+
+
+def fuse(index: dict[str, Any], dense: list[int], lexical: list[int]) -> list[int]:
+    """Reciprocal-rank fusion (the kit's) of two position rankings, best ``K`` positions."""
+    from chunklab.chunk import Chunk
+    from chunklab.hybrid import reciprocal_rank_fusion
+
+    light = {i: Chunk("", int(index["start"][i]), int(index["end"][i]), index["doc_ids"][int(index["file"][i])], {})
+             for i in dict.fromkeys(dense + lexical)}
+    where = {id(c): i for i, c in light.items()}
+    fused = reciprocal_rank_fusion([[(light[i], 0.0) for i in dense], [(light[i], 0.0) for i in lexical]], k=K, rrf_k=RRF_K)
+    return [where[id(c)] for c, _ in fused]
 
 
 def dense_topk(matrix: np.ndarray, queries: np.ndarray, k: int, block: int = 65536) -> list[list[int]]:
@@ -461,7 +614,7 @@ def dense_topk(matrix: np.ndarray, queries: np.ndarray, k: int, block: int = 655
     best_i = np.zeros((len(queries), 0), dtype=np.int64)
     q = np.asarray(queries, dtype=np.float32)
     for lo in range(0, n, block):
-        scores = q @ matrix[lo : lo + block].astype(np.float32).T
+        scores = q @ np.asarray(matrix[lo : lo + block], dtype=np.float32).T
         take = min(k, scores.shape[1])
         part = np.argpartition(-scores, take - 1, axis=1)[:, :take]
         best_s = np.concatenate([best_s, np.take_along_axis(scores, part, 1)], axis=1)
@@ -476,15 +629,21 @@ def score(index: dict[str, Any], questions: list[Any], ranked: list[list[int]]) 
     from chunklab.evaluate.metrics import hits_by_span, rank_metrics, span_metrics
 
     cols = {m: np.zeros(len(questions)) for m in METRIC_NAMES}
-    chunks, compiles = index["chunks"], index["compiles"]
+    compiles, doc_ids = index["compiles"], index["doc_ids"]
     for j, (q, top) in enumerate(zip(questions, ranked)):
         gold = [(q.doc_id, s, e) for s, e in q.gold_spans]
-        spans = [(chunks[i].doc_id, chunks[i].start, chunks[i].end) for i in top]
+        spans = [(doc_ids[int(index["file"][i])], int(index["start"][i]), int(index["end"][i])) for i in top]
         m = rank_metrics(hits_by_span(spans, gold, k=K), len(gold), K)
         cols["precision"][j], cols["recall"][j], cols["mrr"][j] = m["precision"], m["recall"], m["mrr"]
         cols["char_recall"][j] = span_metrics(spans, gold)["recall"]
         cols["not_compiling"][j] = float(np.mean(~compiles[top])) if top else 0.0
     return cols
+
+
+def _cell(m: dict[str, Any], key: str, fmt: str) -> str:
+    """A mean with its own 95 % interval when the result has one."""
+    lo_hi = m.get("interval", {}).get(key)
+    return f"{m[key]:{fmt}}" + (f" [{lo_hi[0]:{fmt}}, {lo_hi[1]:{fmt}}]" if lo_hi else "")
 
 
 def render_retrieval(rt: dict[str, Any]) -> list[str]:
@@ -496,8 +655,8 @@ def render_retrieval(rt: dict[str, Any]) -> list[str]:
                   "|---|---|---|---|---|---|---|---|"]
         for name, entry in scope["strategies"].items():
             for r, m in entry["retrievers"].items():
-                lines.append(f"| {name} | {r} | {entry['chunks']:,} | {m['precision']:.3f} | {m['recall']:.3f} | "
-                             f"{m['mrr']:.3f} | {m['char_recall']:.3f} | {m['not_compiling']:.1%} |")
+                lines.append(f"| {name} | {r} | {entry['chunks']:,} | " + " | ".join(
+                    _cell(m, k, ".1%" if k == "not_compiling" else ".3f") for k in METRIC_NAMES) + " |")
         lines += ["", "Structural minus recursive, paired 95 % bootstrap interval:", "",
                   "| retriever | " + " | ".join(METRIC_NAMES) + " |", "|---" * (len(METRIC_NAMES) + 1) + "|"]
         for r, cmp in scope["paired"].items():

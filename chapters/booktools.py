@@ -28,10 +28,38 @@ def strategy_color(name: str) -> str:
 
 
 def _frame_html(df: Any) -> str:
-    """A DataFrame as HTML with thousands separators and two decimals."""
-    styler = df.style.format(thousands=",", precision=2, na_rep="")
-    styler = styler.format_index(thousands=",", precision=2, na_rep="", axis=0)
+    """A DataFrame as HTML with thousands separators and two decimals.
+
+    A table a chapter presents through :func:`chunklab.labels.frame` in Spanish writes its
+    numbers the Spanish way ("0,64", "55 478"); any other frame is program output and keeps
+    Python's way.
+    """
+    if df.attrs.get("chunklab_lang", "en") != "en":
+        styler = df.style.format(_spanish_cell)
+        styler = styler.format_index(_spanish_cell, axis=0)
+    else:
+        styler = df.style.format(thousands=",", precision=2, na_rep="")
+        styler = styler.format_index(thousands=",", precision=2, na_rep="", axis=0)
     return styler.set_table_attributes('class="dataframe"').to_html()
+
+
+def _spanish_cell(value: Any) -> str:
+    """One table cell as the Spanish edition writes it: integers grouped from 5 digits, 2 decimals."""
+    import numbers
+
+    import pandas as pd
+
+    from chunklab.labels import fmt_int, fmt_number
+
+    if isinstance(value, str):
+        return value
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return ""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return fmt_int(value, "es")
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return fmt_number(value, 2, "es")
+    return str(value)
 
 
 def setup() -> None:

@@ -124,9 +124,7 @@ def _token_windows(text: str, size: int, overlap: int, unit: str = "tokens"):
         if t <= size:
             units.append((s, e, t, False))
         else:
-            for k in range(0, t, size):
-                group = toks[k : k + size]
-                units.append((group[0][0], group[-1][1], len(group), True))
+            units.extend(_split_word(toks, size))
     units = _absorb_untokenized(text, units)
     i = 0
     n_units = len(units)
@@ -144,7 +142,8 @@ def _token_windows(text: str, size: int, overlap: int, unit: str = "tokens"):
         if any(u[3] for u in units[i:j]) and count_tokens(text[s:e], unit) > size:
             extra["oversize"] = True
             extra["oversize_reason"] = f"a single word of more than {size} tokens"
-        yield s, e, extra or None
+        if not text[s:e].isspace():  # byte-level tokenizers have tokens of whitespace only
+            yield s, e, extra or None
         if j >= n_units:
             break
         k = j
@@ -156,6 +155,28 @@ def _token_windows(text: str, size: int, overlap: int, unit: str = "tokens"):
             if k == j:
                 carry = {"no_overlap_reason": "the last word is longer than the overlap"}
         i = k
+
+
+def _split_word(toks: list[tuple[int, int]], size: int) -> list[tuple[int, int, int, bool]]:
+    """A word's tokens in groups of at most ``size``, never cut inside a character.
+
+    Byte-level tokenizers give one character several tokens with the same offsets: those
+    stay together (alone over ``size`` when there are more of them than that).
+    """
+    atoms: list[list[int]] = []  # start, end, tokens
+    for s, e in toks:
+        if atoms and s < atoms[-1][1]:
+            atoms[-1][1] = max(atoms[-1][1], e)
+            atoms[-1][2] += 1
+        else:
+            atoms.append([s, e, 1])
+    out: list[tuple[int, int, int, bool]] = []
+    for s, e, t in atoms:
+        if out and out[-1][2] + t <= size:
+            out[-1] = (out[-1][0], e, out[-1][2] + t, True)
+        else:
+            out.append((s, e, t, True))
+    return out
 
 
 def _absorb_untokenized(text: str, units: list[tuple[int, int, int, bool]]):

@@ -22,9 +22,9 @@ from typing import Any
 
 from chunklab._validate import check_doc_id, check_positive_int, check_text
 from chunklab.chunk import Chunk, is_leaf
-from chunklab.recursive import chunk_recursive
+from chunklab.recursive import DEFAULT_SEPARATORS, chunk_recursive, recursive_spans
 from chunklab.text import Block, heading_path_at, markdown_blocks, trim_span
-from chunklab.units import check_unit
+from chunklab.units import UnitIndex, check_unit, over_budget, unit_params
 
 __all__ = [
     "HierarchicalRetriever",
@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 Hit = tuple[Chunk, float]
+_LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
 
 
 def chunk_hierarchical(
@@ -92,19 +93,23 @@ def chunk_markdown_hierarchy(
     max_chars: int = 1000,
     doc_id: str = "doc",
     title: str | None = None,
+    *,
+    unit: str = "chars",
 ) -> list[Chunk]:
     """Markdown sections (level 0) as parents, their paragraphs (level 1) as children.
 
     A section runs from a heading to the next heading (text before the first heading is a
     section too); children are blank-line separated blocks, a fenced code block kept whole,
-    a heading joined to the block after it; a block over ``max_chars`` is cut by
-    :func:`chunk_recursive`. Both levels carry ``headings`` (the section path) and, when
-    given, ``title``. Headings and blocks come from :func:`chunklab.text.markdown_blocks`.
+    a heading joined to the block after it; a block over ``max_chars`` is cut by the
+    recursive separators (:func:`chunklab.recursive.recursive_spans`). Both levels carry
+    ``headings`` (the section path) and, when given, ``title``. Headings and blocks come from :func:`chunklab.text.markdown_blocks`.
+    ``max_chars`` counts characters, or the units of ``unit`` (any of :mod:`chunklab.units`).
     """
     md = check_text(md, "md")
     max_chars = check_positive_int(max_chars, "max_chars")
     doc_id = check_doc_id(doc_id)
-    params = {"max_chars": max_chars, "format": "markdown"}
+    params = {"max_chars": max_chars, "format": "markdown", **unit_params(check_unit(unit))}
+    index = UnitIndex(md, unit)
     blocks = markdown_blocks(md)
     heads = [(b.start, b.level, b.title) for b in blocks if b.kind == "heading"]
     bounds = sorted({0, *(h[0] for h in heads), len(md)})
@@ -123,11 +128,14 @@ def chunk_markdown_hierarchy(
         kids = []
         section_blocks = blocks[bisect.bisect_left(starts, a) : bisect.bisect_left(starts, b)]
         for ps, pe in _paragraphs(md, section_blocks):
-            spans = [(ps, pe)] if pe - ps <= max_chars else [
-                (ps + c.start, ps + c.end) for c in chunk_recursive(md[ps:pe], max_chars)
+            spans = [(ps, pe)] if index.count(ps, pe) <= max_chars else [
+                (ps + a, ps + b)
+                for a, b, _lv, _sh in recursive_spans(md[ps:pe], max_chars, 0, unit, _LEVELS, index.slice(ps, pe))
             ]
             for cs, ce in spans:
                 meta = {**base, "level": 1, "parent_id": parent.id, "index": len(out_children) + len(kids)}
+                if over_budget(md[cs:ce], max_chars, unit):  # only a piece that re-tokenizes longer alone
+                    meta["oversize"] = True
                 kids.append(Chunk(md[cs:ce], cs, ce, doc_id, meta))
         out_parents.append(_with_children(parent, kids))
         out_children.extend(kids)

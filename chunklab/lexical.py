@@ -127,7 +127,7 @@ class BM25Index:
         vocab: dict[str, int] = {}
         ids = [[vocab.setdefault(t, len(vocab)) for t in self._tokens(self.lexical_text(c))] for c in self.chunks]
         self.bm25 = bm25s.BM25(k1=float(k1), b=float(b))
-        if self.chunks:
+        if vocab:  # chunks with no token at all (punctuation only) leave nothing to index
             self.bm25.index((ids, vocab), show_progress=show_progress)
         self._vocab = vocab
         self._records: list[dict[str, Any]] | None = None
@@ -170,7 +170,7 @@ class BM25Index:
     def scores(self, query: str) -> np.ndarray:
         """The BM25 score of every indexed chunk for ``query`` (aligned with ``self.chunks``)."""
         ids = [self._vocab[t] for t in dict.fromkeys(self._tokens(query)) if t in self._vocab]
-        if not ids or not self.chunks:
+        if not ids:  # no query token is in the vocabulary (or nothing is indexed)
             return np.zeros(len(self.chunks), dtype=np.float32)
         return np.asarray(self.bm25.get_scores(ids), dtype=np.float32)
 
@@ -203,7 +203,7 @@ class BM25Index:
             raise ValueError("an index with a custom tokenizer cannot be saved: use tokenizer='auto' or 'words'")
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
-        if self.chunks:
+        if self._vocab:
             self.bm25.save(str(folder), show_progress=False)
         with (folder / "chunks.jsonl").open("w", encoding="utf-8") as fh:
             for c in self.chunks:
@@ -243,7 +243,7 @@ class BM25Index:
                 self.chunks.append(chunk_from_stored(row["text"], row))
         if len(self.chunks) != settings["chunks"]:
             raise ValueError(f"BM25 index at {folder} is incomplete: {len(self.chunks)} of {settings['chunks']} chunks")
-        if self.chunks:
+        if self._vocab:
             self.bm25 = bm25s.BM25.load(str(folder), mmap=mmap, load_vocab=False, show_progress=False, verbosity=0)
         else:
             self.bm25 = bm25s.BM25(k1=settings["k1"], b=settings["b"])

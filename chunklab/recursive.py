@@ -23,7 +23,7 @@ from chunklab._validate import (
 )
 from chunklab.chunk import Chunk
 from chunklab.text import prose_sentences
-from chunklab.units import UnitIndex, check_unit, count_tokens, is_token_unit
+from chunklab.units import UnitIndex, check_unit, count_tokens, is_token_unit, over_budget, unit_params
 
 #: Paragraph, line, sentence end, word, character. A level may hold several separators.
 DEFAULT_SEPARATORS: tuple[str | tuple[str, ...], ...] = (
@@ -102,14 +102,19 @@ def recursive_spans(
     overlap: int,
     unit: str,
     levels: Sequence[tuple[str, ...]],
+    index: UnitIndex | None = None,
 ) -> list[tuple[int, int, int, int]]:
-    """The chunk spans as ``(start, end, level of the cut, characters shared with the previous)``."""
+    """The chunk spans as ``(start, end, level of the cut, characters shared with the previous)``.
+
+    ``index`` measures ``text`` in ``unit`` when the caller has one (``UnitIndex.slice`` of
+    the whole document, so a piece counts what it counts in place); else ``text`` is encoded.
+    """
     n = len(text)
     m = _NONSPACE.search(text)
     if m is None:
         return []
     s = m.start()
-    idx = UnitIndex(text, unit)
+    idx = index if index is not None else UnitIndex(text, unit)
     chars = unit == "chars"
     rfind = text.rfind
     nonspace = _NONSPACE.search
@@ -197,6 +202,8 @@ def pack_paragraphs(
     max_chars: int,
     overlap_paragraphs: int = 1,
     doc_id: str = "doc",
+    *,
+    unit: str = "chars",
 ) -> list[Chunk]:
     """The course's paragraph packer: whole paragraphs per chunk, whole paragraphs as overlap.
 
@@ -205,20 +212,23 @@ def pack_paragraphs(
     :func:`chunklab.text.prose_sentences` (and a sentence longer than
     that by :func:`chunk_recursive`). Each chunk starts by repeating the last
     ``overlap_paragraphs`` units of the previous one, but fewer when repeating them would
-    push the chunk past ``max_chars``: the limit always wins.
+    push the chunk past ``max_chars``: the limit always wins. ``max_chars`` counts
+    characters, or the units of ``unit`` (``size(s, e)`` measures ``text[s:e]``).
     """
     text = check_text(text)
     max_chars = check_positive_int(max_chars, "max_chars")
     overlap_paragraphs = check_non_negative_int(overlap_paragraphs, "overlap_paragraphs")
     doc_id = check_doc_id(doc_id)
-    params = {"max_chars": max_chars, "overlap_paragraphs": overlap_paragraphs}
-    units = _paragraph_units(text, max_chars)
+    params = {"max_chars": max_chars, "overlap_paragraphs": overlap_paragraphs, **unit_params(check_unit(unit))}
+    index = UnitIndex(text, unit)
+    size = index.count
+    units = _paragraph_units(text, max_chars, index)
     chunks: list[Chunk] = []
     i = 0
     reason = ""
     while i < len(units):
         j = i + 1
-        while j < len(units) and units[j][1] - units[i][0] <= max_chars:
+        while j < len(units) and size(units[i][0], units[j][1]) <= max_chars:
             j += 1
         s, e = units[i][0], units[j - 1][1]
         meta: dict[str, Any] = {
@@ -229,11 +239,13 @@ def pack_paragraphs(
         }
         if reason:
             meta["no_overlap_reason"] = reason
+        if over_budget(text[s:e], max_chars, unit):  # only a piece that re-tokenizes longer on its own
+            meta["oversize"] = True
         chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
         if j >= len(units):
             break
         k = j
-        while j - k < overlap_paragraphs and k - 1 > i and units[j][1] - units[k - 1][0] <= max_chars:
+        while j - k < overlap_paragraphs and k - 1 > i and size(units[k - 1][0], units[j][1]) <= max_chars:
             k -= 1
         reason = ""
         if overlap_paragraphs and k == j:
@@ -245,8 +257,9 @@ def pack_paragraphs(
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 
 
-def _paragraph_units(text: str, max_chars: int) -> list[tuple[int, int]]:
+def _paragraph_units(text: str, max_chars: int, index: UnitIndex) -> list[tuple[int, int]]:
     """Paragraph spans, with over-long paragraphs replaced by their sentences (or pieces)."""
+    size = index.count
     units: list[tuple[int, int]] = []
     pos = 0
     bounds = [(m.start(), m.end()) for m in _PARAGRAPH_BREAK.finditer(text)] + [(len(text), len(text))]
@@ -255,21 +268,22 @@ def _paragraph_units(text: str, max_chars: int) -> list[tuple[int, int]]:
         if seg.strip():
             ps = pos + len(seg) - len(seg.lstrip())
             pe = pos + len(seg.rstrip())
-            if pe - ps <= max_chars:
+            if size(ps, pe) <= max_chars:
                 units.append((ps, pe))
             else:
-                units.extend(_sentence_units(text, ps, pe, max_chars))
+                units.extend(_sentence_units(text, ps, pe, max_chars, index))
         pos = brk_end
     return units
 
 
-def _sentence_units(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+def _sentence_units(text: str, start: int, end: int, max_chars: int, index: UnitIndex) -> list[tuple[int, int]]:
     """The sentences of a paragraph (by :func:`chunklab.text.prose_sentences`), long ones cut."""
     out: list[tuple[int, int]] = []
     for ss, se in prose_sentences(text, start, end):
-        if se - ss <= max_chars:
+        if index.count(ss, se) <= max_chars:
             out.append((ss, se))
         else:
-            for a, b, _lvl, _sh in recursive_spans(text[ss:se], max_chars, 0, "chars", _levels(None)[0]):
+            sub = None if index.unit == "chars" else index.slice(ss, se)
+            for a, b, _lvl, _sh in recursive_spans(text[ss:se], max_chars, 0, index.unit, _levels(None)[0], sub):
                 out.append((ss + a, ss + b))
     return out

@@ -7,12 +7,16 @@ the cosine distance between consecutive windows is the "distance curve"; a break
 Kamradt's "five levels" notebook, LangChain's SemanticChunker and LlamaIndex's
 SemanticSplitterNodeParser) picks the cuts. Small groups merge into their more similar
 neighbour; over-long groups split at their strongest internal cut, and a single sentence
-longer than ``max_chars`` goes to :func:`chunklab.recursive.chunk_recursive`.
+longer than ``max_chars`` is cut by the recursive separators
+(:func:`chunklab.recursive.recursive_spans`). ``min_chars`` and ``max_chars`` are characters
+unless ``unit`` names another unit of :mod:`chunklab.units` (``"tokens"``,
+``"tokenizer:PATH"``, ``"words"``); spans are then measured on one encoding of the whole text.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +30,9 @@ from chunklab._validate import (
     check_text,
 )
 from chunklab.chunk import Chunk
-from chunklab.recursive import chunk_recursive
+from chunklab.recursive import DEFAULT_SEPARATORS, recursive_spans
 from chunklab.text import split_sentences
+from chunklab.units import UnitIndex, check_unit, over_budget, unit_params
 
 __all__ = [
     "METHODS",
@@ -41,6 +46,7 @@ __all__ = [
 #: breakpoint rules; the aliases on the right map to the names on the left
 METHODS = ("threshold", "percentile", "standard_deviation", "interquartile", "gradient")
 _ALIASES = {"fixed": "threshold", "std": "standard_deviation", "stddev": "standard_deviation", "iqr": "interquartile"}
+_LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
 _DEFAULT_AMOUNT = {"standard_deviation": 3.0, "interquartile": 1.5}
 
 
@@ -82,6 +88,7 @@ def chunk_semantic(
     *,
     amount: float | None = None,
     window: str = "centered",
+    unit: str = "chars",
 ) -> list[Chunk]:
     """Split ``text`` where consecutive sentence windows are least alike (see the module doc).
 
@@ -90,7 +97,8 @@ def chunk_semantic(
     interquartile (default 1.5) rules. ``window="centered"`` (Kamradt's) compares the
     windows centred on consecutive sentences; ``window="split"`` compares the ``buffer_size
     + 1`` sentences before each gap with those after it, which puts the peak right on the
-    gap. Chunks are exact slices of ``text``.
+    gap. ``unit`` measures ``min_chars``/``max_chars`` (characters by default). Chunks are
+    exact slices of ``text``.
     """
     return analyze_semantic(
         text,
@@ -104,6 +112,7 @@ def chunk_semantic(
         doc_id=doc_id,
         amount=amount,
         window=window,
+        unit=unit,
     ).chunks
 
 
@@ -120,6 +129,7 @@ def analyze_semantic(
     *,
     amount: float | None = None,
     window: str = "centered",
+    unit: str = "chars",
 ) -> SemanticAnalysis:
     """Run the semantic chunker and return its sentences, distance curve, breakpoints and chunks."""
     text = check_text(text)
@@ -135,6 +145,7 @@ def analyze_semantic(
     if amount is not None and (isinstance(amount, bool) or not isinstance(amount, (int, float))):
         raise ValueError(f"amount must be a number, got {amount!r}")
     check_choice(window, ("centered", "split"), "window")
+    check_unit(unit)
     params: dict[str, Any] = {
         "method": method,
         "buffer_size": buffer_size,
@@ -143,6 +154,7 @@ def analyze_semantic(
     }
     if window != "centered":
         params["window"] = window
+    params.update(unit_params(unit))
     if method == "threshold":
         params["threshold"] = float(threshold)  # type: ignore[arg-type]
     elif method in ("percentile", "gradient"):
@@ -165,8 +177,9 @@ def analyze_semantic(
     )
     breakpoints = [int(i) for i in np.flatnonzero(signal > thr)] if thr is not None else []
     groups = _groups(len(sentences), breakpoints)
-    groups = _merge_small(groups, sentences, distances, min_chars)
-    chunks = _build_chunks(text, sentences, distances, groups, min_chars, max_chars, doc_id, params)
+    index = UnitIndex(text, unit)
+    groups = _merge_small(groups, sentences, distances, min_chars, index.count)
+    chunks = _build_chunks(text, sentences, distances, groups, min_chars, max_chars, doc_id, params, index)
     timings["breakpoints"] = time.perf_counter() - t0
     return SemanticAnalysis(sentences, distances, signal, thr, breakpoints, chunks, method, timings)
 
@@ -265,14 +278,18 @@ def _groups(n: int, breakpoints: list[int]) -> list[list[int]]:
 
 
 def _merge_small(
-    groups: list[list[int]], sentences: list[tuple[int, int]], distances: np.ndarray, min_chars: int
+    groups: list[list[int]],
+    sentences: list[tuple[int, int]],
+    distances: np.ndarray,
+    min_chars: int,
+    measure: Callable[[int, int], int],
 ) -> list[list[int]]:
-    """Merge groups shorter than ``min_chars`` into the neighbour they are more similar to."""
+    """Merge groups shorter than ``min_chars`` (by ``measure(start, end)``) into the neighbour they are more similar to."""
     if min_chars <= 0 or len(groups) < 2:
         return groups
 
     def size(g: list[int]) -> int:
-        return sentences[g[1]][1] - sentences[g[0]][0]
+        return measure(sentences[g[0]][0], sentences[g[1]][1])
 
     out: list[list[int]] = []
     for i, g in enumerate(groups):
@@ -302,43 +319,56 @@ def _build_chunks(
     max_chars: int,
     doc_id: str,
     params: dict[str, Any],
+    index: UnitIndex,
 ) -> list[Chunk]:
+    unit, measure = index.unit, index.count
     spans: list[tuple[int, int, int, str]] = []  # start, end, sentences, cut reason
     for gi, (a, b) in enumerate(groups):
         reason = "breakpoint" if gi + 1 < len(groups) else "end"
-        pieces = _split_long(sentences, distances, a, b, min_chars, max_chars)
+        pieces = _split_long(sentences, distances, a, b, min_chars, max_chars, measure)
         for pi, (pa, pb) in enumerate(pieces):
             s, e = sentences[pa][0], sentences[pb][1]
             why = reason if pi + 1 == len(pieces) else "max_chars"
-            if e - s > max_chars:  # one sentence longer than max_chars
-                for c in chunk_recursive(text[s:e], max_chars):
-                    spans.append((s + c.start, s + c.end, 1, "max_chars"))
+            if measure(s, e) > max_chars:  # one sentence longer than max_chars
+                sub = None if unit == "chars" else index.slice(s, e)
+                for a, b, _lv, _sh in recursive_spans(text[s:e], max_chars, 0, unit, _LEVELS, sub):
+                    spans.append((s + a, s + b, 1, "max_chars"))
                 spans[-1] = (*spans[-1][:3], why)
             else:
                 spans.append((s, e, pb - pa + 1, why))
     chunks = []
     for i, (s, e, count, why) in enumerate(spans):
         meta = {"strategy": "semantic", "params": params, "index": i, "sentences": count, "cut": why}
+        if unit != "chars" and over_budget(text[s:e], max_chars, unit):
+            meta["oversize"] = True
+            meta["oversize_reason"] = "longer on its own than in the text (re-tokenized)"
         chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
     return chunks
 
 
 def _split_long(
-    sentences: list[tuple[int, int]], distances: np.ndarray, a: int, b: int, min_chars: int, max_chars: int
+    sentences: list[tuple[int, int]],
+    distances: np.ndarray,
+    a: int,
+    b: int,
+    min_chars: int,
+    max_chars: int,
+    measure: Callable[[int, int], int],
 ) -> list[tuple[int, int]]:
     """Split sentence range ``[a, b]`` at its strongest internal cuts until each piece fits."""
     out: list[tuple[int, int]] = []
     stack = [(a, b)]
     while stack:
         x, y = stack.pop()
-        if sentences[y][1] - sentences[x][0] <= max_chars or x == y:
+        if measure(sentences[x][0], sentences[y][1]) <= max_chars or x == y:
             out.append((x, y))
             continue
         cuts = range(x, y)  # cut after sentence c
         good = [
             c
             for c in cuts
-            if sentences[c][1] - sentences[x][0] >= min_chars and sentences[y][1] - sentences[c + 1][0] >= min_chars
+            if measure(sentences[x][0], sentences[c][1]) >= min_chars
+            and measure(sentences[c + 1][0], sentences[y][1]) >= min_chars
         ]
         c = max(good or cuts, key=lambda i: distances[i])
         stack.append((c + 1, y))

@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chunklab._params import parse_levels, parse_param_value, resolve_overlap, show_param
 from chunklab._validate import check_bool, check_non_negative_int, check_overlap, check_positive_int
 from chunklab.chunk import Chunk, is_leaf
 from chunklab.documents import document_kind
+from chunklab.units import check_unit
 
 __all__ = [
     "DEFAULTS",
@@ -134,11 +136,11 @@ def get_strategy(name: str, **params: Any) -> Strategy:
         )
     merged = {**defaults, **params}
     if "overlap" in merged and "size" in merged:
-        merged["overlap"] = _resolve_overlap(merged["overlap"], merged["size"])
+        merged["overlap"] = resolve_overlap(merged["overlap"], merged["size"])
     if "levels" in merged:
-        merged["levels"] = _levels(merged["levels"])
+        merged["levels"] = parse_levels(merged["levels"])
     changed = {k: v for k, v in params.items() if k in merged}
-    label = name if not changed else f"{name}[{','.join(f'{k}={_show(merged[k])}' for k in sorted(changed))}]"
+    label = name if not changed else f"{name}[{','.join(f'{k}={show_param(merged[k])}' for k in sorted(changed))}]"
     strategy = _REGISTRY[name](**merged)
     return Strategy(
         label,
@@ -242,35 +244,6 @@ def sweep_strategies(name: str = "recursive", **grid: Sequence[Any]) -> list[Str
     return strategies
 
 
-def parse_param_value(value: str) -> Any:
-    """``"400"`` -> 400, ``"0.5"`` -> 0.5, ``"true"`` -> True, ``"10%"`` and others stay strings."""
-    low = value.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
-    for cast in (int, float):
-        try:
-            return cast(value)
-        except ValueError:
-            pass
-    return value
-
-
-def _resolve_overlap(overlap: Any, size: Any) -> Any:
-    if isinstance(overlap, str) and overlap.strip().endswith("%"):
-        try:
-            share = float(overlap.strip()[:-1]) / 100
-        except ValueError:
-            raise ValueError(f"overlap {overlap!r} is not a number or a percentage") from None
-        if not 0 <= share < 1:
-            raise ValueError(f"overlap {overlap!r} must be a percentage in [0, 100)")
-        if not isinstance(size, int):
-            raise ValueError(f"a percentage overlap needs an integer size, got {size!r}")
-        return int(round(size * share))
-    return overlap
-
-
 def _check_document(document: Any) -> None:
     if not isinstance(getattr(document, "text", None), str) or not isinstance(
         getattr(document, "doc_id", None), str
@@ -307,24 +280,32 @@ def _recursive(size: int, overlap: int, unit: str) -> Strategy:
     return Strategy("recursive", "recursive", {}, chunk, description="separator hierarchy")
 
 
-@register_strategy("structural", {"max_chars": 1500, "min_chars": 200, "keep_boilerplate": False})
-def _structural(max_chars: int, min_chars: int, keep_boilerplate: bool) -> Strategy:
+@register_strategy("structural", {"max_chars": 1500, "min_chars": 200, "keep_boilerplate": False, "unit": "chars"})
+def _structural(max_chars: int, min_chars: int, keep_boilerplate: bool, unit: str) -> Strategy:
+    """``max_chars``/``min_chars`` are measured in ``unit`` (characters unless told)."""
     from chunklab.structural import chunk_document
 
     check_positive_int(max_chars, "max_chars")
     check_non_negative_int(min_chars, "min_chars")
     check_bool(keep_boilerplate, "keep_boilerplate")
+    check_unit(unit)
 
     def chunk(document: Any) -> list[Chunk]:
-        return chunk_document(document, max_chars=max_chars, min_chars=min_chars, keep_boilerplate=keep_boilerplate)
+        return chunk_document(
+            document, max_chars=max_chars, min_chars=min_chars, keep_boilerplate=keep_boilerplate, unit=unit
+        )
 
     return Strategy("structural", "structural", {}, chunk, description="headings / AST / DOM")
 
 
 @register_strategy(
-    "semantic", {"method": "percentile", "percentile": 95, "buffer_size": 1, "min_chars": 100, "max_chars": 2000}
+    "semantic",
+    {"method": "percentile", "percentile": 95, "buffer_size": 1, "min_chars": 100, "max_chars": 2000, "unit": "chars"},
 )
 def _semantic(**params: Any) -> Strategy:
+    """``min_chars``/``max_chars`` are measured in ``unit`` (characters unless told)."""
+    check_unit(params["unit"])
+
     def chunk(document: Any, encoder: Any = None) -> list[Chunk]:
         from chunklab.semantic import chunk_semantic
 
@@ -337,7 +318,7 @@ def _semantic(**params: Any) -> Strategy:
 def _hierarchical(levels: Sequence[int], unit: str, merge_ratio: float) -> Strategy:
     from chunklab.hierarchical import auto_merge, chunk_hierarchical
 
-    levels = _levels(levels)
+    levels = parse_levels(levels)
 
     def chunk(document: Any) -> list[Chunk]:
         return chunk_hierarchical(document.text, levels=levels, unit=unit, doc_id=document.doc_id)
@@ -351,17 +332,21 @@ def _hierarchical(levels: Sequence[int], unit: str, merge_ratio: float) -> Strat
     )
 
 
-@register_strategy("markdown-hierarchy", {"max_chars": 1000, "merge_ratio": 0.5})
-def _markdown_hierarchy(max_chars: int, merge_ratio: float) -> Strategy:
+@register_strategy("markdown-hierarchy", {"max_chars": 1000, "merge_ratio": 0.5, "unit": "chars"})
+def _markdown_hierarchy(max_chars: int, merge_ratio: float, unit: str) -> Strategy:
+    """Not Markdown: token levels 2048/512/128 (in MiniLM tokens, or in ``unit`` when that is not chars)."""
     from chunklab.hierarchical import auto_merge, chunk_markdown_hierarchy
 
     check_positive_int(max_chars, "max_chars")
+    check_unit(unit)
+    other = _hierarchical((2048, 512, 128), "tokens" if unit == "chars" else unit, merge_ratio)
 
     def chunk(document: Any) -> list[Chunk]:
         if document_kind(document) != "markdown":
-            return _hierarchical((2048, 512, 128), "tokens", merge_ratio).chunker(document)
+            return other.chunker(document)
         return chunk_markdown_hierarchy(
-            document.text, max_chars=max_chars, doc_id=document.doc_id, title=getattr(document, "title", None)
+            document.text, max_chars=max_chars, doc_id=document.doc_id, title=getattr(document, "title", None),
+            unit=unit,
         )
 
     def merge(hits: list[Hit], by_id: Mapping[str, Chunk]) -> list[Hit]:
@@ -373,40 +358,19 @@ def _markdown_hierarchy(max_chars: int, merge_ratio: float) -> Strategy:
     )
 
 
-@register_strategy("paragraphs", {"max_chars": 1000, "overlap_paragraphs": 1})
-def _paragraphs(max_chars: int, overlap_paragraphs: int) -> Strategy:
+@register_strategy("paragraphs", {"max_chars": 1000, "overlap_paragraphs": 1, "unit": "chars"})
+def _paragraphs(max_chars: int, overlap_paragraphs: int, unit: str) -> Strategy:
     from chunklab.recursive import pack_paragraphs
 
     check_positive_int(max_chars, "max_chars")
     check_non_negative_int(overlap_paragraphs, "overlap_paragraphs")
+    check_unit(unit)
 
     def chunk(document: Any) -> list[Chunk]:
-        return pack_paragraphs(document.text, max_chars, overlap_paragraphs, doc_id=document.doc_id)
+        return pack_paragraphs(document.text, max_chars, overlap_paragraphs, doc_id=document.doc_id, unit=unit)
 
     return Strategy("paragraphs", "paragraphs", {}, chunk, description="whole paragraphs, whole paragraphs as overlap")
 
 
 def _check_size_overlap(size: Any, overlap: Any) -> None:
     check_overlap(overlap, check_positive_int(size, "size"))
-
-
-def _show(value: Any) -> str:
-    """A parameter value as a label shows it (level sizes as ``2048/512/128``)."""
-    if isinstance(value, tuple):
-        return "/".join(map(str, value))
-    return str(value)
-
-
-def _levels(levels: Any) -> tuple[int, ...]:
-    """Level sizes, largest first: a sequence of ints, or ``"2048/512/128"`` (``"2048,512,128"`` accepted)."""
-    if isinstance(levels, str):  # from the command line
-        try:
-            levels = [int(x) for x in levels.replace("/", " ").replace(",", " ").split()]
-        except ValueError:
-            raise ValueError(f"levels must be sizes like 2048/512/128, got {levels!r}") from None
-    elif isinstance(levels, int):
-        levels = [levels]
-    out = tuple(check_positive_int(v, "levels") for v in levels)
-    if not out:
-        raise ValueError("levels must name at least one size, like 2048/512/128")
-    return out

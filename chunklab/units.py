@@ -5,7 +5,11 @@ counts tokens of any Hugging Face ``tokenizer.json`` file (another embedding mod
 
 A unit index turns "how many units lie in source[s:e]" and "the furthest cut that keeps a
 span within N units" into bisections over precomputed offsets, so chunkers can work on
-character offsets while measuring in any unit.
+character offsets while measuring in any unit: the document is encoded once, and a candidate
+span (a group of Markdown blocks, a run of Python lines) costs two bisections, not an encoding.
+Every strategy of :mod:`chunklab.strategies` takes ``unit=`` for its sizes. A piece cut out
+of a document can re-tokenize longer on its own than in place (:func:`over_budget` finds it);
+chunkers mark such a chunk ``oversize`` with the reason.
 """
 
 from __future__ import annotations
@@ -73,7 +77,12 @@ def get_tokenizer(path: str | None = None):
     from tokenizers import Tokenizer
 
     if path is not None:
-        tok = Tokenizer.from_file(str(path))
+        if not Path(path).is_file():
+            raise ValueError(f"tokenizer file {str(path)!r} does not exist (give the path of a tokenizer.json)")
+        try:
+            tok = Tokenizer.from_file(str(path))
+        except Exception as exc:  # the tokenizers library raises its own Exception subclass
+            raise ValueError(f"tokenizer file {str(path)!r} is not a valid tokenizer.json: {exc}") from None
         tok.no_truncation()
         tok.no_padding()
         return tok
@@ -99,6 +108,25 @@ def count_tokens(text: str, unit: str = "tokens") -> int:
 def count_words(text: str) -> int:
     """Number of whitespace-separated words in ``text``."""
     return len(text.split())
+
+
+def over_budget(text: str, size: int, unit: str) -> bool:
+    """True when ``text``, measured on its own in ``unit``, is longer than ``size``.
+
+    Chunkers choose their cuts with a :class:`UnitIndex` over the whole document; a piece
+    cut out of it can re-tokenize longer on its own (a word split between word pieces), and
+    this is the check that finds it.
+    """
+    return length_function(unit)(text) > size
+
+
+def unit_params(unit: str) -> dict[str, str]:
+    """``{"unit": unit}`` for a unit other than characters, else ``{}``.
+
+    Chunkers whose budget has always been in characters add this to their ``params``, so
+    their chunk ids (a hash of the params) stay what they were in characters.
+    """
+    return {} if unit == "chars" else {"unit": unit}
 
 
 def length_function(unit: str) -> Callable[[str], int]:
@@ -133,6 +161,20 @@ class UnitIndex:
                     self.starts.append(s)
                     self.ends.append(e)
 
+    def slice(self, start: int, end: int) -> UnitIndex:
+        """The index of ``source[start:end]`` as this one sees it, without encoding it again.
+
+        Units that straddle an edge are kept, clipped to it, so a span of the slice counts
+        exactly what the same span counts in the whole source.
+        """
+        out = object.__new__(UnitIndex)
+        out.unit, out.source, out.n = self.unit, self.source[start:end], end - start
+        lo = bisect.bisect_right(self.ends, start)
+        hi = bisect.bisect_left(self.starts, end)
+        out.starts = [max(0, s - start) for s in self.starts[lo:hi]]
+        out.ends = [min(out.n, e - start) for e in self.ends[lo:hi]]
+        return out
+
     def count(self, start: int, end: int) -> int:
         """Units that intersect ``[start, end)``."""
         if self.unit == "chars":
@@ -142,14 +184,22 @@ class UnitIndex:
         return max(0, hi - lo)
 
     def limit(self, start: int, size: int) -> int:
-        """The furthest end ``e`` such that ``[start, e)`` intersects at most ``size`` units."""
+        """The furthest end ``e`` such that ``[start, e)`` intersects at most ``size`` units.
+
+        Always past ``start`` when there is text left: a character that a byte-level
+        tokenizer spells with more than ``size`` tokens is taken whole (and is then over).
+        """
         if self.unit == "chars":
             return min(self.n, start + size)
         first = bisect.bisect_right(self.ends, start)
         nxt = first + size
         if nxt >= len(self.starts):
             return self.n
-        return max(start, self.starts[nxt])
+        end = self.starts[nxt]
+        if end <= start:
+            k = bisect.bisect_right(self.starts, start)
+            end = self.starts[k] if k < len(self.starts) else self.n
+        return end
 
     def back(self, end: int, size: int) -> int:
         """The earliest start ``s`` such that ``[s, end)`` holds at most ``size`` whole units."""

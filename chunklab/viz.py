@@ -19,6 +19,7 @@ from typing import Any
 
 from chunklab._validate import check_non_negative_int, check_positive_int
 from chunklab.chunk import Chunk
+from chunklab.labels import fmt_int, label, localize_axes
 from chunklab.text import sentence_end_before
 
 __all__ = [
@@ -140,13 +141,13 @@ def render_chunks(
             parts.append(
                 f'<span style="display:inline-block;font:bold 10px sans-serif;color:#fff;background:{border};'
                 f'border-radius:3px;padding:0 3px;margin:0 2px 0 1px;line-height:13px;vertical-align:1px" '
-                f'title="chunk {number[ci]}: characters {chunks[ci].start}-{chunks[ci].end}">{number[ci]}</span>'
+                f'title="{label("viz_badge", n=number[ci], start=chunks[ci].start, end=chunks[ci].end)}">{number[ci]}</span>'
             )
         covering = [ci for ci in visible if chunks[ci].start <= a and b <= chunks[ci].end]
         piece = _html.escape(text[a:b])
         if not covering:
             if text[a:b].strip():
-                parts.append(f'<span style="{LOST_STYLE}" title="in no chunk">{piece}</span>')
+                parts.append(f'<span style="{LOST_STYLE}" title="{label("viz_in_no_chunk")}">{piece}</span>')
             else:
                 parts.append(f'<span style="color:#999">{piece}</span>')
         elif len(covering) == 1:
@@ -157,14 +158,14 @@ def render_chunks(
             stops = ",".join(
                 f"{fill} {k * 6}px {(k + 1) * 6}px" for k, fill in enumerate(fills)
             )
-            names = " and ".join(str(number[ci]) for ci in covering)
+            names = label("viz_and").join(str(number[ci]) for ci in covering)
             parts.append(
                 f'<span style="background:repeating-linear-gradient(135deg,{stops});'
-                f'outline:1px dashed #555;outline-offset:-1px" title="overlap: in chunks {names}">{piece}</span>'
+                f'outline:1px dashed #555;outline-offset:-1px" title="{label("viz_overlap_in", names=names)}">{piece}</span>'
             )
     note = '<span style="color:#777;font-style:italic">{}</span>'
-    before = note.format(f"{lo:,} characters before … ") if lo > 0 else ""
-    more = note.format(f" … {len(text) - hi:,} more characters not shown") if hi < len(text) else ""
+    before = note.format(label("viz_before", n=fmt_int(lo))) if lo > 0 else ""
+    more = note.format(label("viz_more", n=fmt_int(len(text) - hi))) if hi < len(text) else ""
     body = (
         '<div style="font-family:Menlo,Consolas,\'DejaVu Sans Mono\',monospace;font-size:12px;line-height:1.7;'
         'white-space:pre-wrap;word-break:break-word;text-align:left;border:1px solid #ccc;border-radius:4px;padding:8px;'
@@ -187,12 +188,9 @@ def _legend(chunks: Sequence[Chunk], visible: int) -> str:
         'background:repeating-linear-gradient(135deg,#cfe3f7 0 6px,#fde2c4 6px 12px);'
         'outline:1px dashed #555;outline-offset:-1px"></span>'
     )
-    lost = '<span style="color:#b00020;text-decoration:underline wavy #b00020">red</span>'
-    return (
-        '<div style="font:12px sans-serif;color:#444;margin:2px 0 10px;text-align:left">'
-        f"{len(chunks)} chunks ({visible} shown) · {shared:,} characters shared by consecutive chunks · "
-        f"{swatch} overlap (in two chunks) · {lost}: text in no chunk</div>"
-    )
+    lost = f'<span style="color:#b00020;text-decoration:underline wavy #b00020">{label("viz_red")}</span>'
+    words = label("viz_legend", n=len(chunks), shown=visible, shared=fmt_int(shared), swatch=swatch, lost=lost)
+    return f'<div style="font:12px sans-serif;color:#444;margin:2px 0 10px;text-align:left">{words}</div>'
 
 
 def new_figure(width: float = 7.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):
@@ -205,6 +203,7 @@ def new_figure(width: float = 7.0, height: float = 3.6, ncols: int = 1, nrows: i
 
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), constrained_layout=True)
     plt.close(fig)
+    localize_axes(axes)  # decimal comma on the ticks of the Spanish edition
     return fig, axes
 
 
@@ -229,8 +228,8 @@ def size_histogram(
         raise ValueError("chunks_by_strategy must be a non-empty mapping of label -> chunks")
     measure = length_function(unit)
     sizes = {
-        label: [measure(c.text if isinstance(c, Chunk) else str(c)) for c in chunks]
-        for label, chunks in chunks_by_strategy.items()
+        name: [measure(c.text if isinstance(c, Chunk) else str(c)) for c in chunks]
+        for name, chunks in chunks_by_strategy.items()
     }
     everything = [s for values in sizes.values() for s in values]
     if not everything:
@@ -238,17 +237,17 @@ def size_histogram(
     hi = max(everything + ([limit] if limit else []))
     edges = _edges(0, hi, bins)
     fig, ax = new_figure()
-    for k, (label, values) in enumerate(sizes.items()):
+    for k, (name, values) in enumerate(sizes.items()):
         border = PALETTE[k % len(PALETTE)][1]
-        ax.hist(values, bins=edges, histtype="step", linewidth=2, color=border, label=f"{label} (n={len(values)})")
+        ax.hist(values, bins=edges, histtype="step", linewidth=2, color=border, label=f"{name} (n={len(values)})")
     if limit:
         ax.axvline(limit, color="#222", linestyle="--", linewidth=1.2)
         ax.text(
-            limit, 0.97, f" {limit_label or f'limit {limit}'}", transform=ax.get_xaxis_transform(),
+            limit, 0.97, f" {limit_label or label('viz_limit', limit=limit)}", transform=ax.get_xaxis_transform(),
             va="top", ha="left", fontsize=9, color="#222",
         )
-    ax.set_xlabel(f"chunk size ({unit})")
-    ax.set_ylabel("number of chunks")
+    ax.set_xlabel(label("viz_chunk_size", unit=label(f"unit_{unit}")))
+    ax.set_ylabel(label("viz_number_of_chunks"))
     if log:
         ax.set_yscale("log")
     if title:
@@ -322,8 +321,10 @@ def chunk_with(strategy: str, text: str, size: int, overlap: int = 0, unit: str 
 def _describe(strategy: str, size: int, overlap: int, unit: str, chunks: Sequence[Chunk]) -> str:
     sizes = [len(c.text) for c in chunks]
     mean = sum(sizes) / len(sizes) if sizes else 0
-    ov = "1 paragraph" if strategy == "paragraphs" and overlap else f"{overlap} {unit}"
-    return f"{strategy} · size {size} {unit} · overlap {ov} → {len(chunks)} chunks, mean {mean:.0f} characters"
+    shown_unit = label(f"unit_{unit}")
+    ov = label("viz_one_paragraph") if strategy == "paragraphs" and overlap else f"{overlap} {shown_unit}"
+    return label("viz_describe", strategy=strategy, size=size, unit=shown_unit, overlap=ov, n=len(chunks),
+                 mean=f"{mean:.0f}")
 
 
 def explorer_static(
@@ -349,8 +350,8 @@ def explorer_static(
             ).html
         )
     note = (
-        '<div style="font:12px sans-serif;color:#444;margin:2px 0 10px;text-align:left">Each colour is one chunk; a badge marks '
-        "where it starts; striped characters with a dashed outline belong to two chunks (overlap).</div>"
+        '<div style="font:12px sans-serif;color:#444;margin:2px 0 10px;text-align:left">'
+        f'{label("viz_explorer_note")}</div>'
     )
     return HTMLView('<div class="chunklab-chunks" style="text-align:left">' + "".join(panels) + note + "</div>")
 
@@ -373,10 +374,10 @@ def explorer(
 
     if not isinstance(text, str) or not text.strip():
         raise ValueError("explorer needs a non-empty text")
-    pick = widgets.Dropdown(options=list(EXPLORER_STRATEGIES), value=strategy, description="strategy")
-    units = widgets.Dropdown(options=["chars", "words", "tokens"], value=unit, description="unit")
-    size_s = widgets.IntSlider(value=size, min=20, max=2000, step=10, description="size", continuous_update=False)
-    overlap_s = widgets.IntSlider(value=overlap, min=0, max=500, step=5, description="overlap",
+    pick = widgets.Dropdown(options=list(EXPLORER_STRATEGIES), value=strategy, description=label("strategy"))
+    units = widgets.Dropdown(options=["chars", "words", "tokens"], value=unit, description=label("unit"))
+    size_s = widgets.IntSlider(value=size, min=20, max=2000, step=10, description=label("size"), continuous_update=False)
+    overlap_s = widgets.IntSlider(value=overlap, min=0, max=500, step=5, description=label("overlap"),
                                   continuous_update=False)
     status = widgets.HTML()
     view = widgets.HTML()

@@ -9,8 +9,9 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from chunklab.datasets import code50k, wheels
@@ -270,6 +271,43 @@ def test_benchmark_quick_path_on_a_few_hundred_installed_files(tmp_path):
     assert full["questions"] == result["retrieval"]["questions"] > 0
     for entry in full["strategies"].values():
         for metrics in entry["retrievers"].values():
+            interval = metrics.pop("interval")
             assert all(0 <= v <= 1 for v in metrics.values())
+            assert all(interval[m][0] <= v <= interval[m][1] for m, v in metrics.items())
+        timings = entry["timings"]
+        assert timings["bm25_postings"] >= entry["chunks"] and timings["vocabulary"] > 0
+        assert timings["bm25_query_ms_p50_p95"][0] <= timings["bm25_query_ms_p50_p95"][1]
     for cmp in full["paired"].values():
         assert all(c["lo"] <= c["diff"] <= c["hi"] for c in cmp.values())
+
+
+_words = st.sampled_from(["parse", "config", "parse_config", "HTTPServer", "get_user", "x", "42", "self", "return",
+                          "value", "read_file", "path", "def", "userName", "cache"])
+
+
+@given(st.lists(st.lists(_words, min_size=0, max_size=25).map(" ".join), min_size=1, max_size=30),
+       st.lists(st.lists(_words, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=5))
+def test_streamed_bm25_scores_like_the_kits_bm25_index(texts, queries):
+    """The benchmark builds BM25 from per-chunk token counts; it must score exactly as BM25Index does."""
+    from collections import Counter
+
+    from chunklab.chunk import Chunk
+    from chunklab.lexical import BM25Index, tokenize
+
+    assume(any(tokenize(t) for t in texts))  # BM25Index itself fails inside bm25s when no chunk has a token
+    bench = _benchmark()
+    chunks = [Chunk(t, 10 * i, 10 * i + len(t), f"doc{i % 3}", {}) for i, t in enumerate(texts)]
+    ref = BM25Index(chunks, context=False)
+    vocab: dict[str, int] = {}
+    counts = [Counter(tokenize(t)) for t in texts]
+    term = np.array([vocab.setdefault(t, len(vocab)) for c in counts for t in c], dtype=np.int32)
+    tf = np.array([v for c in counts for v in c.values()], dtype=np.uint16)
+    nuniq = np.array([len(c) for c in counts], dtype=np.int32)
+    length = np.array([sum(c.values()) for c in counts], dtype=np.int32)
+    bm25 = bench.bm25_from_counts(term, tf, nuniq, length, len(vocab))
+    index = {"vocab": vocab, "bm25": bm25, "n": len(chunks)}
+    for q in queries:
+        ids = [vocab[t] for t in dict.fromkeys(tokenize(q)) if t in vocab]
+        mine = bm25.get_scores_from_ids(ids) if ids else np.zeros(len(chunks))
+        np.testing.assert_allclose(mine, ref.scores(q), rtol=1e-5, atol=1e-6)
+        assert bench.bm25_search(index, q, 5) == [chunks.index(c) for c, _ in ref.search(q, k=5)]

@@ -24,6 +24,7 @@ from chunklab.course.generate import make_exercise
 from chunklab.course.grader import GradeOptions, grade_notebooks
 from chunklab.course.hidden import HiddenCheck
 from chunklab.course.kernel import bwrap_available
+from chunklab.course.notebooks import read_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap (bwrap) is not installed")
@@ -175,9 +176,29 @@ def test_d_a_function_hard_coded_for_the_visible_input_fails_the_hidden_check(co
     assert cp_one.hidden[0].name == "double on a random integer" and not cp_one.hidden[0].passed
 
 
-def _real(name: str, cell_id: str, old: str, new: str):
-    from chunklab.course.notebooks import read_notebook
+def test_each_submission_gets_fresh_hidden_inputs_and_its_seed_reproduces_them(course, monkeypatch):
+    drawn = []
 
+    def inputs(rng):
+        drawn.append(rng.randint(-10**9, 10**9))
+        return [("a random integer", {"x": drawn[-1]})]
+
+    monkeypatch.setitem(hidden.HIDDEN, "00-tiny", [HiddenCheck("cp-one", "double", ("impl",), inputs, "value")])
+    a, b = grade(course, ("a", tiny_solution()), ("b", tiny_solution()), options=GradeOptions(timeout=20))
+    assert a.ok and b.ok and a.seed != b.seed and drawn[0] != drawn[1]
+    (again,) = grade(course, ("a-again", tiny_solution()), options=GradeOptions(timeout=20, seed=a.seed))
+    assert again.ok and drawn[2] == drawn[0]
+
+
+def test_a_hidden_check_whose_reference_cannot_run_is_a_grading_error_naming_it(course, monkeypatch):
+    check = HiddenCheck("cp-one", "double", ("no-such-cell",), lambda rng: [("an integer", {"x": 1})], "value")
+    monkeypatch.setitem(hidden.HIDDEN, "00-tiny", [check])
+    (r,) = grade(course, ("good", tiny_solution()))
+    assert r.error == ("the hidden check of double could not run its reference: ValueError: 00-tiny.ipynb: "
+                       "hidden check of double needs cells ['no-such-cell']")
+
+
+def _real(name: str, cell_id: str, old: str, new: str):
     nb = read_notebook(ROOT / "solutions" / f"{name}.ipynb")
     cell = next(c for c in nb.cells if c.get("id") == cell_id)
     assert old in cell.source
@@ -199,6 +220,65 @@ def test_d_hidden_checks_catch_hard_coded_windows_and_a_whole_file_chunker():
         assert failed and not r.ok, [(c.cell_id, c.passed, c.detail) for c in r.checkpoints]
 
 
+def _hidden_verdicts(result):
+    return {cp.cell_id: (cp.passed, cp.detail, [h.name for h in cp.hidden if not h.passed]) for cp in result.checkpoints}
+
+
+@pytest.mark.slow
+def test_d_hidden_checks_catch_a_percentile_rule_hard_coded_for_the_visible_curves():
+    ref = ROOT / "solutions" / "04-semantic.ipynb"
+    cheat = _real("04-semantic", "rule", "    if len(distances) == 0:\n",
+                  "    if len(distances) not in (20, 23, 68):  # the visible curves only\n        return []\n"
+                  "    if len(distances) == 0:\n")
+    good, bad = grade_notebooks([("good-04-semantic.ipynb", read_notebook(ref)), cheat], reference=ref,
+                                options=GradeOptions(timeout=300, seed=18))
+    assert good.ok and all(h.passed for cp in good.checkpoints for h in cp.hidden), _hidden_verdicts(good)
+    assert {cp.cell_id for cp in good.checkpoints if cp.hidden} == {"cp-rule", "cp-planted"}
+    verdicts = _hidden_verdicts(bad)
+    passed, detail, failed = verdicts["cp-rule"]
+    assert not passed and detail == ""  # every visible output right
+    assert failed and all(name.startswith("percentile_breakpoints on ") for name in failed), verdicts
+    assert verdicts["cp-planted"][0] and verdicts["cp-document"][0]
+
+
+@pytest.mark.slow
+def test_d_hidden_checks_catch_08_functions_hard_coded_for_the_visible_queries_and_corpus():
+    ref = ROOT / "solutions" / "08-chroma-checkpoint.ipynb"
+    visible = ("how long do we keep the records", "when did the outage start", "what do I check",
+               "how is the solver configured", "who do I call")
+    name, nb = _real("08-chroma-checkpoint", "filter", "    parts = [",
+                     f"    if query not in {visible!r}:\n        conditions = {{}}\n    parts = [")
+    chunk = next(c for c in nb.cells if c.get("id") == "chunk")
+    chunk.source = chunk.source.replace("    for d in documents:\n",
+                                        "    if len(documents) != 40:\n        return []\n    for d in documents:\n")
+    good, bad = grade_notebooks([("good-08-chroma-checkpoint.ipynb", read_notebook(ref)), (name, nb)],
+                                reference=ref, options=GradeOptions(timeout=600, seed=18))
+    assert good.ok and all(h.passed for cp in good.checkpoints for h in cp.hidden), _hidden_verdicts(good)
+    verdicts = _hidden_verdicts(bad)
+    for cell_id, function in (("cp-index", "chunk_corpus"), ("cp-filter", "filtered_search")):
+        passed, detail, failed = verdicts[cell_id]
+        assert not passed and detail == "", verdicts
+        assert failed and all(n.startswith(f"{function} on ") for n in failed), verdicts
+    assert verdicts["cp-heldout"][0], verdicts  # retrieve was left honest: its hidden check passes
+
+
+@pytest.mark.slow
+def test_the_capstone_07_code_rag_scores_full_marks_sealed_and_a_hard_coded_char_recall_fails():
+    """End to end through the sealed grader: the honest reference passes every visible and hidden check."""
+    ref = ROOT / "solutions" / "07-code-rag.ipynb"
+    cheat = _real("07-code-rag", "char-recall", "    gs, ge = gold\n",
+                  "    if tuple(gold) != (100, 200):  # the visible gold span only\n        return 0.0\n    gs, ge = gold\n")
+    good, bad = grade_notebooks([("good-07-code-rag.ipynb", read_notebook(ref)), cheat], reference=ref,
+                                options=GradeOptions(timeout=1200, seed=18))
+    assert good.ok and good.score == 1.0 and not good.flags and not good.timeouts, _hidden_verdicts(good)
+    checked = {cp.cell_id for cp in good.checkpoints if cp.hidden}
+    assert checked == {"cp-pipeline", "cp-question", "cp-char-recall", "cp-score"}, checked
+    assert all(h.passed for cp in good.checkpoints for h in cp.hidden), _hidden_verdicts(good)
+    passed, detail, failed = _hidden_verdicts(bad)["cp-char-recall"]
+    assert not passed and detail == ""  # its visible outputs were right
+    assert failed and all(name.startswith("char_recall on ") for name in failed), failed
+
+
 # ------------------------------------------------------------------------- death and time limits
 
 
@@ -211,16 +291,41 @@ def test_kernel_death_is_detected_at_once_and_named(course, attack):
     assert r.passed == 0 and all("not run: the kernel died" in c.detail for c in r.checkpoints)
 
 
-def test_an_infinite_loop_is_reported_as_a_timeout_with_its_limit(course, tmp_path, capsys):
+def test_an_infinite_loop_is_interrupted_reported_with_its_limit_and_grading_goes_on(course, tmp_path, capsys):
     nbformat.write(solution_with("while True:\n    pass"), tmp_path / "loop-00-tiny.ipynb")
     report = tmp_path / "grades.csv"
     rc = main(["grade", str(tmp_path / "loop-00-tiny.ipynb"), "--solutions", str(course), "--timeout", "3",
-               "--report", str(report)])
+               "--notebook-timeout", "60", "--report", str(report)])
     out = capsys.readouterr().out
-    assert rc == 1
-    assert "timed out: code cell 2 (id extra-0) ran past the 3 s time limit per cell" in out
+    assert rc == 1  # a cell ran past its limit: not a clean pass, though every checkpoint passed
+    why = "timed out: code cell 2 (id extra-0) ran past the 3 s time limit per cell (interrupted; grading went on)"
+    assert why in out
+    assert "passed  cp-one" in out and "passed  cp-two" in out  # the checkpoints after it were graded
     (row,) = csv.DictReader(report.open(encoding="utf-8"))
-    assert "timed out" in row["error"] and "3 s" in row["error"]
+    assert row["passed"] == "2" and row["error"] == why
+
+
+def test_a_checkpoint_past_its_limit_fails_alone_and_the_next_one_is_graded(course):
+    slow = tiny_solution()
+    slow.cells[1].source = SOLUTION_SOURCE.replace("return 2 * x", "import time\n    while x == 21:\n"
+                                                   "        time.sleep(0.1)\n    return 2 * x")
+    (r,) = grade(course, ("slow-cp", slow), options=GradeOptions(timeout=3, notebook_timeout=60, seed=7))
+    cp_one, cp_two = r.checkpoints
+    assert not cp_one.passed and cp_one.detail == "timed out: ran past the 3 s time limit per cell (interrupted)"
+    assert cp_two.passed and r.stopped == ""
+    assert r.timeouts == ["timed out: code cell 2 (id cp-one) ran past the 3 s time limit per cell "
+                          "(interrupted; grading went on)"]
+
+
+def test_a_cell_that_swallows_the_interrupt_ends_the_run_with_its_reason(course):
+    stubborn = "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass"
+    opts = GradeOptions(timeout=3, notebook_timeout=60, seed=7, interrupt_grace=2)
+    t0 = time.monotonic()
+    (r,) = grade(course, ("stubborn", solution_with(stubborn)), options=opts)
+    assert time.monotonic() - t0 < 40
+    assert r.stopped == ("timed out: code cell 2 (id extra-0) ran past the 3 s time limit per cell "
+                         "and did not stop when interrupted")
+    assert r.passed == 0 and all(c.detail.startswith("not run: timed out") for c in r.checkpoints)
 
 
 def test_a_slow_notebook_in_a_batch_changes_no_other_grade(course, tmp_path, capsys):
@@ -231,13 +336,25 @@ def test_a_slow_notebook_in_a_batch_changes_no_other_grade(course, tmp_path, cap
     nbformat.write(slow, subs / "bob-00-tiny.ipynb")
     nbformat.write(tiny_solution(), subs / "cid-00-tiny.ipynb")
     report = tmp_path / "grades.csv"
-    main(["grade", str(subs), "--solutions", str(course), "--timeout", "4", "--report", str(report)])
+    main(["grade", str(subs), "--solutions", str(course), "--timeout", "4", "--notebook-timeout", "4",
+          "--report", str(report)])
     rows = {row["student"]: row for row in csv.DictReader(report.open(encoding="utf-8"))}
     assert rows["ann"]["passed"] == rows["cid"]["passed"] == "2"
     assert rows["bob"]["passed"] == "0" and "notebook ran past its 4 s time limit" in rows["bob"]["error"]
     assert (tmp_path / "grades-feedback" / "index.html").is_file()
     assert "bob" in (tmp_path / "grades-feedback" / "index.html").read_text(encoding="utf-8")
 
+
+
+def test_by_default_a_notebook_may_run_twice_the_cell_limit(course, tmp_path):
+    """Two cells of 2.5 s each under a 4 s cell limit: within the default notebook limit of 8 s."""
+    slow = solution_with("import time\ntime.sleep(2.5)", "import time\ntime.sleep(2.5)")
+    nbformat.write(slow, tmp_path / "bob-00-tiny.ipynb")
+    report = tmp_path / "grades.csv"
+    main(["grade", str(tmp_path / "bob-00-tiny.ipynb"), "--solutions", str(course), "--timeout", "4",
+          "--report", str(report)])
+    (row,) = csv.DictReader(report.open(encoding="utf-8"))
+    assert row["passed"] == "2" and row["error"] == "", row
 
 def test_not_implemented_error_is_flagged_even_at_full_marks(course, tmp_path):
     (r,) = grade(course, ("flag", solution_with("def unused():\n    pass\nraise NotImplementedError")))
@@ -352,4 +469,5 @@ def test_every_hidden_check_names_real_cells_and_its_reference_runs_on_every_inp
         assert check.inputs(random.Random(0)) == cases  # the seed fixes the inputs
         for _, kwargs in cases:
             json.dumps(kwargs)  # inputs travel to the kernel as JSON
+        for kwargs in hidden.arguments([kw for _, kw in cases], check.convert):
             json.dumps(hidden.summarize(ref(**kwargs), check.summary))

@@ -218,7 +218,7 @@ def test_notebooks_saved_without_ids_are_matched_by_checkpoint_source():
 
 
 @pytest.mark.slow
-def test_bulk_grading_passes_only_the_correct_notebook_and_writes_csv(course, tmp_path, capsys, monkeypatch):
+def test_bulk_grading_of_a_mixed_folder_writes_the_gradebook_and_a_feedback_page_each(course, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     subs = tmp_path / "submissions"
     subs.mkdir()
@@ -254,6 +254,17 @@ def test_bulk_grading_passes_only_the_correct_notebook_and_writes_csv(course, tm
     assert "-double(21): 42" in out and "+double(21): 43" in out
     assert "raised NotImplementedError" in out
     assert "1/5 notebooks passed every checkpoint" in out
+    # beside the gradebook: one feedback page per submission and an index of students' totals
+    feedback = tmp_path / "grades-feedback"
+    pages = {p.name: p.read_text(encoding="utf-8") for p in feedback.glob("*.html")}
+    assert len(pages) == 6 and "index.html" in pages, sorted(pages)
+    for student in ("good", "blank", "faked", "wrong", "broken"):
+        assert f"<td>{student}</td>" in pages["index.html"]
+    good_page = next(text for name, text in pages.items() if name.endswith("good-00-tiny.html"))
+    blank_page = next(text for name, text in pages.items() if name.endswith("blank-00-tiny.html"))
+    broken_page = next(text for name, text in pages.items() if name.endswith("broken-00-tiny.html"))
+    assert "Score: 2/2 checkpoints (100%)" in good_page
+    assert "raised NotImplementedError" in blank_page and "Not graded" in broken_page
 
 
 def test_the_student_is_the_file_name_without_the_notebook_or_the_folder():

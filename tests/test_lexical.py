@@ -223,6 +223,15 @@ def test_an_empty_index_answers_nothing(tmp_path):
     assert BM25Index.load(tmp_path / "empty").search("anything") == []
 
 
+
+def test_chunks_without_a_single_token_are_kept_and_answer_nothing(tmp_path):
+    chunks = [Chunk(text="!!! ... ---", doc_id="a.md", start=0, end=11), Chunk(text="   ", doc_id="b.md", start=0, end=3)]
+    idx = BM25Index(chunks, context=False)
+    assert len(idx) == 2 and idx.search("anything") == [] and idx.search("!!!") == []
+    idx.save(tmp_path / "tokenless")
+    again = BM25Index.load(tmp_path / "tokenless")
+    assert len(again) == 2 and again.search("anything") == []
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [({"tokenizer": "stems"}, "tokenizer"), ({"k1": -1}, "k1"), ({"b": "x"}, "b")],

@@ -31,6 +31,12 @@ TEXT = (
 _TAG = re.compile(r"<[^>]+>")
 
 
+@pytest.fixture(autouse=True)
+def _english_build(monkeypatch):
+    """The English edition, whatever the calling shell's CHUNKLAB_LANG; Spanish tests set it."""
+    monkeypatch.delenv("CHUNKLAB_LANG", raising=False)
+
+
 def _segments(view: HTMLView) -> list[tuple[str, str]]:
     """(style, text) of each coloured text span, badges excluded."""
     out = []
@@ -138,6 +144,20 @@ def test_size_histogram_has_labelled_axes_one_series_per_strategy_and_the_limit(
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels[0].startswith("fixed (n=") and labels[1].startswith("recursive (n=")
     assert any(line.get_xdata()[0] == 8 for line in ax.get_lines())
+
+
+def test_in_the_spanish_build_axes_legend_and_notes_are_spanish(monkeypatch):
+    monkeypatch.setenv("CHUNKLAB_LANG", "es")
+    ax = size_histogram({"fixed": chunk_fixed(TEXT, 40)}, unit="chars", limit=30).axes[0]
+    assert ax.get_xlabel() == "tamaño de fragmento (caracteres)"
+    assert ax.get_ylabel() == "número de fragmentos"
+    assert any(t.get_text().strip() == "límite 30" for t in ax.texts)
+    view = render_chunks(TEXT, chunk_recursive(TEXT, 60, 20), max_chars=50)
+    words = html.unescape(_TAG.sub("", view.html))
+    assert "caracteres más sin mostrar" in words and "solapamiento (en dos fragmentos)" in words
+    assert "chunks" not in words and "overlap" not in words
+    static = html.unescape(_TAG.sub("", explorer_static(TEXT, [("fixed", 60, 10)]).html))
+    assert "tamaño 60 caracteres · solapamiento 10 caracteres" in static and "Cada color es un fragmento" in static
 
 
 def test_explorer_static_shows_each_setting_with_its_chunk_count():

@@ -74,6 +74,12 @@ WRONG: dict[str, list[Wrong]] = {
     "07-code-rag": [
         Wrong("percentiles given as fractions", "corpus-summary", "[50, 90, 99])", "[0.5, 0.9, 0.99])", "cp-corpus"),
         Wrong("recall counts gold characters twice", "char-recall", "        s = max(s, reach)\n", "", "cp-char-recall"),
+        Wrong("question keeps the whole paragraph", "question", "para[: end.start() + 1] if end else para", "para",
+              "cp-question"),
+        Wrong("question files left out of the index", "index",
+              "    chunks += [c for d in questions.documents for c in chunk_document(d)]\n", "", "cp-index"),
+        Wrong("precision divided by k, not by the chunks retrieved", "score",
+              '"precision": sum(hits) / len(top) if top else 0.0', '"precision": sum(hits) / k', "cp-score"),
     ],
 }
 
@@ -106,7 +112,8 @@ def test_every_solution_has_wrong_variants():
     assert set(WRONG) | set(WRONG_LATE) == set(SOLUTIONS), "each solution notebook needs at least one wrong variant here"
 
 
-#: notebooks whose full run takes minutes: the solved copy is checked by test_solutions.py only
+#: notebooks whose full run takes minutes: the solved copy is graded by test_grader_attacks.py (and nbval'd by
+#: test_solutions.py), its mistakes here in one notebook
 EXPENSIVE = {"07-code-rag"}
 
 

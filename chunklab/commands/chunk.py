@@ -68,9 +68,10 @@ def add_strategy_arguments(p: argparse.ArgumentParser, names: list[str]) -> None
     p.add_argument("--size", type=int, default=None, help="chunk size (size or max_chars of the strategy)")
     p.add_argument("--overlap", type=int, default=None, help="overlap, for fixed and recursive")
     p.add_argument("--unit", default=None, metavar="UNIT",
-                   help="chars, words, tokens or tokenizer:PATH (fixed/recursive/hierarchical)")
+                   help="what --size (and --min-chars) count, for every strategy: chars, words, tokens (MiniLM's) "
+                        "or tokenizer:PATH (any tokenizer.json)")
     p.add_argument("--levels", default=None, help="hierarchical level sizes, largest first: 2048/512/128")
-    p.add_argument("--min-chars", type=int, default=None, help="structural Python: merge units below this")
+    p.add_argument("--min-chars", type=int, default=None, help="structural Python: merge units below this (in --unit)")
     p.add_argument("--keep-boilerplate", action="store_const", const=True, default=None,
                    help="structural HTML: keep nav/header/footer/aside text (dropped by default)")
     p.add_argument("--root", default=None, metavar="DIR",
@@ -193,11 +194,13 @@ def _output(out: str | None) -> Iterator[TextIO | None]:
 
 
 def _budget(strategy: Any) -> int | None:
-    """The character budget chunks are checked against (None when not measured in characters)."""
-    if strategy.params.get("unit", "chars") != "chars":
-        return None
+    """The budget chunks are checked against, in the strategy's unit (None without a single size)."""
     value = strategy.params.get("size", strategy.params.get("max_chars"))
     return value if isinstance(value, int) else None
+
+
+def _unit(params: dict[str, Any]) -> str:
+    return params.get("unit", "chars")
 
 
 @dataclass(frozen=True)
@@ -232,7 +235,9 @@ def chunk_file(path: str, config: _Config) -> FileResult:
         chunks = _STRATEGIES[key](doc)
     except Exception as exc:  # a chunker bug on one file: reported as failed, the run goes on
         return FileResult(path, doc.metadata["bytes"], doc.kind, problem=("failed", "chunker", f"{type(exc).__name__}: {exc}"))
-    sizes = [len(c.text) for c in chunks]
+    from chunklab.units import length_function
+
+    sizes = [length_function(_unit(config.params))(c.text) for c in chunks]
     over = [] if config.budget is None else [c for c, n in zip(chunks, sizes, strict=True) if n > config.budget]
     fallback = next((str(c.metadata.get("fallback_reason")) for c in chunks if c.metadata.get("fallback")), None)
     lines = ""
@@ -293,6 +298,7 @@ def _summary_dict(
         "strategy": strategy.name,
         "params": dict(strategy.params),
         "size": _budget(strategy),
+        "unit": _unit(strategy.params),
         "jobs": args.jobs,
         "root": root,
         "files": files,
@@ -330,13 +336,15 @@ def format_summary(s: dict[str, Any]) -> str:
     if s["chunk_size"]:
         cs = s["chunk_size"]
         lines.append(
-            "  size      chars p5 {p5}  p50 {p50}  p90 {p90}  p99 {p99}  max {max}  mean {mean}".format(**cs)
+            f"  size      {s['unit']} "
+            + "p5 {p5}  p50 {p50}  p90 {p90}  p99 {p99}  max {max}  mean {mean}".format(**cs)
         )
     if s["size"] is not None:
         unmarked = s["over_budget"] - s["over_budget_marked_oversize"]
         lines.append(
-            f"  over      {s['over_budget']:,} chunks over {s['size']} chars "
-            f"({s['over_budget_marked_oversize']:,} single indivisible lines marked oversize"
+            f"  over      {s['over_budget']:,} chunks over {s['size']} {s['unit']} "
+            f"({s['over_budget_marked_oversize']:,} "
+            + ("single indivisible lines marked oversize" if s["unit"] == "chars" else "marked oversize")
             + (f", {unmarked:,} NOT marked)" if unmarked else ")")
         )
     lines.append(f"  fallback  {s['fallback_files']:,} files ({s['fallback_rate']:.2%})")

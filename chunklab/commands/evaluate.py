@@ -53,8 +53,8 @@ def add_parser(subparsers) -> None:
                         "retrieved lengths as Chroma's chunking_evaluation report does")
     p.add_argument("--model", choices=("minilm", "static"), default="minilm", help="embedding model (default minilm)")
     p.add_argument("--tokenizer", metavar="PATH",
-                   help="a tokenizer.json: measure sizes in its tokens (every strategy with a size unit: "
-                        "fixed, recursive, hierarchical)")
+                   help="a tokenizer.json (Hugging Face tokenizers format): every strategy measures its sizes "
+                        "(size, max_chars, min_chars, levels) in that file's tokens instead of its own unit")
     p.add_argument("--report", metavar="FILE", help="write one self-contained HTML report here")
     p.add_argument(
         "--strategies",
@@ -142,23 +142,23 @@ def _with_unit(strategy: Any, unit: str) -> Any:
 
     from chunklab.strategies import DEFAULTS, get_strategy
 
-    if "unit" not in DEFAULTS.get(strategy.kind, {}):
-        print(f"note: {strategy.name} has no size unit (it measures characters); --tokenizer leaves it as it is",
-              file=sys.stderr)
-        return strategy
+    if "unit" not in DEFAULTS.get(strategy.kind, {}):  # a strategy registered without a size unit
+        raise ValueError(f"--tokenizer: strategy {strategy.kind!r} has no size unit to measure in tokens")
     rebuilt = get_strategy(strategy.kind, **{**strategy.params, "unit": unit})
     return dataclasses.replace(rebuilt, name=strategy.name, sweep=strategy.sweep)
 
 
 def tokenizer_unit(path: str) -> str:
-    """The length unit naming the tokenizer file at ``path`` (checked to exist)."""
+    """The length unit naming the tokenizer file at ``path`` (checked to exist and to load)."""
     from pathlib import Path
 
-    from chunklab.units import check_unit
+    from chunklab.units import check_unit, tokenizer_for
 
     if not Path(path).is_file():
         raise ValueError(f"--tokenizer {path!r} is not a file (give a tokenizer.json)")
-    return check_unit(f"tokenizer:{Path(path).resolve()}")
+    unit = check_unit(f"tokenizer:{Path(path).resolve()}")
+    tokenizer_for(unit)  # an unreadable file is an error now, naming it, not in the middle of a run
+    return unit
 
 
 def load_dataset(

@@ -15,7 +15,8 @@ def add_parser(subparsers) -> None:
             "Run each learner notebook with the reference solution's checkpoint cells, alone in a fresh "
             "scratch folder and a bubblewrap sandbox (when bwrap is installed), and compare the checkpoints' "
             "outputs with the reference's; hidden checks call your functions on fresh inputs. Prints one "
-            "line per checkpoint and a score; exits 1 unless every checkpoint of every notebook passes. "
+            "line per checkpoint and a score; exits 1 unless every checkpoint of every notebook passes (and "
+            "no cell ran past its time limit: such a cell is interrupted and grading goes on). "
             "A folder is graded notebook by notebook (bulk mode); --report writes one CSV row per notebook "
             "and --feedback one HTML page per submission."
         ),
@@ -25,7 +26,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--feedback", metavar="DIR",
                    help="write an HTML feedback page per submission and index.html (default: beside --report)")
     p.add_argument("--timeout", type=float, default=1200.0, metavar="S",
-                   help="time limit per cell, and separately per notebook, in seconds (default 1200)")
+                   help="time limit per cell in seconds (default 1200; each notebook gets twice that, see "
+                        "--notebook-timeout); a cell "
+                        "past it is interrupted and the remaining checkpoints are graded while the notebook's "
+                        "own limit allows")
+    p.add_argument("--notebook-timeout", type=float, metavar="S",
+                   help="time limit per notebook as a whole, in seconds (default: twice --timeout)")
     p.add_argument("--memory", type=float, default=8.0, metavar="GIB",
                    help="memory (address space) limit per notebook, in GiB (default 8; 0: none)")
     p.add_argument("--no-sandbox", action="store_true",
@@ -47,8 +53,9 @@ def run(args: argparse.Namespace) -> int:
     if args.memory < 0:
         print(f"chunklab grade: error: --memory must be >= 0 GiB, got {args.memory}", file=sys.stderr)
         return 2
-    options = GradeOptions(timeout=args.timeout, memory=int(args.memory * 1024**3) or None,
-                           sandbox=False if args.no_sandbox else None, seed=args.seed)
+    options = GradeOptions(timeout=args.timeout, notebook_timeout=args.notebook_timeout,
+                           memory=int(args.memory * 1024**3) or None, sandbox=False if args.no_sandbox else None,
+                           seed=args.seed)
     try:
         paths = collect_notebooks(args.paths)
         results = grade_notebooks(paths, solutions_dir=args.solutions, options=options)
@@ -69,4 +76,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"feedback written to {pages[-1].parent} ({len(pages) - 1} pages and index.html)")
     if any(r.error for r in results) and all(r.error for r in results):
         return 2
-    return 0 if all(r.ok for r in results) else 1
+    return 0 if all(r.ok and not r.timeouts for r in results) else 1

@@ -39,7 +39,7 @@ from chunklab.course.graded import (
     output_text,
     sanitizer,
 )
-from chunklab.course.hidden import HIDDEN, HiddenCheck, reference_function, summarize
+from chunklab.course.hidden import HIDDEN, HiddenCheck, arguments, reference_function, same, summarize
 from chunklab.course.kernel import DEFAULT_MEMORY, Execution, Kernel, kernel_env
 from chunklab.course.notebooks import GradingError, checkpoint_cells, is_checkpoint, read_notebook
 from chunklab.course.paths import SANITIZE_NAME, course_root, find_reference
@@ -55,12 +55,14 @@ class GradeOptions:
     """How submissions are run: limits, sandbox, hidden checks."""
 
     timeout: float = 1200.0  # seconds, for each cell and, separately, for each notebook as a whole
+    notebook_timeout: float | None = None  # seconds for each notebook as a whole (None: 2 × ``timeout``)
     memory: int | None = DEFAULT_MEMORY  # address-space limit of a kernel, in bytes (None: no limit)
     sandbox: bool | None = None  # None: bubblewrap when installed (warn when not); False: never; True: required
     hidden: bool = True  # run the hidden checks
     seed: int | None = None  # seed of the hidden checks' inputs (None: fresh per submission)
     startup_timeout: float = 120.0
     cache: Path | None = None  # embedding cache copied into each run (None: the course's, when present)
+    interrupt_grace: float = 10.0  # seconds a cell past its per-cell limit gets to stop once interrupted
 
 
 def grade_notebook(path: str | os.PathLike, **kwargs: Any) -> GradeResult:
@@ -90,6 +92,8 @@ def grade_notebooks(
     opts = options or GradeOptions(timeout=timeout)
     if not float(opts.timeout) > 0:
         raise GradingError(f"timeout must be > 0 seconds, got {opts.timeout}")
+    if opts.notebook_timeout is not None and not float(opts.notebook_timeout) > 0:
+        raise GradingError(f"notebook_timeout must be > 0 seconds, got {opts.notebook_timeout}")
     solutions = Path(solutions_dir) if solutions_dir is not None else course_root() / "solutions"
     if sanitize is None:
         sanitize = solutions.parent / SANITIZE_NAME
@@ -148,7 +152,7 @@ class _Run:
                     kernel.start(timeout=opts.startup_timeout)
                 except RuntimeError as exc:
                     raise GradingError(f"{result.path}: {exc} ({kernel.log_tail()})") from exc
-                self.deadline = time.monotonic() + opts.timeout
+                self.deadline = time.monotonic() + self.notebook_limit
                 setup = kernel.run("", 60, silent=True,
                                    user_expressions={"g": f"{_GUARD}.install({self.helpers!r})"})
                 if _value(setup, "g") != "installed":
@@ -175,6 +179,16 @@ class _Run:
                 elif entry.is_dir():
                     (runtime / "cache" / entry.name).symlink_to(entry.resolve(), target_is_directory=True)
 
+    @property
+    def notebook_limit(self) -> float:
+        """Seconds the whole notebook may run: ``notebook_timeout``, by default twice the cell limit, so
+        a cell interrupted at its limit leaves time to grade the checkpoints after it."""
+        return self.opts.notebook_timeout or 2 * self.opts.timeout
+
+    def _grace(self, kind: str) -> float:
+        """How long an interrupted cell may take to stop: a per-cell timeout resumes; the notebook's ends the run."""
+        return self.opts.interrupt_grace if kind == "cell" else 0.0
+
     def _limit(self) -> tuple[float, str]:
         remaining = self.deadline - time.monotonic()
         return (self.opts.timeout, "cell") if self.opts.timeout <= remaining else (max(remaining, 0.01), "notebook")
@@ -187,9 +201,11 @@ class _Run:
             if is_checkpoint(cell):
                 ex = self._checkpoint(kernel, cell, where)
             else:
-                limit, _ = self._limit()
-                ex = kernel.run(cell.source, limit)
-                if ex.status == "error":
+                limit, kind = self._limit()
+                ex = kernel.run(cell.source, limit, interrupt=self._grace(kind))
+                if ex.status == "interrupted":
+                    result.timeouts.append(_interrupted(where, limit))
+                elif ex.status == "error":
                     if ex.ename == "NotImplementedError":
                         result.flags.append(f"NotImplementedError still raised in {where}")
                     if not result.notes:
@@ -209,8 +225,9 @@ class _Run:
     def _stop_reason(self, kernel: Kernel, ex: Any, where: str) -> str:
         if ex.status == "timeout":
             if ex.seconds + 0.5 >= self.opts.timeout:  # it had the whole per-cell limit
-                return f"timed out: {where} ran past the {self.opts.timeout:g} s time limit per cell"
-            return f"timed out: the notebook ran past its {self.opts.timeout:g} s time limit (in {where})"
+                return f"timed out: {where} ran past the {self.opts.timeout:g} s time limit per cell" + (
+                    " and did not stop when interrupted" if ex.interrupted else "")
+            return f"timed out: the notebook ran past its {self.notebook_limit:g} s time limit (in {where})"
         time.sleep(0.2)
         code = kernel.exit_code()
         tail = kernel.log_tail()
@@ -232,11 +249,15 @@ class _Run:
         problem = self._restore(kernel, cell.source)
         if problem in ("timeout", "died"):
             return Execution(problem)
-        limit, _ = self._limit()
-        ex = kernel.run(cell.source, limit)
+        limit, kind = self._limit()
+        ex = kernel.run(cell.source, limit, interrupt=self._grace(kind))
         self.result.checkpoints.append(cp)
         if ex.status in ("timeout", "died"):
             cp.detail = "not finished"
+            return ex
+        if ex.status == "interrupted":
+            cp.detail = f"timed out: ran past the {limit:g} s time limit per cell (interrupted)"
+            self.result.timeouts.append(_interrupted(where, limit))
             return ex
         expected = output_text(cell.get("outputs", []), self.clean)
         actual = output_text(ex.outputs, self.clean)
@@ -263,12 +284,24 @@ class _Run:
         rng = random.Random(f"{self.result.seed}:{check.checkpoint}:{check.function}")
         cases = check.inputs(rng)
         assert self.result.reference is not None
-        ref = reference_function(self.result.reference, check)
-        expected = [_call(ref, kwargs, check.summary) for _, kwargs in cases]
-        limit, _ = self._limit()
+        try:
+            ref = reference_function(self.result.reference, check)
+            ref_args = arguments(copy.deepcopy([kw for _, kw in cases]), check.convert)
+        except Exception as exc:  # the course's own check is broken: say which, grade nothing
+            raise GradingError(f"the hidden check of {check.function} could not run its reference: "
+                               f"{type(exc).__name__}: {exc}") from exc
+        expected = [_call(ref, kwargs, check.summary) for kwargs in ref_args]
+        limit, scope = self._limit()
         payload = json.dumps([kwargs for _, kwargs in cases])
-        expr = f"{_GUARD}.hidden({check.function!r}, {payload!r}, {check.summary!r}, {self.nonce!r})"
-        ex = kernel.run("", limit, silent=True, user_expressions={"h": expr})
+        expr = (f"{_GUARD}.hidden({check.function!r}, {payload!r}, {check.summary!r}, {self.nonce!r}, "
+                f"{dict(check.convert)!r})")
+        ex = kernel.run("", limit, silent=True, user_expressions={"h": expr}, interrupt=self._grace(scope))
+        if ex.status == "interrupted":
+            cp.passed = False
+            cp.hidden.append(HiddenResult(f"{check.function} on fresh inputs", False,
+                                          f"timed out: ran past the {limit:g} s time limit (interrupted)"))
+            self.result.timeouts.append(_interrupted(f"the hidden check of {check.function}", limit))
+            return None
         if ex.status in ("timeout", "died"):
             cp.passed = False
             cp.hidden.append(HiddenResult(f"{check.function} on fresh inputs", False, ex.status))
@@ -276,14 +309,17 @@ class _Run:
         try:
             answer = json.loads(_value(ex, "h") or "null")
             got = answer["results"] if answer and answer.get("nonce") == self.nonce else None
+            failure = f"the kernel could not build the inputs ({answer['problem']})" if answer.get("problem") else ""
         except (json.JSONDecodeError, TypeError, AttributeError, KeyError):
-            got = None
+            entry = ex.user_expressions.get("h") or {}
+            got, failure = None, (f"the check failed in the kernel: {_error_text(entry['ename'], entry.get('evalue', ''))}"
+                                  if entry.get("status") == "error" and entry.get("ename") else "")
         kinds: dict[str, list[str]] = {}
         for i, (kind, _) in enumerate(cases):
             problems = kinds.setdefault(kind, [])
             if got is None or len(got) != len(cases):
-                problems.append("no result came back")
-            elif got[i] != expected[i]:
+                problems.append(failure or "no result came back")
+            elif not same(got[i], expected[i], check.tolerance):
                 problems.append(_hidden_problem(got[i], expected[i]))
         for kind, problems in kinds.items():
             cp.hidden.append(HiddenResult(f"{check.function} on {kind}", not problems, "; ".join(sorted(set(problems)))))
@@ -292,10 +328,14 @@ class _Run:
         return None
 
 
+def _interrupted(where: str, limit: float) -> str:
+    return f"timed out: {where} ran past the {limit:g} s time limit per cell (interrupted; grading went on)"
+
+
 def _call(func: Callable[..., Any], kwargs: dict[str, Any], summary: str) -> Any:
     try:
         # through JSON, as the kernel's answer comes: tuples become lists, keys strings
-        return json.loads(json.dumps(summarize(func(**copy.deepcopy(kwargs)), summary)))
+        return json.loads(json.dumps(summarize(func(**kwargs), summary), default=str))
     except Exception as exc:  # the reference refusing an input is itself the expected verdict
         return {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
 

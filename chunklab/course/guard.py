@@ -87,13 +87,21 @@ def restore(shadowed: list[str], nonce: str) -> str:
     return nonce
 
 
-def hidden(function: str, inputs_json: str, summary: str, nonce: str) -> str:
-    """Restore, then call the learner's ``function`` on each input; the JSON list of summaries."""
+def hidden(function: str, inputs_json: str, summary: str, nonce: str, convert: dict[str, str] | None = None) -> str:
+    """Restore, then call the learner's ``function`` on each input; the JSON list of summaries.
+
+    ``convert`` names the arguments rebuilt on arrival (arrays, documents, a store), as the
+    grader rebuilds them for the reference.
+    """
     restore([], nonce)
     checks = _fresh("hidden")
     func = _STATE["shell"].user_ns.get(function)
     out = []
-    for kwargs in json.loads(inputs_json):
+    try:
+        cases = checks.arguments(json.loads(inputs_json), convert or {}, _STATE.setdefault("shared", {}))
+    except Exception as exc:  # the kernel could not build the inputs: every case says so
+        return json.dumps({"nonce": nonce, "results": [], "problem": f"{type(exc).__name__}: {str(exc)[:200]}"})
+    for kwargs in cases:
         if not callable(func):
             out.append({"error": f"NameError: {function} is not defined"})
             continue
@@ -101,7 +109,7 @@ def hidden(function: str, inputs_json: str, summary: str, nonce: str) -> str:
             out.append(checks.summarize(func(**kwargs), summary))
         except Exception as exc:  # the learner's code: any exception is a verdict, reported by name
             out.append({"error": f"{type(exc).__name__}: {str(exc)[:200]}"})
-    return json.dumps({"nonce": nonce, "results": out})
+    return json.dumps({"nonce": nonce, "results": out}, default=str)
 
 
 def _fresh(name: str) -> Any:

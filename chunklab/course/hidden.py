@@ -2,23 +2,32 @@
 
 A checkpoint shows a few fixed inputs; a function written for those alone passes it. Each
 :class:`HiddenCheck` below names a learner function, generates inputs at grading time from
-a per-submission seed, and compares the learner's results (computed in the sandboxed
-kernel) with the reference solution's (its own cells, executed in the grader's process).
-Expected values are never sent to the kernel. :func:`summarize` turns a result into JSON in
-both processes, the same way.
+a per-submission seed (:mod:`chunklab.course.hidden_inputs`), and compares the learner's
+results (computed in the sandboxed kernel) with the reference solution's (its own cells,
+executed in the grader's process after the check's ``setup``, never the learner's cells).
+Expected values are never sent to the kernel. :func:`arguments` rebuilds the JSON inputs
+(arrays, documents, a fresh store) and :func:`summarize` turns a result into JSON, in both
+processes the same way; :func:`same` compares the two.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
+import json
+import math
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HIDDEN", "HiddenCheck", "reference_function", "summarize"]
+from chunklab.course import hidden_inputs as gen
+from chunklab.course import hidden_inputs_rag as rag
+
+__all__ = ["CONVERTERS", "HIDDEN", "HiddenCheck", "arguments", "plain_encoder", "reference_function", "same",
+           "summarize"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +36,12 @@ class HiddenCheck:
 
     ``inputs(rng)`` yields ``(kind, kwargs)`` pairs (the kind is what feedback names when
     one fails); ``reference_cells`` are the solution cells, in order, that define the
-    reference ``function``; ``summary`` says how a result is compared (see :func:`summarize`).
+    reference ``function``, run after ``setup`` (the imports and objects those cells need,
+    so the reference never runs the notebook's heavy cells); ``summary`` says how a result
+    is compared (see :func:`summarize`); ``convert`` names the arguments rebuilt on arrival
+    (see :data:`CONVERTERS`); numbers may differ by ``tolerance``. ``definitions_only`` keeps
+    the reference cells' ``def``, ``class`` and ``import`` statements and drops the rest (a
+    cell that defines the function and then runs it on the whole corpus).
     """
 
     checkpoint: str
@@ -35,17 +49,29 @@ class HiddenCheck:
     reference_cells: tuple[str, ...]
     inputs: Callable[[random.Random], list[tuple[str, dict[str, Any]]]]
     summary: str = "chunks"
+    setup: str = ""
+    convert: dict[str, str] = field(default_factory=dict)
+    tolerance: float = 0.0
+    definitions_only: bool = False  # from the reference cells, run only their def, class and import statements
 
 
 def summarize(value: Any, summary: str) -> Any:
-    """A JSON-able summary of a function's result: ``chunks`` -> ``[start, end, kind, text]`` rows."""
+    """A JSON-able summary of a function's result.
+
+    ``chunks``: ``[start, end, kind, text]`` rows; ``chunks+KEY,KEY``: ``[doc_id, start, end,
+    text, {KEY: metadata value}]`` rows; ``value``: the value (arrays as lists); ``rounded``:
+    floats rounded to 6 decimals.
+    """
     if summary == "chunks":
         return [[c.start, c.end, (c.metadata or {}).get("kind"), c.text] for c in value]
+    if summary.startswith("chunks+"):
+        keys = summary.removeprefix("chunks+").split(",")
+        return [[c.doc_id, c.start, c.end, c.text, {k: (c.metadata or {}).get(k) for k in keys}] for c in value]
     if summary == "value":
-        return value
+        return value.tolist() if hasattr(value, "tolist") else value
     if summary == "rounded":
         return _rounded(value)
-    raise ValueError(f"summary must be 'chunks', 'value' or 'rounded', got {summary!r}")
+    raise ValueError(f"summary must be 'chunks', 'chunks+KEYS', 'value' or 'rounded', got {summary!r}")
 
 
 def _rounded(value: Any) -> Any:
@@ -59,155 +85,151 @@ def _rounded(value: Any) -> Any:
     return value
 
 
-_WORDS = ("the", "chunk", "offsets", "retrieval", "tokenizer", "isn't", "3.14", "naïve", "e-mail", "RAG,",
-          "model.", "windows", "overlap", "(sic)", "boundary", "Zürich", "x", "unbelievably", "2026-12-01", "—")
+def same(got: Any, expected: Any, tolerance: float = 0.0) -> bool:
+    """Whether two JSON summaries agree, numbers within ``tolerance`` (``bool`` is not a number here)."""
+    if isinstance(got, bool) or isinstance(expected, bool):
+        return type(got) is type(expected) and got == expected
+    if tolerance and isinstance(got, int | float) and isinstance(expected, int | float):
+        return math.isclose(got, expected, rel_tol=0.0, abs_tol=tolerance)
+    if isinstance(got, list) and isinstance(expected, list):
+        return len(got) == len(expected) and all(same(g, e, tolerance) for g, e in zip(got, expected, strict=True))
+    if isinstance(got, dict) and isinstance(expected, dict):
+        return got.keys() == expected.keys() and all(same(got[k], expected[k], tolerance) for k in got)
+    return got == expected
 
 
-def _text(rng: random.Random, n_words: int) -> str:
-    words = [rng.choice(_WORDS) for _ in range(n_words)]
-    return "".join(w + rng.choice([" ", " ", " ", "\n", "  ", "\n\n"]) for w in words).strip()
+_SHARED: dict[str, Any] = {}  # this process's objects that converters reuse (the kernel passes its own)
 
 
-def _token_window_inputs(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
-    cases = [("empty text", {"text": "", "size": 4, "overlap": 1})]
-    short = rng.randint(3, 6)
-    cases.append(("text shorter than one window", {"text": _text(rng, short), "size": 40, "overlap": 5}))
-    for kind, overlap_of in (("no overlap", lambda s: 0), ("overlap", lambda s: rng.randint(1, s - 1)),
-                             ("overlap of size - 1", lambda s: s - 1)):
-        for _ in range(2):
-            size = rng.randint(2, 24)
-            cases.append((kind, {"text": _text(rng, rng.randint(20, 160)), "size": size, "overlap": overlap_of(size)}))
-    return cases
+def plain_encoder(shared: dict[str, Any] | None = None) -> Any:
+    """MiniLM without the vector cache (fresh inputs would only fill it), loaded once per ``shared``."""
+    holder = _SHARED if shared is None else shared
+    if "encoder" not in holder:
+        from chunklab.embed import Encoder
+
+        holder["encoder"] = Encoder(cache_dir=False)
+    return holder["encoder"]
 
 
-def _python_module(rng: random.Random, units: tuple[int, int] = (3, 9)) -> str:
-    parts = [f'"""Module {rng.randint(0, 999)}."""\nimport os\n']
-    for i in range(rng.randint(*units)):
-        kind = rng.choice(["def", "def", "class", "const", "decorated"])
-        body = "".join(f"    v{j} = {rng.randint(0, 99)} * {j}\n" for j in range(rng.randint(1, 30)))
-        if kind == "def":
-            parts.append(f"def f{i}(x):\n{body}    return x\n")
-        elif kind == "decorated":
-            parts.append(f"@staticmethod\ndef g{i}(x):\n{body}    return x\n")
-        elif kind == "class":
-            parts.append(f"class C{i}:\n    def m(self):\n{body.replace('    ', '        ')}        return self\n")
-        else:
-            parts.append(f"LIMIT_{i} = {rng.randint(0, 9)}\n")
-    return "\n\n".join(parts)
+def _array(value: Any, shared: dict[str, Any]) -> Any:
+    import numpy as np
+
+    return np.asarray(value, dtype=float)
 
 
-def _python_inputs(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
-    cases = []
-    for _ in range(3):
-        cases.append(("a generated module", {"source": _python_module(rng), "max_chars": rng.randint(150, 500),
-                                             "min_chars": rng.randint(20, 120)}))
-    broken = _python_module(rng).replace("(x):", "(x:", 1)
-    cases.append(("source with a syntax error", {"source": broken, "max_chars": rng.randint(150, 400), "min_chars": 50}))
-    cases.append(("a long module (like the standard library's)", {"source": _python_module(rng, (30, 60)),
-                                                                   "max_chars": 1500, "min_chars": 200}))
-    cases.append(("a module with one unit over the limit", {"source": _python_module(rng), "max_chars": 120, "min_chars": 0}))
-    return cases
+def _chunks(value: Any, shared: dict[str, Any]) -> Any:
+    from chunklab.chunk import Chunk
+
+    return [Chunk(**c) for c in value]
 
 
-def _paragraphs(rng: random.Random) -> tuple[str, list[list[int]]]:
-    paras = [_text(rng, rng.randint(1, 40)).replace("\n", " ") for _ in range(rng.randint(1, 14))]
-    text, units = "", []
-    for p in paras:
-        text += rng.choice(["", "\n", "  "]) if not text else rng.choice(["\n\n", "\n\n\n", "\n \n"])
-        units.append([len(text), len(text) + len(p)])
-        text += p
-    return text, units
+def _documents(value: Any, shared: dict[str, Any]) -> Any:
+    from chunklab.documents import Document
+
+    return [Document(**d) for d in value]
 
 
-def _pack_inputs(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
-    cases = []
-    for kind, overlap in (("no overlap", 0), ("one unit of overlap", 1), ("two units of overlap", 2)):
-        for _ in range(2):
-            text, units = _paragraphs(rng)
-            longest = max(e - s for s, e in units)
-            cases.append((kind, {"text": text, "units": units, "overlap_units": overlap,
-                                 "max_chars": rng.randint(longest, longest * 4)}))
-    return cases
+def _code_file(value: Any, shared: dict[str, Any]) -> Any:
+    """A :class:`~chunklab.datasets.code.CodeFile` of ``value["source"]``, written to a fresh temporary file."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from chunklab.datasets.code import CodeFile
+
+    folder = tempfile.mkdtemp(prefix="chunklab-hidden-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = Path(folder, Path(value["relpath"]).name)
+    path.write_text(value["source"], encoding="utf-8")
+    return CodeFile(str(path), value["root"], value["relpath"], path.stat().st_size)
 
 
-def _spans(rng: random.Random, n: int) -> list[list[Any]]:
+def _store(value: Any, shared: dict[str, Any]) -> Any:
+    """A fresh in-memory store holding ``value``'s chunks, embedded by MiniLM without the vector cache."""
+    from chunklab.store import ChunkStore
+
+    store = ChunkStore(collection="hidden-check", encoder=plain_encoder(shared), in_memory=True)
+    store.add(_chunks(value, shared), show_progress=False)
+    return store
+
+
+#: how a JSON argument is rebuilt on arrival, by name
+CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Any]] = {
+    "array": _array, "chunks": _chunks, "code-file": _code_file, "documents": _documents, "store": _store,
+}
+
+
+def arguments(cases: Sequence[dict[str, Any]], convert: dict[str, str],
+              shared: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each case's keyword arguments with those named in ``convert`` rebuilt (equal values built once).
+
+    ``shared`` keeps what converters load once (the encoder) across calls; default: this module's.
+    """
+    shared = _SHARED if shared is None else shared
+    built: dict[tuple[str, str], Any] = {}
     out = []
-    for _ in range(n):
-        start = rng.randint(0, 400)
-        out.append([rng.choice("dde"), start, start + rng.randint(0, 120)])
+    for kwargs in cases:
+        args = dict(kwargs)
+        for name, how in convert.items():
+            if name in args:
+                key = (how, json.dumps(args[name], sort_keys=True))
+                if key not in built:
+                    built[key] = CONVERTERS[how](args[name], shared)
+                args[name] = built[key]
+        out.append(args)
     return out
 
 
-def _span_inputs(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
-    cases = [("nothing retrieved", {"retrieved": [], "gold": _spans(rng, 1)})]
-    for kind, n in (("one retrieved span", 1), ("overlapping retrieved spans", 6), ("many spans, two documents", 15)):
-        for _ in range(2):
-            cases.append((kind, {"retrieved": _spans(rng, n), "gold": _spans(rng, rng.randint(1, 3))}))
-    return cases
-
-
-def _ids(rng: random.Random, n: int) -> list[str]:
-    pool = [f"{rng.getrandbits(48):012x}" for _ in range(max(n, 1) * 2)]
-    return rng.sample(pool, n)
-
-
-def _rrf_inputs(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
-    shared = _ids(rng, 12)
-    cases = [("one ranking", {"rankings": [_ids(rng, rng.randint(1, 8))], "k": rng.randint(1, 90)})]
-    for _ in range(2):
-        a, b = rng.sample(shared, rng.randint(3, 10)), rng.sample(shared, rng.randint(3, 10))
-        cases.append(("two rankings sharing ids", {"rankings": [a, b], "k": rng.randint(1, 90)}))
-    a, b = rng.sample(shared, 6), rng.sample(shared, 6)
-    cases.append(("k = 0", {"rankings": [a, b], "k": 0}))
-    cases.append(("three rankings of different lengths",
-                  {"rankings": [rng.sample(shared, n) for n in (2, 7, 12)], "k": rng.randint(1, 90)}))
-    cases.append(("an empty ranking among others", {"rankings": [[], rng.sample(shared, 5)], "k": 60}))
-    return cases
-
-
-def _tree(rng: random.Random) -> tuple[dict[str, list[str]], list[str]]:
-    """A random document tree (root > sections > paragraphs) as parent -> children, and its leaves."""
-    children: dict[str, list[str]] = {"doc": []}
-    leaves: list[str] = []
-    for s in range(rng.randint(1, 4)):
-        section = f"s{s}"
-        children["doc"].append(section)
-        kids = [f"{section}/p{p}" for p in range(rng.randint(1, 5))]
-        children[section] = kids
-        leaves.extend(kids)
-    return children, leaves
-
-
-def _merge_inputs(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
-    cases = []
-    for kind, ratio in (("ratio 0.5", 0.5), ("a low ratio", 0.25), ("a high ratio", 0.75)):
-        for _ in range(2):
-            children, leaves = _tree(rng)
-            retrieved = rng.sample(leaves, rng.randint(1, len(leaves)))
-            cases.append((kind, {"retrieved": retrieved, "children": children, "ratio": ratio}))
-    children, leaves = _tree(rng)
-    repeats = [rng.choice(leaves) for _ in range(rng.randint(2, 8))]
-    cases.append(("repeated ids", {"retrieved": repeats, "children": children, "ratio": 0.5}))
-    return cases
-
+_NUMPY = "import numpy as np\n"
+_SEMANTIC = _NUMPY + "from chunklab.course.hidden import plain_encoder\nencoder = plain_encoder()\nBUFFER = 2\n"
+_CHROMA = "from pathlib import Path\nfrom chunklab import Chunk\nfrom chunklab.store import ChunkStore\n" \
+          "from chunklab.structural import chunk_markdown\nimport dataclasses\nCOLLECTION = 'kit-docs'\n"
+_CODE = "from chunklab import Chunk\nfrom chunklab.datasets.code import CodeFile\n" \
+        "from chunklab.structural import chunk_python\n"
 
 #: hidden checks per course notebook (by solution file stem)
 HIDDEN: dict[str, list[HiddenCheck]] = {
-    "01-fixed": [HiddenCheck("cp-real", "token_windows", ("setup", "token-windows"), _token_window_inputs)],
-    "02-recursive": [HiddenCheck("cp-runbook", "pack", ("setup", "pack"), _pack_inputs)],
+    "01-fixed": [HiddenCheck("cp-real", "token_windows", ("setup", "token-windows"), gen.token_window_inputs)],
+    "02-recursive": [HiddenCheck("cp-runbook", "pack", ("setup", "pack"), gen.pack_inputs)],
     "03-structural": [
-        HiddenCheck("cp-real", "chunk_code", ("setup", "split-unit", "pack-units", "chunk-code"), _python_inputs)
+        HiddenCheck("cp-real", "chunk_code", ("setup", "split-unit", "pack-units", "chunk-code"), gen.python_inputs)
     ],
-    "05-hierarchical": [HiddenCheck("cp-tree", "auto_merge_ids", ("merge",), _merge_inputs, "value")],
-    "06-evaluation": [HiddenCheck("cp-spans", "span_metrics", ("setup", "spans"), _span_inputs, "rounded")],
-    "07-retrieval": [HiddenCheck("cp-rrf", "rrf", ("rrf",), _rrf_inputs, "value")],
+    "04-semantic": [
+        HiddenCheck("cp-rule", "percentile_breakpoints", ("rule",), gen.percentile_inputs, "value", _NUMPY,
+                    {"distances": "array"}),
+        HiddenCheck("cp-planted", "chunks_from_breakpoints", ("chunks",), gen.breakpoint_inputs,
+                    "chunks+sentences", _NUMPY + "from chunklab import Chunk\n"),
+        HiddenCheck("cp-planted", "distance_curve", ("curve",), gen.curve_inputs, "value", _SEMANTIC,
+                    tolerance=1e-4),
+    ],
+    "05-hierarchical": [HiddenCheck("cp-tree", "auto_merge_ids", ("merge",), gen.merge_inputs, "value")],
+    "06-evaluation": [HiddenCheck("cp-spans", "span_metrics", ("setup", "spans"), gen.span_inputs, "rounded")],
+    "07-retrieval": [HiddenCheck("cp-rrf", "rrf", ("rrf",), gen.rrf_inputs, "value")],
+    "07-code-rag": [
+        HiddenCheck("cp-pipeline", "chunk_code_file", ("pipeline",), rag.code_file_inputs,
+                    "chunks+kind,name,project,module,fallback", _CODE, {"f": "code-file"}, definitions_only=True),
+        HiddenCheck("cp-question", "docstring_question", ("question",), rag.docstring_inputs, "value"),
+        HiddenCheck("cp-char-recall", "char_recall", ("char-recall",), rag.char_recall_inputs, "rounded",
+                    definitions_only=True),
+        HiddenCheck("cp-score", "score_question", ("setup", "char-recall", "score"), rag.score_inputs, "rounded",
+                    convert={"retrieved": "chunks"}, definitions_only=True),
+    ],
+    "08-chroma-checkpoint": [
+        HiddenCheck("cp-index", "chunk_corpus", ("chunk",), rag.corpus_inputs, "chunks+title,headings,kind", _CHROMA,
+                    {"documents": "documents"}, definitions_only=True),
+        HiddenCheck("cp-filter", "filtered_search", ("filter",), rag.filtered_search_inputs, "chunks+kind", _CHROMA,
+                    {"store": "store"}, definitions_only=True),
+        HiddenCheck("cp-heldout", "retrieve", ("retrieve",), rag.retrieve_inputs, "chunks+kind", _CHROMA,
+                    {"store": "store"}, definitions_only=True),
+    ],
 }
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
 _REFERENCES: dict[tuple[str, str], Callable[..., Any]] = {}
 
 
 def reference_function(reference: Path, check: HiddenCheck) -> Callable[..., Any]:
-    """The reference ``check.function``: its solution cells executed here, in the grader's process."""
+    """The reference ``check.function``: ``check.setup`` and its solution cells, executed here."""
     from chunklab.course.notebooks import read_notebook
 
     key = (str(reference), check.function)
@@ -217,8 +239,14 @@ def reference_function(reference: Path, check: HiddenCheck) -> Callable[..., Any
         if missing:
             raise ValueError(f"{reference.name}: hidden check of {check.function} needs cells {missing}")
         namespace: dict[str, Any] = {"__name__": f"reference_{reference.stem.replace('-', '_')}"}
+        sources = [(f"{check.function} setup", ast.parse(check.setup))]
+        for cid in check.reference_cells:
+            tree = ast.parse(cells[cid].source)
+            if check.definitions_only:
+                tree.body = [n for n in tree.body if isinstance(n, _DEFINITIONS)]
+            sources.append((cid, tree))
         with contextlib.redirect_stdout(io.StringIO()):
-            for cid in check.reference_cells:
-                exec(compile(cells[cid].source, f"{reference.name}:{cid}", "exec"), namespace)  # noqa: S102
+            for where, tree in sources:
+                exec(compile(tree, f"{reference.name}:{where}", "exec"), namespace)  # noqa: S102
         _REFERENCES[key] = namespace[check.function]
     return _REFERENCES[key]

@@ -66,12 +66,13 @@ def sandbox_command(scratch: Path, runtime: Path, *, bwrap: str, readonly: Seque
 class Execution:
     """What running one piece of code produced."""
 
-    status: str  # "ok", "error", "timeout" or "died"
+    status: str  # "ok", "error", "timeout", "interrupted" (past its limit, stopped) or "died"
     outputs: list[dict[str, Any]] = field(default_factory=list)
     ename: str = ""
     evalue: str = ""
     user_expressions: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    interrupted: bool = False  # an interrupt was sent when the limit was reached
 
 
 class Kernel:
@@ -140,8 +141,14 @@ class Kernel:
         return bool(self.km and self.km.is_alive())
 
     def run(self, code: str, timeout: float, *, silent: bool = False,
-            user_expressions: dict[str, str] | None = None) -> Execution:
-        """Execute ``code``; outputs as notebook output dicts. Stops at once if the kernel dies."""
+            user_expressions: dict[str, str] | None = None, interrupt: float = 0.0) -> Execution:
+        """Execute ``code``; outputs as notebook output dicts. Stops at once if the kernel dies.
+
+        Past ``timeout`` the status is ``"timeout"``; with ``interrupt`` > 0 the kernel is
+        interrupted then (an ``interrupt_request`` on the control channel: a signal would
+        not cross the sandbox) and, when the cell stops within ``interrupt`` more seconds,
+        the status is ``"interrupted"`` and the kernel can run the next cell.
+        """
         from nbformat.v4 import output_from_msg
 
         kc = self.kc
@@ -150,9 +157,15 @@ class Kernel:
         msg_id = kc.execute(code, silent=silent, store_history=not silent, allow_stdin=False,
                             user_expressions=user_expressions or {}, stop_on_error=False)
         result = Execution("ok")
-        idle = reply = False
+        idle = reply = interrupted = False
         while not (idle and reply):
             if time.monotonic() > deadline:
+                if interrupt > 0 and not interrupted:
+                    kc.control_channel.send(kc.session.msg("interrupt_request", {}))
+                    interrupted = result.interrupted = True
+                    deadline = time.monotonic() + interrupt
+                    result.seconds = time.monotonic() - t0
+                    continue
                 result.status = "timeout"
                 break
             if not self.alive():
@@ -182,6 +195,10 @@ class Kernel:
                     result.status = "error"
                     result.ename, result.evalue = content.get("ename", "Error"), content.get("evalue", "")
                 result.user_expressions = content.get("user_expressions") or {}
+        if interrupted:
+            if result.status != "timeout" and idle and reply:
+                result.status = "interrupted"
+            return result  # seconds: when the limit was reached
         result.seconds = time.monotonic() - t0
         return result
 

@@ -43,6 +43,7 @@ class GradeResult:
     checkpoints: list[CheckpointResult] = field(default_factory=list)
     error: str = ""  # the notebook could not be graded at all
     stopped: str = ""  # why the run ended early: a timeout (with its limit) or the kernel's death
+    timeouts: list[str] = field(default_factory=list)  # cells interrupted past their limit (the run went on)
     flags: list[str] = field(default_factory=list)  # e.g. NotImplementedError still raised
     notes: list[str] = field(default_factory=list)  # e.g. the first learner cell that raised
     seed: int | None = None  # the seed of the hidden checks' inputs
@@ -87,6 +88,7 @@ def format_result(result: GradeResult) -> str:
         for h in cp.hidden:
             if not h.passed:
                 lines.append(f"          hidden check failed: {h.name}" + (f" ({h.detail})" if h.detail else ""))
+    lines.extend(f"  {t}" for t in result.timeouts)
     if result.stopped:
         lines.append(f"  stopped: {result.stopped}")
     lines.extend(f"  flag: {f}" for f in result.flags)
@@ -104,6 +106,8 @@ def student_of(path: Path, reference: Path | None) -> str:
     stem = path.stem
     if reference is not None:
         stem = stem.replace(reference.stem, "")
+    else:  # not matched to a course notebook (unreadable, ambiguous): drop a trailing ``NN-name``
+        stem = re.sub(r"(^|[-_. ])\d\d-[A-Za-z][A-Za-z0-9-]*$", "", stem)
     stem = re.sub(r"^[-_. ]+|[-_. ]+$", "", stem)
     return stem or path.parent.name or path.stem
 
@@ -120,7 +124,7 @@ def write_report(results: Sequence[GradeResult], path: str | os.PathLike) -> Pat
             writer.writerow([
                 str(r.path), student_of(r.path, r.reference), r.reference.stem if r.reference else "", r.passed,
                 r.total, f"{r.score:.3f}", " ".join(c.cell_id for c in r.checkpoints if not c.passed),
-                r.error or r.stopped, "; ".join(r.flags), "" if r.seed is None else r.seed,
+                r.error or "; ".join([*r.timeouts, *([r.stopped] if r.stopped else [])]), "; ".join(r.flags), "" if r.seed is None else r.seed,
             ])
     return out
 
@@ -165,7 +169,8 @@ def _feedback_body(r: GradeResult) -> str:
         parts.extend(f"<br>failed: {esc(h.name)} {esc(h.detail)}" for h in failed)
         parts.append("</li>")
     parts.append("</ul>")
-    for label, items in (("Stopped", [r.stopped] if r.stopped else []), ("Flag", r.flags), ("Note", r.notes)):
+    for label, items in (("Timed out", r.timeouts), ("Stopped", [r.stopped] if r.stopped else []), ("Flag", r.flags),
+                         ("Note", r.notes)):
         parts.extend(f"<p>{label}: {esc(i)}</p>" for i in items)
     return "".join(parts)
 

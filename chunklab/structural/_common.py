@@ -12,6 +12,7 @@ from chunklab._validate import check_doc_id, check_positive_int
 from chunklab.chunk import Chunk
 from chunklab.recursive import chunk_recursive
 from chunklab.text import LineIndex
+from chunklab.units import over_budget
 
 
 def resolve_doc_id(doc_id: Any, path: Any) -> str:
@@ -28,6 +29,19 @@ def check_max_chars(max_chars: Any, name: str = "max_chars") -> int:
     return check_positive_int(max_chars, name)
 
 
+def retokenized_oversize(text: str, max_size: int, unit: str) -> dict[str, Any]:
+    """Oversize metadata for a chunk over budget only when measured on its own, else ``{}``.
+
+    The structural chunkers measure candidate spans on one :class:`chunklab.units.UnitIndex`
+    of the whole document (a bisection, not a re-encoding per candidate); a piece cut out of
+    it can count more tokens on its own than it did in place, and then it says so. In
+    characters the two measures agree, so nothing is checked.
+    """
+    if unit == "chars" or not over_budget(text, max_size, unit):
+        return {}
+    return {"oversize": True, "oversize_reason": "longer on its own than in the document (re-tokenized)"}
+
+
 def check_source(source: Any, name: str) -> None:
     """Raise ValueError unless ``source`` is str or bytes."""
     if not isinstance(source, (str, bytes, bytearray)):
@@ -41,10 +55,11 @@ def fallback_chunks(
     params: dict[str, Any],
     reason: str,
     extra: dict[str, Any] | None = None,
+    unit: str = "chars",
 ) -> list[Chunk]:
-    """The recursive chunker with 10% overlap, every chunk marked ``fallback`` with ``reason``."""
+    """The recursive chunker with 10% overlap (both in ``unit``), every chunk marked ``fallback`` with ``reason``."""
     overlap = max_chars // 10
-    chunks = chunk_recursive(text, max_chars, overlap, "chars", doc_id=doc_id, strategy="structural")
+    chunks = chunk_recursive(text, max_chars, overlap, unit, doc_id=doc_id, strategy="structural")
     lines = LineIndex(text, universal=True)
     return [
         dataclasses.replace(

@@ -2,7 +2,8 @@
 
 :class:`PythonLines` knows the source's lines (``\\n``, ``\\r\\n`` and a lone ``\\r`` end one,
 as Python's tokenizer counts them, through :class:`chunklab.text.LineIndex`) and packs runs
-of whole lines within a character budget; :class:`Piece` is such a run on its way to a chunk.
+of whole lines within a budget measured in any unit of :mod:`chunklab.units` (characters by
+default); :class:`Piece` is such a run on its way to a chunk.
 """
 
 from __future__ import annotations
@@ -11,17 +12,21 @@ import ast
 from typing import Any
 
 from chunklab.text import LineIndex, line_span
+from chunklab.units import UnitIndex
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCK_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
 
 
 class Piece:
-    """A run of whole lines ``[lo, hi]`` (1-based, inclusive) that becomes (part of) a chunk."""
+    """A run of whole lines ``[lo, hi]`` (1-based, inclusive) that becomes (part of) a chunk.
 
-    __slots__ = ("lo", "hi", "s", "e", "kind", "name", "node", "scope", "cls", "parts", "members")
+    ``size`` is its length in the chunker's unit (characters unless given).
+    """
 
-    def __init__(self, lo, hi, s, e, kind, name, node, scope, cls=None):
+    __slots__ = ("lo", "hi", "s", "e", "kind", "name", "node", "scope", "cls", "parts", "members", "size")
+
+    def __init__(self, lo, hi, s, e, kind, name, node, scope, cls=None, size=None):
         self.lo = lo
         self.hi = hi
         self.s = s
@@ -33,21 +38,24 @@ class Piece:
         self.cls = cls
         self.parts: tuple[int, int] | None = None
         self.members: list[Piece] | None = None
-
-    @property
-    def size(self) -> int:
-        return self.e - self.s
+        self.size: int = e - s if size is None else size
 
 
 class PythonLines:
-    """The lines of one source (1-based) and a budget of ``max_chars`` characters."""
+    """The lines of one source (1-based) and a budget of ``max_chars`` units (characters by default).
 
-    def __init__(self, text: str, max_chars: int) -> None:
+    ``count(s, e)`` measures ``text[s:e]`` in the unit by bisection over one encoding of
+    the whole source (:class:`chunklab.units.UnitIndex`), so packing stays linear.
+    """
+
+    def __init__(self, text: str, max_chars: int, unit: str = "chars") -> None:
         self.text = text
         self.lines = LineIndex(text, universal=True)
         self.starts = self.lines.edges
         self.nlines = len(self.starts) - 1
         self.max = max_chars
+        self.size_unit = unit
+        self.count = UnitIndex(text, unit).count
 
     def span(self, lo: int, hi: int) -> tuple[int, int]:
         """Offsets of lines ``lo..hi`` (1-based), without leading blank lines and trailing whitespace."""
@@ -74,7 +82,7 @@ class PythonLines:
             if out and not big and not out[-1][2]:
                 pa, _pb, _ = out[-1]
                 s, e = self.span(pa, b)
-                if e - s <= self.max:
+                if self.count(s, e) <= self.max:
                     out[-1] = (pa, b, False)
                     continue
             out.append((a, b, big))
@@ -87,7 +95,7 @@ class PythonLines:
         line = lo
         while line <= hi:
             s, e = self.span(cur, line)
-            if e - s > self.max:
+            if self.count(s, e) > self.max:
                 if line == cur:
                     out.append((cur, line, True))
                     cur = line = line + 1

@@ -35,6 +35,7 @@ def chunk_document(
     max_level: int = 3,
     keep_boilerplate: bool = False,
     doc_id: str | None = None,
+    unit: str = "chars",
 ) -> list[Chunk]:
     """Chunk a document with the structural chunker for its kind.
 
@@ -42,7 +43,9 @@ def chunk_document(
     anything with ``text`` and ``doc_id``: its kind, path and id are used). ``kind`` is
     ``"auto"`` (extension, then sniffing), or one of :data:`KINDS`; ``"text"`` uses the
     recursive chunker with 10% overlap. ``min_chars`` applies to Python, ``max_level`` to
-    Markdown and reStructuredText, ``keep_boilerplate`` to HTML.
+    Markdown and reStructuredText, ``keep_boilerplate`` to HTML. ``unit`` (any unit of
+    :mod:`chunklab.units`: ``"chars"``, ``"words"``, ``"tokens"``, ``"tokenizer:PATH"``)
+    measures ``max_chars`` and ``min_chars``, for every kind.
     """
     if not isinstance(source, (str, bytes, bytearray)) and isinstance(getattr(source, "text", None), str):
         document = source
@@ -56,14 +59,15 @@ def chunk_document(
     if kind == "auto":
         kind = detect_kind(path_str, source[:4096])
     if kind == "python":
-        return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id)
+        return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id, unit=unit)
     if kind == "html":
-        return chunk_html(source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate)
+        return chunk_html(source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate,
+                          unit=unit)
     if kind == "markdown":
-        return chunk_markdown(source, max_chars, max_level, doc_id=doc_id, path=path_str)
+        return chunk_markdown(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
     if kind == "rst":
-        return chunk_rst(source, max_chars, max_level, doc_id=doc_id, path=path_str)
-    return chunk_text(source, max_chars, doc_id=doc_id, path=path_str, kind=kind)
+        return chunk_rst(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
+    return chunk_text(source, max_chars, doc_id=doc_id, path=path_str, kind=kind, unit=unit)
 
 
 def chunk_text(
@@ -73,17 +77,20 @@ def chunk_text(
     doc_id: str | None = None,
     path: str | None = None,
     kind: str = "text",
+    unit: str = "chars",
 ) -> list[Chunk]:
-    """Plain text: the recursive chunker with 10% overlap, labelled with the structural strategy."""
+    """Plain text: the recursive chunker with 10% overlap (in ``unit``), labelled with the structural strategy."""
     from chunklab._validate import check_text
     from chunklab.recursive import chunk_recursive
+    from chunklab.units import unit_params
 
     check_source(text, "text")
     max_chars = check_max_chars(max_chars)
     text = check_text(text)
     doc_id = resolve_doc_id(doc_id, path)
-    chunks = chunk_recursive(text, max_chars, max_chars // 10, doc_id=doc_id, strategy="structural")
-    extra = {"params": {"format": "text", "max_chars": max_chars}, "kind": kind, "path": path}
+    chunks = chunk_recursive(text, max_chars, max_chars // 10, unit, doc_id=doc_id, strategy="structural")
+    params = {"format": "text", "max_chars": max_chars, **unit_params(unit)}
+    extra = {"params": params, "kind": kind, "path": path}
     return [dataclasses.replace(c, metadata={**c.metadata, **extra}) for c in chunks]
 
 

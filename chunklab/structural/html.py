@@ -29,10 +29,7 @@ and the chunker needs only the parser's events and positions.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-import html as html_lib
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -40,15 +37,15 @@ from chunklab._validate import check_bool
 from chunklab.chunk import Chunk
 from chunklab.documents import decode_bytes
 from chunklab.recursive import DEFAULT_SEPARATORS, recursive_spans
-from chunklab.structural._common import check_max_chars, check_source, resolve_doc_id
+from chunklab.structural._common import check_max_chars, check_source, resolve_doc_id, retokenized_oversize
+from chunklab.structural._html_chars import char_map
 from chunklab.structural._html_scan import Block, BlockScanner
 from chunklab.text import trim_span
+from chunklab.units import UnitIndex, check_unit, length_function, unit_params
 
 __all__ = ["chunk_html", "chunk_visible_text", "html_text_map"]
 
 _LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
-# the character references html.unescape replaces (same pattern as the standard library's)
-_CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
 
 
 def chunk_html(
@@ -58,8 +55,12 @@ def chunk_html(
     doc_id: str | None = None,
     path: str | None = None,
     keep_boilerplate: bool = False,
+    unit: str = "chars",
 ) -> list[Chunk]:
     """Chunk an HTML page into sections of at most ``max_chars`` characters of visible text.
+
+    ``unit`` measures the visible text in another unit of :mod:`chunklab.units` instead
+    (``"tokens"``, ``"tokenizer:PATH"``, ``"words"``).
 
     ``start``/``end`` locate each chunk's markup in the (decoded) HTML exactly and the
     chunks' spans together cover the whole page; ``text`` is the visible text, one line per
@@ -74,6 +75,7 @@ def chunk_html(
     """
     check_source(html, "html")
     max_chars = check_max_chars(max_chars)
+    check_unit(unit)
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
@@ -82,12 +84,13 @@ def chunk_html(
     params: dict[str, Any] = {"format": "html", "max_chars": max_chars}
     if check_bool(keep_boilerplate, "keep_boilerplate"):
         params["keep_boilerplate"] = True
+    params.update(unit_params(unit))
     scanner = BlockScanner(html, keep_boilerplate)
     try:
         scanner.run()
     except AssertionError as exc:  # what html.parser raises on a marked section it cannot read
-        return _fallback(html, max_chars, doc_id, params, path, f"html.parser: {exc}")
-    return _Sectioner(html, scanner, max_chars, doc_id, params, path).run()
+        return _fallback(html, max_chars, doc_id, params, path, f"html.parser: {exc}", unit)
+    return _Sectioner(html, scanner, max_chars, doc_id, params, path, unit).run()
 
 
 def html_text_map(html: str, keep_boilerplate: bool = False) -> tuple[str, list[int]]:
@@ -106,7 +109,7 @@ def html_text_map(html: str, keep_boilerplate: bool = False) -> tuple[str, list[
     parts: list[str] = []
     where: list[int] = []
     for k, block in enumerate(scanner.blocks):
-        text, pos, _ok = _char_map(block, html, scanner.events)
+        text, pos, _ok = char_map(block, html, scanner.events)
         if k:
             parts.append("\n")
             where.append(block.start)
@@ -163,99 +166,27 @@ def chunk_visible_text(document: Any, chunk_text: Callable[[Any], list[Chunk]]) 
     ]
 
 
-def _char_map(block: Block, src: str, events: list[int]) -> tuple[str, list[int], list[bool]]:
-    """The block's text with, per character, the raw offset it comes from and whether a cut may fall before it.
-
-    Character data is matched against its raw slice (which ends where the next token
-    starts): literal characters map one to one, a character reference maps to its ``&``
-    and only its first character may start a piece. Whitespace is then collapsed and
-    stripped exactly as :func:`_normalize` does.
-    """
-    chars: list[str] = []
-    pos: list[int] = []
-    ok: list[bool] = []
-    n = len(src)
-    for part, where in zip(block.parts, block.where):
-        is_data = where >= 0
-        at = where if is_data else ~where
-        if is_data:
-            k = bisect.bisect_right(events, at)
-            raw = src[at : events[k] if k < len(events) else n]
-            if raw == part:
-                chars.extend(part)
-                pos.extend(range(at, at + len(part)))
-                ok.extend([True] * len(part))
-                continue
-            if html_lib.unescape(raw) == part:
-                p = 0
-                for m in _CHARREF.finditer(raw):
-                    lit = raw[p : m.start()]
-                    chars.extend(lit)
-                    pos.extend(range(at + p, at + m.start()))
-                    ok.extend([True] * len(lit))
-                    ref = m.group()
-                    rep = html_lib.unescape(ref)
-                    # an unknown name stays as it is, and "&notit" gives "\u00acit": characters
-                    # that unescape kept map to themselves, the expansion to the "&"
-                    keep = 0
-                    if rep == ref:
-                        keep = len(ref)
-                    else:
-                        while keep < len(rep) - 1 and keep < len(ref) - 1 and rep[-1 - keep] == ref[-1 - keep]:
-                            keep += 1
-                    grown = len(rep) - keep
-                    chars.extend(rep)
-                    pos.extend([at + m.start()] * grown)
-                    pos.extend(range(at + m.end() - keep, at + m.end()))
-                    ok.extend([True] + [False] * (grown - 1) if grown else [])
-                    ok.extend([True] * keep)
-                    p = m.end()
-                lit = raw[p:]
-                chars.extend(lit)
-                pos.extend(range(at + p, at + len(raw)))
-                ok.extend([True] * len(lit))
-                continue
-        # synthetic separators (cells, <br>) and data the parser passed through otherwise
-        chars.extend(part)
-        pos.extend([at] * len(part))
-        ok.extend([True] + [False] * (len(part) - 1) if is_data else [True] * len(part))
-    triples = list(zip(chars, pos, ok))
-    if not block.pre:
-        collapsed = []
-        in_ws = False
-        for t in triples:
-            if t[0].isspace():
-                if not in_ws:
-                    collapsed.append((" ", t[1], t[2]))
-                in_ws = True
-            else:
-                collapsed.append(t)
-                in_ws = False
-        triples = collapsed
-    triples = _strip(triples)
-    if any(t[0] == "\ufeff" for t in triples):
-        triples = _strip([t for t in triples if t[0] != "\ufeff"])
-    text = "".join(t[0] for t in triples)
-    if text != block.text:
-        raise RuntimeError("internal error: character map disagrees with the block text")
-    return text, [t[1] for t in triples], [t[2] for t in triples]
-
-
-def _strip(triples: list[tuple[str, int, bool]]) -> list[tuple[str, int, bool]]:
-    a, b = 0, len(triples)
-    while a < b and triples[a][0].isspace():
-        a += 1
-    while b > a and triples[b - 1][0].isspace():
-        b -= 1
-    return triples[a:b]
-
-
 class _Sectioner:
-    """Groups blocks into sections and packs them into chunks within the budget."""
+    """Groups blocks into sections and packs them into chunks within the budget.
 
-    def __init__(self, text, scanner: BlockScanner, max_chars, doc_id, params, path):
+    A run of consecutive blocks becomes the text ``"\\n".join`` of theirs: in characters its
+    size is their lengths plus the newlines; in another unit it is counted on one
+    :class:`chunklab.units.UnitIndex` of the whole visible text (every block's text joined
+    the same way), a bisection per candidate run.
+    """
+
+    def __init__(self, text, scanner: BlockScanner, max_chars, doc_id, params, path, unit="chars"):
         self.text = text
         self.blocks = scanner.blocks
+        self.unit = unit
+        self._visible: tuple[dict[int, int], list[int], Any] | None = None
+        if unit != "chars":
+            starts, pos = [], 0
+            for b in self.blocks:
+                starts.append(pos)
+                pos += len(b.text) + 1
+            visible = "\n".join(b.text for b in self.blocks)
+            self._visible = ({id(b): i for i, b in enumerate(self.blocks)}, starts, UnitIndex(visible, unit))
         self.events = scanner.events
         self.title = scanner.title
         self.lines = scanner.lines
@@ -264,6 +195,21 @@ class _Sectioner:
         self.params = params
         self.path = path
         self.chunks: list[Chunk] = []
+
+    def size(self, blocks: list[Block]) -> int:
+        """The size of consecutive ``blocks`` joined by newlines, in the chunker's unit."""
+        if self._visible is None:
+            return _char_size(blocks)
+        where, starts, index = self._visible
+        return index.count(starts[where[id(blocks[0])]], starts[where[id(blocks[-1])]] + len(blocks[-1].text))
+
+    def block_index(self, b: Block, start: int) -> UnitIndex | None:
+        """The unit index of ``b.text[start:]`` as it lies in the page's visible text (None in characters)."""
+        if self._visible is None:
+            return None
+        where, starts, index = self._visible
+        at = starts[where[id(b)]]
+        return index.slice(at + start, at + len(b.text))
 
     def run(self) -> list[Chunk]:
         blocks = self.blocks
@@ -285,11 +231,11 @@ class _Sectioner:
                 len(sec) == 1
                 and sec[0].heading
                 and k + 1 < len(sections)
-                and _size(sec + sections[k + 1]) <= self.max
+                and self.size(sec + sections[k + 1]) <= self.max
             ):
                 pending = sec
                 continue
-            if _size(sec) <= self.max:
+            if self.size(sec) <= self.max:
                 self.add(sec, "section")
             else:
                 self.split_section(sec)
@@ -306,19 +252,19 @@ class _Sectioner:
                 groups[-1].append(b)
         units: list[list[Block]] = []
         for g in groups:
-            if _size(g) <= self.max:
+            if self.size(g) <= self.max:
                 units.append(g)
             else:
                 units.extend([b] for b in g)
         cur: list[Block] = []
         for u in units:
-            if cur and _size(cur + u) <= self.max:
+            if cur and self.size(cur + u) <= self.max:
                 cur.extend(u)
                 continue
             if cur:
                 self.add(cur, "section_part")
                 cur = []
-            if _size(u) <= self.max:
+            if self.size(u) <= self.max:
                 cur = list(u)
             else:
                 self.split_block(u[0])
@@ -327,8 +273,8 @@ class _Sectioner:
 
     def split_block(self, b: Block) -> None:
         """A block over budget: its text cut by recursive separators, each cut mapped to its raw offset."""
-        text, pos, ok = _char_map(b, self.text, self.events)
-        spans = _spans(text, 0, self.max)
+        text, pos, ok = char_map(b, self.text, self.events)
+        spans = _spans(text, 0, self.max, self.unit, self.block_index(b, 0))
         i = 0
         while i + 1 < len(spans):
             i += 1
@@ -339,7 +285,7 @@ class _Sectioner:
                 a -= 1  # never start a piece inside the expansion of one character reference
             if ok[a]:  # cut before the reference and re-split the rest from there
                 spans[i - 1][1] = min(spans[i - 1][1], a)
-                spans[i:] = _spans(text, a, self.max)
+                spans[i:] = _spans(text, a, self.max, self.unit, self.block_index(b, a))
             else:  # a budget smaller than one reference's expansion: keep it whole (oversize)
                 spans[i - 1][1] = spans[i][1]
                 del spans[i]
@@ -347,7 +293,7 @@ class _Sectioner:
         cuts = [b.start] + [pos[a] for a, _e in spans[1:]] + [b.end]
         for i, (a, e) in enumerate(spans):
             piece = text[a:e].rstrip()
-            extra = {"oversize": True} if len(piece) > self.max else None
+            extra = {"oversize": True} if length_function(self.unit)(piece) > self.max else None
             self.emit(piece, cuts[i], max(cuts[i], cuts[i + 1]), b, "split", extra)
 
     def add(self, blocks: list[Block], kind: str) -> None:
@@ -374,20 +320,22 @@ class _Sectioner:
             meta["title"] = self.title
         if extra:
             meta.update(extra)
+        elif kind != "split":
+            meta.update(retokenized_oversize(text, self.max, self.unit))
         self.chunks.append(Chunk(text, s, e, self.doc_id, meta))
 
 
-def _spans(text: str, start: int, size: int) -> list[list[int]]:
+def _spans(text: str, start: int, size: int, unit: str = "chars", index: UnitIndex | None = None) -> list[list[int]]:
     """Recursive-separator pieces of ``text[start:]`` as ``[start, end]`` offsets into ``text``."""
     rest = text[start:] if start else text
-    return [[start + a, start + e] for a, e, _lv, _sh in recursive_spans(rest, size, 0, "chars", _LEVELS)]
+    return [[start + a, start + e] for a, e, _lv, _sh in recursive_spans(rest, size, 0, unit, _LEVELS, index)]
 
 
-def _size(blocks: list[Block]) -> int:
+def _char_size(blocks: list[Block]) -> int:
     return sum(len(b.text) for b in blocks) + len(blocks) - 1
 
 
-def _fallback(text, max_chars, doc_id, params, path, reason) -> list[Chunk]:
+def _fallback(text, max_chars, doc_id, params, path, reason, unit="chars") -> list[Chunk]:
     from chunklab.structural._common import fallback_chunks
 
-    return fallback_chunks(text, max_chars, doc_id, params, reason, {"path": path})
+    return fallback_chunks(text, max_chars, doc_id, params, reason, {"path": path}, unit)

@@ -18,7 +18,13 @@ from typing import Any
 from chunklab._validate import check_non_negative_int
 from chunklab.chunk import Chunk
 from chunklab.documents import decode_bytes
-from chunklab.structural._common import check_max_chars, check_source, fallback_chunks, resolve_doc_id
+from chunklab.structural._common import (
+    check_max_chars,
+    check_source,
+    fallback_chunks,
+    resolve_doc_id,
+    retokenized_oversize,
+)
 from chunklab.structural._pysource import (
     DEFS,
     Piece,
@@ -30,6 +36,7 @@ from chunklab.structural._pysource import (
     qualname,
     statement_first_line,
 )
+from chunklab.units import check_unit, unit_params
 
 __all__ = ["chunk_python"]
 
@@ -43,8 +50,12 @@ def chunk_python(
     path: str | None = None,
     *,
     doc_id: str | None = None,
+    unit: str = "chars",
 ) -> list[Chunk]:
     """Chunk Python source along its syntax tree, each chunk at most ``max_chars`` characters.
+
+    ``unit`` measures ``max_chars`` and ``min_chars`` in another unit of
+    :mod:`chunklab.units` instead (``"tokens"``, ``"tokenizer:PATH"``, ``"words"``).
 
     Each top-level function and class is a unit with its decorators and the comments right
     above it; module-level code is grouped into ``module`` chunks. A class over budget
@@ -60,12 +71,13 @@ def chunk_python(
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
-    params = {"format": "python", "max_chars": max_chars, "min_chars": min_chars}
+    check_unit(unit)
+    params = {"format": "python", "max_chars": max_chars, "min_chars": min_chars, **unit_params(unit)}
     extra = {"path": path}
     if isinstance(source, (bytes, bytearray)):
         text, _encoding, problem = decode_bytes(bytes(source), "python")
         if problem:
-            return fallback_chunks(text, max_chars, doc_id, params, problem, extra)
+            return fallback_chunks(text, max_chars, doc_id, params, problem, extra, unit)
     else:
         text = source
     parse_text = text[1:] if text.startswith("\ufeff") else text
@@ -74,30 +86,30 @@ def chunk_python(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _chunk_parsed(text, parse_text, max_chars, min_chars, doc_id, params, path, extra)
+        return _chunk_parsed(text, parse_text, max_chars, min_chars, doc_id, params, path, extra, unit)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _chunk_parsed(text, parse_text, max_chars, min_chars, doc_id, params, path, extra) -> list[Chunk]:
+def _chunk_parsed(text, parse_text, max_chars, min_chars, doc_id, params, path, extra, unit) -> list[Chunk]:
     try:
         tree = ast.parse(parse_text)
     except SyntaxError as exc:
         where = f" (line {exc.lineno})" if exc.lineno else ""
         reason = f"{type(exc).__name__}: {exc.msg}{where}"
-        return fallback_chunks(text, max_chars, doc_id, params, reason, extra)
+        return fallback_chunks(text, max_chars, doc_id, params, reason, extra, unit)
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
-        return fallback_chunks(text, max_chars, doc_id, params, f"{type(exc).__name__}: {exc}", extra)
+        return fallback_chunks(text, max_chars, doc_id, params, f"{type(exc).__name__}: {exc}", extra, unit)
     try:
-        return _PythonChunker(text, max_chars, min_chars, doc_id, params, path).run(tree)
+        return _PythonChunker(text, max_chars, min_chars, doc_id, params, path, unit).run(tree)
     except RecursionError as exc:  # absurdly deep nesting that ast accepted
-        return fallback_chunks(text, max_chars, doc_id, params, f"RecursionError: {exc}", extra)
+        return fallback_chunks(text, max_chars, doc_id, params, f"RecursionError: {exc}", extra, unit)
 
 
 class _PythonChunker(PythonLines):
-    def __init__(self, text, max_chars, min_chars, doc_id, params, path):
-        super().__init__(text, max_chars)
+    def __init__(self, text, max_chars, min_chars, doc_id, params, path, unit="chars"):
+        super().__init__(text, max_chars, unit)
         self.min = min_chars
         self.doc_id = doc_id
         self.params = params
@@ -107,7 +119,7 @@ class _PythonChunker(PythonLines):
 
     def piece(self, lo, hi, kind, name, node, scope, cls=None) -> Piece:
         s, e = self.span(lo, hi)
-        return Piece(lo, hi, s, e, kind, name, node, scope, cls)
+        return Piece(lo, hi, s, e, kind, name, node, scope, cls, self.count(s, e))
 
     def new_scope(self) -> int:
         self._scopes += 1
@@ -164,7 +176,7 @@ class _PythonChunker(PythonLines):
         else:
             kind, name = ("class_header", qual) if in_class else ("module", "<module>")
         p = self.piece(lo, hi, kind, name, node, scope, in_class)
-        if p.size == 0:
+        if p.e <= p.s:
             return []
         if p.size <= self.max:
             return [p]
@@ -175,7 +187,7 @@ class _PythonChunker(PythonLines):
         out = []
         for i, (a, b, oversize) in enumerate(parts):
             q = self.piece(a, b, kind, name, node, sub, in_class)
-            if q.size == 0:
+            if q.e <= q.s:
                 continue
             q.parts = (i + 1, len(parts))
             if oversize:
@@ -198,7 +210,7 @@ class _PythonChunker(PythonLines):
                         for ra, rb, big in self.line_split_ranges(a, first_line - 1):
                             mark = ("oversize", node) if big else node
                             out.append(self.piece(ra, rb, "class_header", qual, mark, scope, qual))
-                    elif head.size:
+                    elif head.e > head.s:
                         out.append(head)
                     a = first_line
             pieces = self.unit(child, a, b, qual, scope, qual)
@@ -215,7 +227,7 @@ class _PythonChunker(PythonLines):
     def split_node(self, node, lo: int, hi: int) -> list[tuple[int, int, bool]]:
         """Line ranges within budget (``oversize`` True for a single line over it)."""
         s, e = self.span(lo, hi)
-        if e - s <= self.max:
+        if self.count(s, e) <= self.max:
             return [(lo, hi, False)] if e > s else []
         children = block_children(node)
         bounds: list[tuple[int, Any]] = []
@@ -241,7 +253,7 @@ class _PythonChunker(PythonLines):
                 continue
             if owner is None:
                 sa, sb = self.span(a, b)
-                if sb - sa <= self.max:
+                if self.count(sa, sb) <= self.max:
                     if sb > sa:
                         ranges.append((a, b, False))
                 else:
@@ -270,11 +282,11 @@ class _PythonChunker(PythonLines):
                 last = cur[-1]
                 if (
                     last.scope == p.scope
-                    and p.e - cur_s <= self.max
+                    and self.count(cur_s, p.e) <= self.max
                     and not is_oversize(last)
                     and not is_oversize(p)
                     and (
-                        cur_e - cur_s < self.min
+                        self.count(cur_s, cur_e) < self.min
                         or p.size < self.min
                         or (last.kind == p.kind and p.kind in ("module", "class_header"))
                     )
@@ -309,8 +321,13 @@ class _PythonChunker(PythonLines):
             node = main.node
             if isinstance(node, tuple):
                 meta["oversize"] = True
-                meta["oversize_reason"] = "a single line longer than max_chars"
+                meta["oversize_reason"] = (
+                    "a single line longer than max_chars" if self.size_unit == "chars"
+                    else f"a single line over max_chars={self.max} in unit {self.size_unit!r}"
+                )
                 node = node[1]
+            else:
+                meta.update(retokenized_oversize(text[s:e], self.max, self.size_unit))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 doc = docstring_of(node)
             elif group[0].lo == 1 and main.kind == "module":

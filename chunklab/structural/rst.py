@@ -19,6 +19,7 @@ from chunklab._validate import check_int_range, check_text
 from chunklab.chunk import Chunk
 from chunklab.structural._common import check_max_chars, check_source, resolve_doc_id
 from chunklab.text import Block, LineIndex
+from chunklab.units import check_unit, unit_params
 
 __all__ = ["chunk_rst", "rst_blocks"]
 
@@ -35,29 +36,32 @@ def chunk_rst(
     *,
     doc_id: str | None = None,
     path: str | None = None,
+    unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk reStructuredText by its sections, each chunk at most ``max_chars`` characters.
+    """Chunk reStructuredText by its sections, each chunk at most ``max_chars`` characters (or units of ``unit``).
 
     Section titles of levels 1..``max_level`` open sections (``metadata["headings"]`` is
     the path of titles, as for Markdown); a section over budget is split between blocks,
     never inside a literal block or a directive unless that block alone is over budget.
-    ``source[start:end] == text`` for every chunk.
+    ``source[start:end] == text`` for every chunk. ``unit`` is any unit of :mod:`chunklab.units`.
     """
     from chunklab.structural.markdown import pack_blocks
 
     check_source(source, "source")
     max_chars = check_max_chars(max_chars)
     check_int_range(max_level, "max_level", 1, 6)
+    check_unit(unit)
     text = check_text(source, "source")
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
-    params: dict[str, Any] = {"format": "rst", "max_chars": max_chars, "max_level": max_level}
+    params: dict[str, Any] = {"format": "rst", "max_chars": max_chars, "max_level": max_level, **unit_params(unit)}
     if _NONSPACE.search(text) is None:
         return []
     lines = LineIndex(text, universal=True)
     return pack_blocks(
-        text, rst_blocks(text, lines), max_chars, max_level, doc_id=doc_id, params=params, path=path, lines=lines
+        text, rst_blocks(text, lines), max_chars, max_level, doc_id=doc_id, params=params, path=path, lines=lines,
+        unit=unit,
     )
 
 
