@@ -427,3 +427,19 @@ def test_built_spanish_glossary_shows_the_spanish_terms():
              for t in re.findall(r"<dt[^>]*>(.*?)</dt>", html, re.S)]
     for english, spanish in SPANISH_TERMS.items():
         assert any(spanish in t and english in t for t in terms), f"no glossary term with {spanish!r} ({english!r})"
+
+
+def test_every_static_figure_of_the_book_has_a_spanish_drawing():
+    """Static images carry words too: Sphinx swaps in ``<name>.es<ext>`` for the Spanish build
+    (``figure_language_filename``), so every drawn figure the pages include needs one."""
+    pages = [*ROOT.glob("*.md"), *ROOT.glob("chapters/*.md")]
+    included = {
+        (page.parent / m).resolve()
+        for page in pages
+        for m in re.findall(r"\{figure\}\s+(\S+\.(?:svg|png|jpg))", page.read_text(encoding="utf-8"))
+    }
+    assert included, "no static figure found: the pattern no longer matches the pages"
+    for image in included:
+        spanish = image.with_name(f"{image.stem}.es{image.suffix}")
+        assert spanish.is_file(), f"{image.relative_to(ROOT)} has no Spanish drawing {spanish.name}"
+        assert spanish.read_bytes() != image.read_bytes(), f"{spanish.name} is a copy of the English drawing"
