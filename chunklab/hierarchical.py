@@ -102,7 +102,8 @@ def chunk_markdown_hierarchy(
     section too); children are blank-line separated blocks, a fenced code block kept whole,
     a heading joined to the block after it; a block over ``max_chars`` is cut by the
     recursive separators (:func:`chunklab.recursive.recursive_spans`). Both levels carry
-    ``headings`` (the section path) and, when given, ``title``. Headings and blocks come from :func:`chunklab.text.markdown_blocks`.
+    ``headings`` (the section path) and, when given, ``title``. Headings and blocks come from
+    :func:`chunklab.text.markdown_blocks`.
     ``max_chars`` counts characters, or the units of ``unit`` (any of :mod:`chunklab.units`).
     """
     md = check_text(md, "md")
