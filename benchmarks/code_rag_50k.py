@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from chunklab.vectors import exact_topk
+
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # one thread per worker process
 
 STRATEGIES = {"structural": {}, "recursive 800/80": {"size": 800, "overlap": 80}}
@@ -66,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dense-files", type=int, default=500, help="stratified sample for MiniLM (default 500; 0 = skip)")
     p.add_argument("--minilm-full", choices=("auto", "yes", "no"), default="auto",
                    help="MiniLM over every chunk too (auto: when a CUDA GPU is present; on 2 CPU cores it takes hours)")
+    p.add_argument("--static-index", choices=("auto", "exact", "ivf"), default="auto",
+                   help="how the static tier is searched (auto: faiss IVF from 100,000 chunks, else the exact scan)")
     p.add_argument("--skip-chunking", action="store_true")
     p.add_argument("--skip-retrieval", action="store_true")
     p.add_argument("--out", type=Path, default=RESULTS)
@@ -89,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, save: Any = None) -> dict[str, Any]:
     """Both parts of the benchmark, as one JSON-ready dict (``save(result)`` after each part)."""
+    global _TREE
+    if _TREE is None:
+        _TREE = _TreeRss()
     save = save or (lambda result: None)
     from chunklab.datasets.code import code_corpus
 
@@ -270,9 +277,47 @@ def _map(fn: Any, items: Any, workers: int, desc: str):
 
 
 def peak_rss_mb() -> dict[str, float]:
-    """Peak resident memory so far: this process and its largest finished worker (Linux reports KiB)."""
+    """Peak resident memory: this process and its largest finished worker (kernel peaks, Linux reports KiB), and
+    the whole process tree (main + live workers summed, sampled every 0.2 s) since the last call."""
     return {"main": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "largest_worker": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)}
+            "largest_worker": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+            "tree_sampled": _TREE.take()}
+
+
+class _TreeRss:
+    """Samples the summed resident memory of this process and its children on a daemon thread."""
+
+    def __init__(self, every_s: float = 0.2) -> None:
+        import threading
+
+        self.peak, self.every_s = 0, every_s
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while True:
+            total = me.memory_info().rss
+            for child in me.children(recursive=True):
+                try:
+                    total += child.memory_info().rss
+                except psutil.Error:  # a worker that just ended
+                    pass
+            with self._lock:
+                self.peak = max(self.peak, total)
+            time.sleep(self.every_s)
+
+    def take(self) -> float:
+        """Peak summed RSS in MB since the last call (then reset)."""
+        with self._lock:
+            peak, self.peak = self.peak, 0
+        return round(peak / 2**20, 1)
+
+
+_TREE: Any = None
 
 
 # --------------------------------------------------------------------------- retrieval
@@ -290,6 +335,8 @@ def retrieval(corpus: Any, args: argparse.Namespace, save: Any = None) -> dict[s
     """
     from chunklab.datasets.code_questions import code_questions
 
+    global _STATIC_INDEX
+    _STATIC_INDEX = getattr(args, "static_index", "auto")
     t0 = time.perf_counter()
     ds = code_questions(n_files=min(args.question_files, len(corpus)), seed=0, corpus=corpus, min_file_chars=500)
     _OVERRIDES.clear()
@@ -365,11 +412,18 @@ def evaluate_scope(corpus: Any, indices: list[int], questions: list[Any], retrie
         for r, ranked in rankings.items():
             scores = score(index, questions, ranked)
             per_q[(name, r)] = scores
-            entry["retrievers"][r] = {m: round(float(v.mean()), 4) for m, v in scores.items()}
+            means = {m: round(float(v.mean()), 4) for m, v in scores.items()}
             if counts is not None:  # each mean's own 95 % bootstrap interval, same resamples as the paired ones
                 lo, hi = confidence_interval(bootstrap_means(np.vstack([scores[m] for m in METRIC_NAMES]), counts))
-                entry["retrievers"][r]["interval"] = {m: [round(float(x), 4), round(float(y), 4)]
-                                                      for m, x, y in zip(METRIC_NAMES, lo, hi)}
+                means["interval"] = {m: [round(float(x), 4), round(float(y), 4)] for m, x, y in zip(METRIC_NAMES, lo, hi)}
+            if r == "_static_exact":  # the exact scan of the same vectors: what IVF's approximation costs
+                diff = scores["recall"] - per_q[(name, "static")]["recall"]
+                lo, hi = confidence_interval(bootstrap_means(diff[None, :], counts))
+                means["recall_minus_ivf"] = {"diff": round(float(diff.mean()), 4), "lo": round(float(lo[0]), 4),
+                                             "hi": round(float(hi[0]), 4)}
+                entry["static_exact"] = means
+            else:
+                entry["retrievers"][r] = means
         entry["timings"]["peak_rss_mb_after_queries"] = peak_rss_mb()
         scope["strategies"][name] = entry
         del index
@@ -418,6 +472,7 @@ def build_index(corpus: Any, indices: list[int], name: str, workers: int, minilm
     side is ``bm25s.BM25.get_scores_from_ids`` as in :class:`chunklab.lexical.BM25Index`.
     """
     from chunklab.embed import Encoder
+    from chunklab.vectors import VectorIndex
 
     global _CORPUS, _INDEX_STRATEGY, _KEEP_TEXT
     _CORPUS, _INDEX_STRATEGY, _KEEP_TEXT = corpus, name, minilm
@@ -448,11 +503,17 @@ def build_index(corpus: Any, indices: list[int], name: str, workers: int, minilm
     bm25.vocab_dict = vocab
     bm25_s = time.perf_counter() - t1
     doc_ids = {i: f"{corpus[i].root}:{corpus[i].relpath}" for i in indices}
+    static = vectors.done()
+    t2 = time.perf_counter()
+    ann = VectorIndex(static, method=_STATIC_INDEX, seed=0)  # faiss IVF at full scale, the exact scan on a sample
+    ann_s = time.perf_counter() - t2
     index = {
         "n": len(arrays["start"]), "bm25": bm25, "vocab": vocab, "doc_ids": doc_ids, **arrays,
-        "compiles": ok.done(), "static": vectors.done(),
+        "compiles": ok.done(), "static": static, "static_ann": ann,
         "timings": {"chunk_and_static_wall_s": round(chunk_wall, 1), "worker_cpu_s": round(worker_cpu, 1),
                     "main_cpu_s": round(time.process_time() - cpu0, 1), "bm25_build_s": round(bm25_s, 1),
+                    "static_index": {"method": ann.method, "nlist": ann.nlist, "nprobe": ann.nprobe,
+                                     "build_s": round(ann_s, 1)},
                     "index_build_wall_s": round(time.perf_counter() - t0, 1), "vocabulary": len(vocab),
                     "bm25_postings": int(len(bm25.scores["data"])), "peak_rss_mb": peak_rss_mb()},
     }
@@ -504,6 +565,7 @@ def bm25_from_counts(term: np.ndarray, tf: np.ndarray, nuniq: np.ndarray, length
 
 _INDEX_STRATEGY = ""
 _KEEP_TEXT = False
+_STATIC_INDEX = "auto"  # --static-index
 _STATIC: Any = None
 
 
@@ -572,15 +634,21 @@ def rank_all(index: dict[str, Any], queries: list[str], retrievers: tuple[str, .
     timings["bm25_query_ms_p50_p95"] = [round(float(np.percentile(lat, p)) * 1000, 1) for p in (50, 95)]
     out["bm25"] = bm25_ranked
     static = Encoder(model="static")
+    ann = index["static_ann"]
     t = time.perf_counter()
-    static_ranked = dense_topk(index["static"], static.encode(queries), FUSE_DEPTH)
+    qv = static.encode(queries)
+    static_ranked = ann.ranked(qv, FUSE_DEPTH)
     timings["static_query_ms_mean_batched"] = round((time.perf_counter() - t) / len(queries) * 1000, 2)
     one = []
-    for q in queries[:LATENCY_QUERIES]:  # one query at a time, as a user would ask
+    for q in queries[:LATENCY_QUERIES]:  # one query at a time, as a user would ask: encode + search
         t = time.perf_counter()
-        dense_topk(index["static"], static.encode([q]), FUSE_DEPTH)
+        ann.ranked(static.encode([q]), FUSE_DEPTH)
         one.append(time.perf_counter() - t)
     timings["static_query_ms_p50_p95"] = [round(float(np.percentile(one, p)) * 1000, 1) for p in (50, 95)]
+    if ann.method == "ivf":  # what the approximation costs against the exact scan, and what it buys
+        tradeoff = ann_tradeoff(index, ann, qv, queries[:LATENCY_QUERIES], static)
+        out["_static_exact"] = tradeoff.pop("exact_ranked")
+        timings["static_index"].update(tradeoff)
     out["static"] = static_ranked
     if "hybrid" in retrievers:  # dense first, as HybridRetriever fuses
         t = time.perf_counter()
@@ -591,8 +659,8 @@ def rank_all(index: dict[str, Any], queries: list[str], retrievers: tuple[str, .
                                               for p in (50, 95)]
     if "minilm" in retrievers:
         qm = index["minilm_encoder"].encode(queries)
-        out["minilm"] = dense_topk(index["minilm"], qm, K)
-    return {r: [ranked[:K] for ranked in out[r]] for r in retrievers}
+        out["minilm"] = exact_topk(index["minilm"], qm, K)[1].tolist()
+    return {r: [ranked[:K] for ranked in out[r]] for r in (*retrievers, "_static_exact") if r in out}
 
 
 def fuse(index: dict[str, Any], dense: list[int], lexical: list[int]) -> list[int]:
@@ -607,21 +675,40 @@ def fuse(index: dict[str, Any], dense: list[int], lexical: list[int]) -> list[in
     return [where[id(c)] for c, _ in fused]
 
 
-def dense_topk(matrix: np.ndarray, queries: np.ndarray, k: int, block: int = 65536) -> list[list[int]]:
-    """Exact inner-product top ``k`` rows of ``matrix`` for each query, scanning ``block`` rows at a time."""
-    n = len(matrix)
-    best_s = np.full((len(queries), 0), -np.inf, dtype=np.float32)
-    best_i = np.zeros((len(queries), 0), dtype=np.int64)
-    q = np.asarray(queries, dtype=np.float32)
-    for lo in range(0, n, block):
-        scores = q @ np.asarray(matrix[lo : lo + block], dtype=np.float32).T
-        take = min(k, scores.shape[1])
-        part = np.argpartition(-scores, take - 1, axis=1)[:, :take]
-        best_s = np.concatenate([best_s, np.take_along_axis(scores, part, 1)], axis=1)
-        best_i = np.concatenate([best_i, part + lo], axis=1)
-        keep = np.argsort(-best_s, axis=1, kind="stable")[:, :k]
-        best_s, best_i = np.take_along_axis(best_s, keep, 1), np.take_along_axis(best_i, keep, 1)
-    return best_i.tolist()
+NPROBES = (1, 4, 16, 64, 256, 1024)  # the IVF sweep: cells scanned per query
+
+
+def ann_tradeoff(index: dict[str, Any], ann: Any, qv: np.ndarray, latency_queries: list[str], encoder: Any) -> dict[str, Any]:
+    """The IVF index against the exact scan: top-5 agreement and single-query latency per ``nprobe``.
+
+    Every question's exact top 5 comes from one batched exact scan of the same vectors
+    (:func:`chunklab.vectors.exact_topk`); latency is encode + search of one query, as in
+    :func:`rank_all`, on the first :data:`LATENCY_QUERIES` questions.
+    """
+    from chunklab.vectors import agreement
+
+    t = time.perf_counter()
+    exact = exact_topk(index["static"], qv, K)[1].tolist()
+    out: dict[str, Any] = {"exact_batched_ms_mean": round((time.perf_counter() - t) / len(qv) * 1000, 2), "sweep": []}
+    one = []
+    for q in latency_queries:  # the exact scan one query at a time: the latency IVF avoids
+        t = time.perf_counter()
+        exact_topk(index["static"], encoder.encode([q]), K)
+        one.append(time.perf_counter() - t)
+    out["exact_query_ms_p50_p95"] = [round(float(np.percentile(one, p)) * 1000, 1) for p in (50, 95)]
+    for nprobe in sorted({*NPROBES, ann.nprobe}):
+        if nprobe > ann.nlist:
+            continue
+        found = ann.ranked(qv, K, nprobe=nprobe)
+        lat = []
+        for q in latency_queries:
+            t = time.perf_counter()
+            ann.ranked(encoder.encode([q]), FUSE_DEPTH, nprobe=nprobe)
+            lat.append(time.perf_counter() - t)
+        out["sweep"].append({"nprobe": nprobe, "agreement_at_5": round(agreement(found, exact, K), 4),
+                             "query_ms_p50_p95": [round(float(np.percentile(lat, p)) * 1000, 1) for p in (50, 95)]})
+    out["exact_ranked"] = exact
+    return out
 
 
 def score(index: dict[str, Any], questions: list[Any], ranked: list[list[int]]) -> dict[str, np.ndarray]:
@@ -663,7 +750,22 @@ def render_retrieval(rt: dict[str, Any]) -> list[str]:
             lines.append(f"| {r} | " + " | ".join(f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]"
                                                    for c in cmp.values()) + " |")
         for name, entry in scope["strategies"].items():
-            lines.append(f"\nTimings ({name}): " + ", ".join(f"{k} {v}" for k, v in entry["timings"].items()))
+            timings = dict(entry["timings"])
+            ivf = timings.pop("static_index", None)
+            lines.append(f"\nTimings ({name}): " + ", ".join(f"{k} {v}" for k, v in timings.items()))
+            if ivf and ivf.get("sweep"):
+                lines += [f"\nStatic index ({name}): faiss IVF, {ivf['nlist']:,} cells, {ivf['nprobe']} scanned by default, "
+                          f"built in {ivf['build_s']} s; exact scan of every vector: query p95 "
+                          f"{ivf['exact_query_ms_p50_p95'][1]} ms, {ivf['exact_batched_ms_mean']} ms/query batched.", "",
+                          "| cells scanned | exact top-5 returned | query p50 (ms) | query p95 (ms) |", "|---|---|---|---|"]
+                lines += [f"| {row['nprobe']} | {row['agreement_at_5']:.1%} | {row['query_ms_p50_p95'][0]} | "
+                          f"{row['query_ms_p50_p95'][1]} |" for row in ivf["sweep"]]
+            exact = entry.get("static_exact")
+            if exact:
+                d = exact["recall_minus_ivf"]
+                lines.append(f"\nStatic retriever with the exact scan instead ({name}): R@5 {_cell(exact, 'recall', '.3f')}, "
+                             f"MRR {_cell(exact, 'mrr', '.3f')}; exact minus IVF R@5 {d['diff']:+.3f} "
+                             f"[{d['lo']:+.3f}, {d['hi']:+.3f}]")
         lines.append("")
     return lines
 

@@ -259,7 +259,7 @@ def _benchmark():
 def test_benchmark_quick_path_on_a_few_hundred_installed_files(tmp_path):
     bench = _benchmark()
     assert bench.main(["--quick", "--files", "200", "--workers", "2", "--question-files", "25",
-                       "--dense-files", "0", "--out", str(tmp_path)]) == 0
+                       "--dense-files", "0", "--static-index", "ivf", "--out", str(tmp_path)]) == 0
     result = json.loads((tmp_path / "code_rag_50k-quick.json").read_text())
     assert (tmp_path / "code_rag_50k-quick.md").read_text().startswith("# Code RAG at scale")
     assert result["files"] == 200
@@ -277,6 +277,13 @@ def test_benchmark_quick_path_on_a_few_hundred_installed_files(tmp_path):
         timings = entry["timings"]
         assert timings["bm25_postings"] >= entry["chunks"] and timings["vocabulary"] > 0
         assert timings["bm25_query_ms_p50_p95"][0] <= timings["bm25_query_ms_p50_p95"][1]
+        ivf = timings["static_index"]  # the IVF path forced on a small corpus: its sweep against the exact scan
+        assert ivf["method"] == "ivf" and 1 <= ivf["nprobe"] <= ivf["nlist"]
+        shares = [row["agreement_at_5"] for row in ivf["sweep"]]
+        assert [row["nprobe"] for row in ivf["sweep"]] == sorted(row["nprobe"] for row in ivf["sweep"])
+        assert all(0 <= a <= b <= 1 for a, b in zip(shares, shares[1:]))  # more cells scanned never finds less
+        exact = entry["static_exact"]
+        assert 0 <= exact["recall"] <= 1 and exact["recall_minus_ivf"]["lo"] <= exact["recall_minus_ivf"]["diff"]
     for cmp in full["paired"].values():
         assert all(c["lo"] <= c["diff"] <= c["hi"] for c in cmp.values())
 
