@@ -167,9 +167,16 @@ def test_ctrl_c_stops_cleanly_with_one_line_and_keeps_the_previous_output(tree, 
         return real(path, config)
 
     monkeypatch.setattr(chunk_command, "chunk_file", interrupting)
+    # Python's own Ctrl-C handler, whatever this test process inherited (a job started with `&` from a
+    # shell without job control ignores SIGINT, and Python then never raises KeyboardInterrupt)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     out = tmp_path / "chunks.jsonl"
     out.write_text("previous result\n")
-    assert main(["chunk", str(tree), "--out", str(out), "--no-progress"]) == 130
+    try:
+        code = main(["chunk", str(tree), "--out", str(out), "--no-progress"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert code == 130
     assert capsys.readouterr().err.strip().splitlines()[-1] == "chunklab chunk: interrupted"
     assert out.read_text() == "previous result\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chunks.jsonl", "docs"]

@@ -30,6 +30,8 @@ BLOCK = frozenset(
      "tfoot", "thead", "tr", "ul", "title", "listing", "xmp", "plaintext", "frameset",
      "option", "select", "textarea", "button"}
 )
+#: HTML5's "special" elements a new <li>, <dt> or <dd> does not close its open sibling through
+LIST_ITEM_BARRIERS = BLOCK - {"address", "div", "p", "li", "dt", "dd"}
 CELLS = frozenset({"td", "th"})
 TRACKED = BLOCK | CELLS  # the elements kept on the stack of open elements
 NOTICED = TRACKED | SKIP | {"title", "br"}  # the start tags the scanner acts on
@@ -217,21 +219,27 @@ class BlockScanner(HTMLParser):
         if top == "p" or (top in HEADINGS and tag in HEADINGS):
             self._pop_to(len(stack) - 1, at)
         elif tag == "li":
-            self._pop_sibling(("li",), ("ul", "ol", "menu"), at)
+            self._pop_sibling(("li",), ("ul", "ol", "menu"), at, LIST_ITEM_BARRIERS)
         elif tag in ("dt", "dd"):
-            self._pop_sibling(("dt", "dd"), ("dl",), at)
+            self._pop_sibling(("dt", "dd"), ("dl",), at, LIST_ITEM_BARRIERS)
         elif tag == "tr":
             self._pop_sibling(("tr",), ("table", "thead", "tbody", "tfoot"), at)
         elif tag in ("td", "th"):
             self._pop_sibling(("td", "th"), ("tr", "table"), at)
 
-    def _pop_sibling(self, same: tuple[str, ...], scope: tuple[str, ...], at: int) -> None:
+    def _pop_sibling(self, same: tuple[str, ...], scope: tuple[str, ...], at: int,
+                     barriers: frozenset[str] = frozenset()) -> None:
+        """Close the open ``same`` element a new sibling implies, searching no further than ``scope``.
+
+        Nor past a ``barriers`` element, nor past the element whose content is being dropped
+        as boilerplate: ``<li><aside><li>`` nests the second item in the aside, as HTML5 does.
+        """
         for i in range(len(self.stack) - 1, -1, -1):
             t = self.stack[i][0]
             if t in same:
                 self._pop_to(i, at)
                 return
-            if t in scope:
+            if t in scope or t in barriers or i == self.drop_at:
                 return
 
     def _pop_to(self, index: int, at: int) -> None:
