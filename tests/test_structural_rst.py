@@ -181,3 +181,15 @@ def test_installed_rst_files_keep_the_contract():
         doc = load_document(f)
         chunks = chunk_rst(doc.text, max_chars=800, doc_id=doc.doc_id)
         assert check_chunks(chunks, doc.text, max_size=800) == [], f
+
+
+@pytest.mark.parametrize("text", ["\ufeff\n# Title\n\n", "\ufeff\nTitle\n=====\n\ntext\n", "\ufeff", "\ufeff\n"])
+@pytest.mark.parametrize("max_chars", [3, 10, 200])
+def test_a_lone_byte_order_mark_line_is_kept_like_markdown_does(text, max_chars):
+    """A BOM alone on the first line is not whitespace: it must land in a chunk (hypothesis found it lost)."""
+    from chunklab.chunk import check_chunks
+    from chunklab.structural.rst import chunk_rst
+
+    chunks = chunk_rst(text, max_chars=max_chars)
+    assert check_chunks(chunks, text) == []
+    assert chunks[0].start == 0 and chunks[0].text.startswith("\ufeff")

@@ -84,6 +84,9 @@ def rst_blocks(text: str, lines: LineIndex | None = None) -> list[Block]:
         return styles.index((char, overline)) + 1
 
     i = 0
+    if n and text.startswith("\ufeff") and not rows[0].strip():
+        add("para", 0, 0)  # a lone byte-order mark: not whitespace, keep it (as markdown_blocks does)
+        i = 1
     while i < n:
         row = rows[i]
         after_break = i == 0 or not rows[i - 1].strip() or (out and out[-1].kind == "heading" and out[-1].last == i - 1)
