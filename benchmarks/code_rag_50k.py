@@ -417,10 +417,7 @@ def evaluate_scope(corpus: Any, indices: list[int], questions: list[Any], retrie
                 lo, hi = confidence_interval(bootstrap_means(np.vstack([scores[m] for m in METRIC_NAMES]), counts))
                 means["interval"] = {m: [round(float(x), 4), round(float(y), 4)] for m, x, y in zip(METRIC_NAMES, lo, hi)}
             if r == "_static_exact":  # the exact scan of the same vectors: what IVF's approximation costs
-                diff = scores["recall"] - per_q[(name, "static")]["recall"]
-                lo, hi = confidence_interval(bootstrap_means(diff[None, :], counts))
-                means["recall_minus_ivf"] = {"diff": round(float(diff.mean()), 4), "lo": round(float(lo[0]), 4),
-                                             "hi": round(float(hi[0]), 4)}
+                means["recall_minus_ivf"] = paired_difference(scores["recall"] - per_q[(name, "static")]["recall"], counts)
                 entry["static_exact"] = means
             else:
                 entry["retrievers"][r] = means
@@ -431,11 +428,17 @@ def evaluate_scope(corpus: Any, indices: list[int], questions: list[Any], retrie
     for r in retrievers:
         cmp = {}
         for m in METRIC_NAMES:
-            diff = per_q[(a, r)][m] - per_q[(b, r)][m]
-            lo, hi = confidence_interval(bootstrap_means(diff[None, :], counts))
-            cmp[m] = {"diff": round(float(diff.mean()), 4), "lo": round(float(lo[0]), 4), "hi": round(float(hi[0]), 4)}
+            cmp[m] = paired_difference(per_q[(a, r)][m] - per_q[(b, r)][m], counts)
         scope["paired"][r] = cmp
     return scope
+
+
+def paired_difference(diff: np.ndarray, counts: Any) -> dict[str, float]:
+    """Mean of per-question differences with its 95 % bootstrap interval (the resamples ``counts``)."""
+    from chunklab.evaluate.bootstrap import bootstrap_means, confidence_interval
+
+    lo, hi = confidence_interval(bootstrap_means(diff[None, :], counts))
+    return {"diff": round(float(diff.mean()), 4), "lo": round(float(lo[0]), 4), "hi": round(float(hi[0]), 4)}
 
 
 class _Grow:

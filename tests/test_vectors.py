@@ -125,3 +125,8 @@ def test_agreement_counts_the_exact_top_k_found():
     assert agreement([[1, 2]], [[1, 2]], 1) == 1.0 and agreement([[2, 1]], [[1, 2]], 1) == 0.0
     with pytest.raises(ValueError, match="2 rankings against 1"):
         agreement([[1], [2]], [[1]], 1)
+
+
+def test_exact_topk_refuses_nan_in_the_matrix_through_its_scores():
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        exact_topk(np.array([[1.0, 0.0], [np.nan, 0.0]]), np.array([[1.0, 0.0]]), 1)
