@@ -77,7 +77,9 @@ EDITIONS: dict[str, dict[str, Any]] = {
         "link_text": "Español",
         "title": "ChunkLab: troceado para la generación aumentada por recuperación",
         "numfig_format": {
-            "figure": "Fig. %s", "table": "Tabla %s", "code-block": "Listado %s",
+            "figure": "Fig. %s",
+            "table": "Tabla %s",
+            "code-block": "Listado %s",
             "section": "Sección %s",
         },
     },
@@ -151,10 +153,13 @@ class CaptionsForCatalogs(SphinxTransform):
         reader = SphinxI18nReader()
         reader.setup(self.app)
         parser = self.app.registry.create_source_parser(
-            self.app, get_filetype(self.config.source_suffix, source))
+            self.app, get_filetype(self.config.source_suffix, source)
+        )
         parsed = reader.read(
             source=StringInput(source=text, source_path=f"{source}:{line}:<translated>"),
-            parser=parser, settings=self.document.settings)
+            parser=parser,
+            settings=self.document.settings,
+        )
         figure = nodes.figure()
         figure.source, figure.line = source, line
         blocks = list(parsed.children)
@@ -280,7 +285,10 @@ def _edition_config_inited(app: Sphinx, config: Any) -> None:
     edition = _edition(config.language)
     os.environ[LANGUAGE_ENV] = _language_code(config.language)
     config.chunklab_other_edition_url = (
-        config.chunklab_other_edition_url or os.environ.get(OTHER_EDITION_ENV, "").strip() or edition["other_root"])
+        config.chunklab_other_edition_url
+        or os.environ.get(OTHER_EDITION_ENV, "").strip()
+        or edition["other_root"]
+    )
     if "numfig_format" in edition:
         config.numfig_format = {**dict(config.numfig_format or {}), **edition["numfig_format"]}
     if "title" in edition:
@@ -328,8 +336,9 @@ def other_edition_href(pagename: str, other_root: str) -> str:
     return f"{root}{pagename}.html"
 
 
-def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
-                  doctree: Any) -> None:
+def _page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
     """Give the page template the link to the same page in the other edition."""
     edition = _edition(app.config.language)
     other = EDITIONS[edition["other"]]

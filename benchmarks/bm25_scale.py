@@ -52,7 +52,9 @@ def synthetic_chunks(n: int, seed: int = 7):
         for j in range(0, len(body), 6):
             body[j] = f"{body[j]}_{body[j - 1]}" if j % 12 == 0 else body[j]
         text = f"def {name}(self, {c}):\n    " + " ".join(body)
-        yield Chunk(text, 0, len(text), f"pkg/mod{i // 40:06d}.py", {"kind": kinds[i % 4], "strategy": "synthetic"})
+        yield Chunk(
+            text, 0, len(text), f"pkg/mod{i // 40:06d}.py", {"kind": kinds[i % 4], "strategy": "synthetic"}
+        )
 
 
 def _accumulate(values: list[float]):
@@ -80,8 +82,11 @@ def latency(fn, queries: list[str]) -> dict:
         t0 = time.perf_counter()
         fn(q)
         times.append((time.perf_counter() - t0) * 1000)
-    return {"p50_ms": round(statistics.median(times), 2), "p95_ms": round(percentile(times, 95), 2),
-            "max_ms": round(max(times), 2)}
+    return {
+        "p50_ms": round(statistics.median(times), 2),
+        "p95_ms": round(percentile(times, 95), 2),
+        "max_ms": round(max(times), 2),
+    }
 
 
 def main() -> None:
@@ -143,8 +148,11 @@ def main() -> None:
         "peak_mb_corpus_only": round(corpus_mb),
         "peak_mb_after_build": round(build_mb),
         "peak_mb": round(peak_mb()),
-        "targets": {"build_under_180s": build_s < 180, "p95_under_50ms": plain["p95_ms"] < 50,
-                    "peak_under_3gb": peak_mb() < 3072},
+        "targets": {
+            "build_under_180s": build_s < 180,
+            "p95_under_50ms": plain["p95_ms"] < 50,
+            "peak_under_3gb": peak_mb() < 3072,
+        },
     }
     print(json.dumps(result, indent=2))
     if args.json:

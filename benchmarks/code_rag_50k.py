@@ -64,16 +64,33 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="the installed-files corpus, a few hundred files")
     p.add_argument("--files", type=int, default=None, help="use a seeded sample of this many files")
     p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
-    p.add_argument("--question-files", type=int, default=800, help="files questions are drawn from (default 800; 700 gave 1,008 questions on code-50k)")
-    p.add_argument("--dense-files", type=int, default=500, help="stratified sample for MiniLM (default 500; 0 = skip)")
-    p.add_argument("--minilm-full", choices=("auto", "yes", "no"), default="auto",
-                   help="MiniLM over every chunk too (auto: when a CUDA GPU is present; on 2 CPU cores it takes hours)")
-    p.add_argument("--static-index", choices=("auto", "exact", "ivf"), default="auto",
-                   help="how the static tier is searched (auto: faiss IVF from 100,000 chunks, else the exact scan)")
+    p.add_argument(
+        "--question-files",
+        type=int,
+        default=800,
+        help="files questions are drawn from (default 800; 700 gave 1,008 questions on code-50k)",
+    )
+    p.add_argument(
+        "--dense-files", type=int, default=500, help="stratified sample for MiniLM (default 500; 0 = skip)"
+    )
+    p.add_argument(
+        "--minilm-full",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="MiniLM over every chunk too (auto: when a CUDA GPU is present; on 2 CPU cores it takes hours)",
+    )
+    p.add_argument(
+        "--static-index",
+        choices=("auto", "exact", "ivf"),
+        default="auto",
+        help="how the static tier is searched (auto: faiss IVF from 100,000 chunks, else the exact scan)",
+    )
     p.add_argument("--skip-chunking", action="store_true")
     p.add_argument("--skip-retrieval", action="store_true")
     p.add_argument("--out", type=Path, default=RESULTS)
-    p.add_argument("--note", default="", help="a line stored with the results (e.g. which commit's chunklab ran)")
+    p.add_argument(
+        "--note", default="", help="a line stored with the results (e.g. which commit's chunklab ran)"
+    )
     args = p.parse_args(argv)
     stem = "code_rag_50k" + ("-quick" if args.quick else "")
     previous = args.out / f"{stem}.json"
@@ -109,15 +126,23 @@ def run(args: argparse.Namespace, save: Any = None) -> dict[str, Any]:
             corpus = corpus.sample(args.files, seed=0)
     result: dict[str, Any] = {
         "corpus": "installed (quick)" if args.quick else args.corpus,
-        "files": len(corpus), "projects": len(corpus.projects()), "source_mb": round(corpus.total_bytes / 1e6, 1),
-        "machine": machine(), "workers": args.workers,
-        "code": {"chunklab": str(Path(sys.modules["chunklab"].__file__).parent), "note": getattr(args, "note", "")},
+        "files": len(corpus),
+        "projects": len(corpus.projects()),
+        "source_mb": round(corpus.total_bytes / 1e6, 1),
+        "machine": machine(),
+        "workers": args.workers,
+        "code": {
+            "chunklab": str(Path(sys.modules["chunklab"].__file__).parent),
+            "note": getattr(args, "note", ""),
+        },
     }
     if not args.skip_chunking:
         result["chunking"] = chunking(corpus, args.workers)
         save({**result, "machine_after": machine()})
     if not args.skip_retrieval:
-        result["retrieval"] = retrieval(corpus, args, lambda rt: save({**result, "retrieval": rt, "machine_after": machine()}))
+        result["retrieval"] = retrieval(
+            corpus, args, lambda rt: save({**result, "retrieval": rt, "machine_after": machine()})
+        )
     result["machine_after"] = machine()
     save(result)
     return result
@@ -125,8 +150,12 @@ def run(args: argparse.Namespace, save: Any = None) -> dict[str, Any]:
 
 def machine() -> dict[str, Any]:
     """Cores, load average and Python: the numbers mean little without them (the machine is shared)."""
-    return {"cpus": os.cpu_count(), "loadavg": [round(x, 2) for x in os.getloadavg()],
-            "python": platform.python_version(), "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+    return {
+        "cpus": os.cpu_count(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+        "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
 
 
 # --------------------------------------------------------------------------- chunking
@@ -162,8 +191,11 @@ def chunking(corpus: Any, workers: int) -> dict[str, Any]:
             "fallback_rate": t["fallback"] / max(1, len(corpus)),
             "fallback_reasons": dict(reasons[name].most_common()),
             "fallback_examples": examples[name],
-            "size_percentiles": dict(zip(map(str, PERCENTILES), np.percentile(all_sizes, PERCENTILES).round(1).tolist()))
-            if n else {},
+            "size_percentiles": dict(
+                zip(map(str, PERCENTILES), np.percentile(all_sizes, PERCENTILES).round(1).tolist())
+            )
+            if n
+            else {},
             "size_max": int(all_sizes.max()) if n else 0,
             "compile_share": t["compiles"] / max(1, n),
             "over_window_share": t["over_window"] / max(1, n),
@@ -184,9 +216,15 @@ def _measure_file(i: int) -> dict[str, dict[str, Any]]:
         measure_ns = time.process_time_ns() - t0
         fallback = chunks[0][3] if chunks else None
         out[name] = {
-            "doc_id": f"{f.root}:{f.relpath}", "sizes": np.fromiter((len(c[2]) for c in chunks), dtype=np.int32),
-            "reason": fallback, "chunks": len(chunks), "fallback": int(fallback is not None),
-            "compiles": sum(compiles), "over_window": over, "chunk_ns": chunk_ns, "measure_ns": measure_ns,
+            "doc_id": f"{f.root}:{f.relpath}",
+            "sizes": np.fromiter((len(c[2]) for c in chunks), dtype=np.int32),
+            "reason": fallback,
+            "chunks": len(chunks),
+            "fallback": int(fallback is not None),
+            "compiles": sum(compiles),
+            "over_window": over,
+            "chunk_ns": chunk_ns,
+            "measure_ns": measure_ns,
         }
     return out
 
@@ -201,8 +239,15 @@ def chunk_light(f: Any, text: str, strategies: dict[str, dict[str, Any]] | None 
         t0 = time.process_time_ns()
         chunks = strategy(doc)
         ns = time.process_time_ns() - t0
-        light = [(c.start, c.end, c.text, c.metadata.get("fallback_reason") if c.metadata.get("fallback") else None)
-                 for c in chunks]
+        light = [
+            (
+                c.start,
+                c.end,
+                c.text,
+                c.metadata.get("fallback_reason") if c.metadata.get("fallback") else None,
+            )
+            for c in chunks
+        ]
         yield name, light, ns
 
 
@@ -279,9 +324,11 @@ def _map(fn: Any, items: Any, workers: int, desc: str):
 def peak_rss_mb() -> dict[str, float]:
     """Peak resident memory: this process and its largest finished worker (kernel peaks, Linux reports KiB), and
     the whole process tree (main + live workers summed, sampled every 0.2 s) since the last call."""
-    return {"main": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "largest_worker": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
-            "tree_sampled": _TREE.take()}
+    return {
+        "main": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "largest_worker": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+        "tree_sampled": _TREE.take(),
+    }
 
 
 class _TreeRss:
@@ -338,15 +385,26 @@ def retrieval(corpus: Any, args: argparse.Namespace, save: Any = None) -> dict[s
     global _STATIC_INDEX
     _STATIC_INDEX = getattr(args, "static_index", "auto")
     t0 = time.perf_counter()
-    ds = code_questions(n_files=min(args.question_files, len(corpus)), seed=0, corpus=corpus, min_file_chars=500)
+    ds = code_questions(
+        n_files=min(args.question_files, len(corpus)), seed=0, corpus=corpus, min_file_chars=500
+    )
     _OVERRIDES.clear()
     _OVERRIDES.update({d.doc_id: d.text for d in ds.documents})
     questions = ds.questions
-    out: dict[str, Any] = {"questions": len(questions), "question_files": len(ds.documents),
-                           "questions_s": round(time.perf_counter() - t0, 1), "k": K, "scopes": {}}
+    out: dict[str, Any] = {
+        "questions": len(questions),
+        "question_files": len(ds.documents),
+        "questions_s": round(time.perf_counter() - t0, 1),
+        "k": K,
+        "scopes": {},
+    }
     everything = list(range(len(corpus)))
     t1, cpu1 = time.perf_counter(), time.process_time()
-    full_retrievers = (*RETRIEVERS_FULL, "minilm") if minilm_at_full_scale(getattr(args, "minilm_full", "no")) else RETRIEVERS_FULL
+    full_retrievers = (
+        (*RETRIEVERS_FULL, "minilm")
+        if minilm_at_full_scale(getattr(args, "minilm_full", "no"))
+        else RETRIEVERS_FULL
+    )
     out["scopes"]["full"] = evaluate_scope(corpus, everything, questions, full_retrievers, args.workers)
     out["scopes"]["full"]["wall_s"] = round(time.perf_counter() - t1, 1)
     out["scopes"]["full"]["main_cpu_s"] = round(time.process_time() - cpu1, 1)
@@ -356,7 +414,9 @@ def retrieval(corpus: Any, args: argparse.Namespace, save: Any = None) -> dict[s
     if args.dense_files:
         sample, asked = stratified_sample(corpus, questions, args.dense_files, seed=0)
         scope = evaluate_scope(corpus, sample, asked, (*RETRIEVERS_FULL, "minilm"), args.workers)
-        scope["sampling"] = f"{len(asked)} questions from {len({q.doc_id for q in asked})} files + stratified sample by project"
+        scope["sampling"] = (
+            f"{len(asked)} questions from {len({q.doc_id for q in asked})} files + stratified sample by project"
+        )
         out["scopes"]["dense sample"] = scope
     return out
 
@@ -370,7 +430,9 @@ def minilm_at_full_scale(choice: str) -> bool:
     return resolve_device("auto").startswith("cuda")
 
 
-def stratified_sample(corpus: Any, questions: list[Any], n_files: int, seed: int = 0) -> tuple[list[int], list[Any]]:
+def stratified_sample(
+    corpus: Any, questions: list[Any], n_files: int, seed: int = 0
+) -> tuple[list[int], list[Any]]:
     """About ``n_files`` corpus indices drawn per project in proportion to its size, plus a third as question files.
 
     The questions kept are those of the question files drawn (seeded), so every kept
@@ -398,11 +460,18 @@ def stratified_sample(corpus: Any, questions: list[Any], n_files: int, seed: int
     return sorted(chosen), asked
 
 
-def evaluate_scope(corpus: Any, indices: list[int], questions: list[Any], retrievers: tuple[str, ...], workers: int) -> dict[str, Any]:
+def evaluate_scope(
+    corpus: Any, indices: list[int], questions: list[Any], retrievers: tuple[str, ...], workers: int
+) -> dict[str, Any]:
     """Index ``indices`` with each strategy, ask every question with each retriever, compare strategies."""
     from chunklab.evaluate.bootstrap import bootstrap_means, confidence_interval, resample_counts
 
-    scope: dict[str, Any] = {"files": len(indices), "questions": len(questions), "strategies": {}, "paired": {}}
+    scope: dict[str, Any] = {
+        "files": len(indices),
+        "questions": len(questions),
+        "strategies": {},
+        "paired": {},
+    }
     per_q: dict[tuple[str, str], dict[str, np.ndarray]] = {}
     counts = resample_counts(len(questions), 2000, seed=0) if questions else None
     for name in STRATEGIES:
@@ -413,11 +482,19 @@ def evaluate_scope(corpus: Any, indices: list[int], questions: list[Any], retrie
             scores = score(index, questions, ranked)
             per_q[(name, r)] = scores
             means = {m: round(float(v.mean()), 4) for m, v in scores.items()}
-            if counts is not None:  # each mean's own 95 % bootstrap interval, same resamples as the paired ones
-                lo, hi = confidence_interval(bootstrap_means(np.vstack([scores[m] for m in METRIC_NAMES]), counts))
-                means["interval"] = {m: [round(float(x), 4), round(float(y), 4)] for m, x, y in zip(METRIC_NAMES, lo, hi)}
+            if (
+                counts is not None
+            ):  # each mean's own 95 % bootstrap interval, same resamples as the paired ones
+                lo, hi = confidence_interval(
+                    bootstrap_means(np.vstack([scores[m] for m in METRIC_NAMES]), counts)
+                )
+                means["interval"] = {
+                    m: [round(float(x), 4), round(float(y), 4)] for m, x, y in zip(METRIC_NAMES, lo, hi)
+                }
             if r == "_static_exact":  # the exact scan of the same vectors: what IVF's approximation costs
-                means["recall_minus_ivf"] = paired_difference(scores["recall"] - per_q[(name, "static")]["recall"], counts)
+                means["recall_minus_ivf"] = paired_difference(
+                    scores["recall"] - per_q[(name, "static")]["recall"], counts
+                )
                 entry["static_exact"] = means
             else:
                 entry["retrievers"][r] = means
@@ -483,7 +560,9 @@ def build_index(corpus: Any, indices: list[int], name: str, workers: int, minilm
     t0, cpu0 = time.perf_counter(), time.process_time()
     cols = {k: _Grow(np.int32) for k in ("file", "start", "end", "nuniq", "length", "term")}
     tf, ok = _Grow(np.uint16), _Grow(bool)
-    vectors = _Grow(np.float32, 256)  # float32: a query scans it without converting (float16 halves memory, triples latency)
+    vectors = _Grow(
+        np.float32, 256
+    )  # float32: a query scans it without converting (float16 halves memory, triples latency)
     vocab: dict[str, int] = {}
     texts: list[str] = []
     worker_cpu = 0.0
@@ -495,30 +574,52 @@ def build_index(corpus: Any, indices: list[int], name: str, workers: int, minilm
         ok.add(piece["ok"])
         vectors.add(piece["vectors"])
         tokens = piece["tokens"].split("\n") if piece["tokens"] else []
-        cols["term"].add(np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), np.int32, len(tokens)))
+        cols["term"].add(
+            np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), np.int32, len(tokens))
+        )
         tf.add(piece["tf"])
         texts += piece.get("texts", [])
         worker_cpu += cpu
     chunk_wall = time.perf_counter() - t0
     arrays = {k: g.done() for k, g in cols.items()}
     t1 = time.perf_counter()
-    bm25 = bm25_from_counts(arrays.pop("term"), tf.done(), arrays.pop("nuniq"), arrays.pop("length"), len(vocab))
+    bm25 = bm25_from_counts(
+        arrays.pop("term"), tf.done(), arrays.pop("nuniq"), arrays.pop("length"), len(vocab)
+    )
     bm25.vocab_dict = vocab
     bm25_s = time.perf_counter() - t1
     doc_ids = {i: f"{corpus[i].root}:{corpus[i].relpath}" for i in indices}
     static = vectors.done()
     t2 = time.perf_counter()
-    ann = VectorIndex(static, method=_STATIC_INDEX, seed=0)  # faiss IVF at full scale, the exact scan on a sample
+    ann = VectorIndex(
+        static, method=_STATIC_INDEX, seed=0
+    )  # faiss IVF at full scale, the exact scan on a sample
     ann_s = time.perf_counter() - t2
     index = {
-        "n": len(arrays["start"]), "bm25": bm25, "vocab": vocab, "doc_ids": doc_ids, **arrays,
-        "compiles": ok.done(), "static": static, "static_ann": ann,
-        "timings": {"chunk_and_static_wall_s": round(chunk_wall, 1), "worker_cpu_s": round(worker_cpu, 1),
-                    "main_cpu_s": round(time.process_time() - cpu0, 1), "bm25_build_s": round(bm25_s, 1),
-                    "static_index": {"method": ann.method, "nlist": ann.nlist, "nprobe": ann.nprobe,
-                                     "build_s": round(ann_s, 1)},
-                    "index_build_wall_s": round(time.perf_counter() - t0, 1), "vocabulary": len(vocab),
-                    "bm25_postings": int(len(bm25.scores["data"])), "peak_rss_mb": peak_rss_mb()},
+        "n": len(arrays["start"]),
+        "bm25": bm25,
+        "vocab": vocab,
+        "doc_ids": doc_ids,
+        **arrays,
+        "compiles": ok.done(),
+        "static": static,
+        "static_ann": ann,
+        "timings": {
+            "chunk_and_static_wall_s": round(chunk_wall, 1),
+            "worker_cpu_s": round(worker_cpu, 1),
+            "main_cpu_s": round(time.process_time() - cpu0, 1),
+            "bm25_build_s": round(bm25_s, 1),
+            "static_index": {
+                "method": ann.method,
+                "nlist": ann.nlist,
+                "nprobe": ann.nprobe,
+                "build_s": round(ann_s, 1),
+            },
+            "index_build_wall_s": round(time.perf_counter() - t0, 1),
+            "vocabulary": len(vocab),
+            "bm25_postings": int(len(bm25.scores["data"])),
+            "peak_rss_mb": peak_rss_mb(),
+        },
     }
     if minilm:
         t2 = time.perf_counter()
@@ -529,8 +630,15 @@ def build_index(corpus: Any, indices: list[int], name: str, workers: int, minilm
     return index
 
 
-def bm25_from_counts(term: np.ndarray, tf: np.ndarray, nuniq: np.ndarray, length: np.ndarray, n_terms: int,
-                     k1: float = 1.5, b: float = 0.75) -> Any:
+def bm25_from_counts(
+    term: np.ndarray,
+    tf: np.ndarray,
+    nuniq: np.ndarray,
+    length: np.ndarray,
+    n_terms: int,
+    k1: float = 1.5,
+    b: float = 0.75,
+) -> Any:
     """A ``bm25s.BM25`` (Lucene variant) from per-document term counts, without lists of token lists.
 
     Document ``d`` holds ``nuniq[d]`` distinct terms, listed in order in ``term`` (ids below
@@ -560,8 +668,12 @@ def bm25_from_counts(term: np.ndarray, tf: np.ndarray, nuniq: np.ndarray, length
     np.cumsum(nuniq, out=indptr[1:])
     matrix = sp.csr_matrix((data, term, indptr), shape=(n_docs, n_terms)).tocsc()
     del data, term
-    bm25.scores = {"data": matrix.data, "indices": matrix.indices.astype(np.int32, copy=False),
-                   "indptr": matrix.indptr, "num_docs": n_docs}
+    bm25.scores = {
+        "data": matrix.data,
+        "indices": matrix.indices.astype(np.int32, copy=False),
+        "indptr": matrix.indptr,
+        "num_docs": n_docs,
+    }
     bm25.nonoccurrence_array = None
     return bm25
 
@@ -583,7 +695,7 @@ def _index_file(i: int) -> tuple[dict[str, Any], float]:
     text = _OVERRIDES.get(f"{f.root}:{f.relpath}")
     if text is None:
         text = f.read_text()
-    (_, light, _), = chunk_light(f, text, {_INDEX_STRATEGY: STRATEGIES[_INDEX_STRATEGY]})
+    ((_, light, _),) = chunk_light(f, text, {_INDEX_STRATEGY: STRATEGIES[_INDEX_STRATEGY]})
     texts = [c[2] for c in light]
     if _STATIC is None:
         _STATIC = Encoder(model="static")
@@ -621,7 +733,9 @@ def bm25_search(index: dict[str, Any], query: str, k: int) -> list[int]:
 LATENCY_QUERIES = 200  # single-query latencies are timed on this many questions
 
 
-def rank_all(index: dict[str, Any], queries: list[str], retrievers: tuple[str, ...], timings: dict[str, Any]) -> dict[str, list[list[int]]]:
+def rank_all(
+    index: dict[str, Any], queries: list[str], retrievers: tuple[str, ...], timings: dict[str, Any]
+) -> dict[str, list[list[int]]]:
     """Top chunk positions per query for each retriever; per-query latency percentiles into ``timings``."""
     from chunklab.embed import Encoder
 
@@ -658,8 +772,9 @@ def rank_all(index: dict[str, Any], queries: list[str], retrievers: tuple[str, .
         out["hybrid"] = [fuse(index, dense, lexical) for dense, lexical in zip(static_ranked, bm25_ranked)]
         timings["fuse_ms_mean"] = round((time.perf_counter() - t) / len(queries) * 1000, 2)
         hybrid = [a + b for a, b in zip(lat[:LATENCY_QUERIES], one)]
-        timings["hybrid_query_ms_p50_p95"] = [round(float(np.percentile(hybrid, p)) * 1000 + timings["fuse_ms_mean"], 1)
-                                              for p in (50, 95)]
+        timings["hybrid_query_ms_p50_p95"] = [
+            round(float(np.percentile(hybrid, p)) * 1000 + timings["fuse_ms_mean"], 1) for p in (50, 95)
+        ]
     if "minilm" in retrievers:
         qm = index["minilm_encoder"].encode(queries)
         out["minilm"] = exact_topk(index["minilm"], qm, K)[1].tolist()
@@ -671,17 +786,25 @@ def fuse(index: dict[str, Any], dense: list[int], lexical: list[int]) -> list[in
     from chunklab.chunk import Chunk
     from chunklab.hybrid import reciprocal_rank_fusion
 
-    light = {i: Chunk("", int(index["start"][i]), int(index["end"][i]), index["doc_ids"][int(index["file"][i])], {})
-             for i in dict.fromkeys(dense + lexical)}
+    light = {
+        i: Chunk(
+            "", int(index["start"][i]), int(index["end"][i]), index["doc_ids"][int(index["file"][i])], {}
+        )
+        for i in dict.fromkeys(dense + lexical)
+    }
     where = {id(c): i for i, c in light.items()}
-    fused = reciprocal_rank_fusion([[(light[i], 0.0) for i in dense], [(light[i], 0.0) for i in lexical]], k=K, rrf_k=RRF_K)
+    fused = reciprocal_rank_fusion(
+        [[(light[i], 0.0) for i in dense], [(light[i], 0.0) for i in lexical]], k=K, rrf_k=RRF_K
+    )
     return [where[id(c)] for c, _ in fused]
 
 
 NPROBES = (1, 4, 16, 64, 256, 1024)  # the IVF sweep: cells scanned per query
 
 
-def ann_tradeoff(index: dict[str, Any], ann: Any, qv: np.ndarray, latency_queries: list[str], encoder: Any) -> dict[str, Any]:
+def ann_tradeoff(
+    index: dict[str, Any], ann: Any, qv: np.ndarray, latency_queries: list[str], encoder: Any
+) -> dict[str, Any]:
     """The IVF index against the exact scan: top-5 agreement and single-query latency per ``nprobe``.
 
     Every question's exact top 5 comes from one batched exact scan of the same vectors
@@ -692,7 +815,10 @@ def ann_tradeoff(index: dict[str, Any], ann: Any, qv: np.ndarray, latency_querie
 
     t = time.perf_counter()
     exact = exact_topk(index["static"], qv, K)[1].tolist()
-    out: dict[str, Any] = {"exact_batched_ms_mean": round((time.perf_counter() - t) / len(qv) * 1000, 2), "sweep": []}
+    out: dict[str, Any] = {
+        "exact_batched_ms_mean": round((time.perf_counter() - t) / len(qv) * 1000, 2),
+        "sweep": [],
+    }
     one = []
     for q in latency_queries:  # the exact scan one query at a time: the latency IVF avoids
         t = time.perf_counter()
@@ -708,8 +834,13 @@ def ann_tradeoff(index: dict[str, Any], ann: Any, qv: np.ndarray, latency_querie
             t = time.perf_counter()
             ann.ranked(encoder.encode([q]), FUSE_DEPTH, nprobe=nprobe)
             lat.append(time.perf_counter() - t)
-        out["sweep"].append({"nprobe": nprobe, "agreement_at_5": round(agreement(found, exact, K), 4),
-                             "query_ms_p50_p95": [round(float(np.percentile(lat, p)) * 1000, 1) for p in (50, 95)]})
+        out["sweep"].append(
+            {
+                "nprobe": nprobe,
+                "agreement_at_5": round(agreement(found, exact, K), 4),
+                "query_ms_p50_p95": [round(float(np.percentile(lat, p)) * 1000, 1) for p in (50, 95)],
+            }
+        )
     out["exact_ranked"] = exact
     return out
 
@@ -738,37 +869,63 @@ def _cell(m: dict[str, Any], key: str, fmt: str) -> str:
 
 def render_retrieval(rt: dict[str, Any]) -> list[str]:
     """Markdown for the retrieval part: one table per scope, then the paired differences."""
-    lines = [f"## Retrieval ({rt['questions']} questions from {rt['question_files']} files, top {rt['k']})", ""]
+    lines = [
+        f"## Retrieval ({rt['questions']} questions from {rt['question_files']} files, top {rt['k']})",
+        "",
+    ]
     for scope_name, scope in rt["scopes"].items():
-        lines += [f"### {scope_name}: {scope['files']:,} files indexed, {scope['questions']} questions", "",
-                  "| strategy | retriever | chunks | P@5 | R@5 | MRR | char recall | retrieved not compiling |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"### {scope_name}: {scope['files']:,} files indexed, {scope['questions']} questions",
+            "",
+            "| strategy | retriever | chunks | P@5 | R@5 | MRR | char recall | retrieved not compiling |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for name, entry in scope["strategies"].items():
             for r, m in entry["retrievers"].items():
-                lines.append(f"| {name} | {r} | {entry['chunks']:,} | " + " | ".join(
-                    _cell(m, k, ".1%" if k == "not_compiling" else ".3f") for k in METRIC_NAMES) + " |")
-        lines += ["", "Structural minus recursive, paired 95 % bootstrap interval:", "",
-                  "| retriever | " + " | ".join(METRIC_NAMES) + " |", "|---" * (len(METRIC_NAMES) + 1) + "|"]
+                lines.append(
+                    f"| {name} | {r} | {entry['chunks']:,} | "
+                    + " | ".join(_cell(m, k, ".1%" if k == "not_compiling" else ".3f") for k in METRIC_NAMES)
+                    + " |"
+                )
+        lines += [
+            "",
+            "Structural minus recursive, paired 95 % bootstrap interval:",
+            "",
+            "| retriever | " + " | ".join(METRIC_NAMES) + " |",
+            "|---" * (len(METRIC_NAMES) + 1) + "|",
+        ]
         for r, cmp in scope["paired"].items():
-            lines.append(f"| {r} | " + " | ".join(f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]"
-                                                   for c in cmp.values()) + " |")
+            lines.append(
+                f"| {r} | "
+                + " | ".join(f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]" for c in cmp.values())
+                + " |"
+            )
         for name, entry in scope["strategies"].items():
             timings = dict(entry["timings"])
             ivf = timings.pop("static_index", None)
             lines.append(f"\nTimings ({name}): " + ", ".join(f"{k} {v}" for k, v in timings.items()))
             if ivf and ivf.get("sweep"):
-                lines += [f"\nStatic index ({name}): faiss IVF, {ivf['nlist']:,} cells, {ivf['nprobe']} scanned by default, "
-                          f"built in {ivf['build_s']} s; exact scan of every vector: query p95 "
-                          f"{ivf['exact_query_ms_p50_p95'][1]} ms, {ivf['exact_batched_ms_mean']} ms/query batched.", "",
-                          "| cells scanned | exact top-5 returned | query p50 (ms) | query p95 (ms) |", "|---|---|---|---|"]
-                lines += [f"| {row['nprobe']} | {row['agreement_at_5']:.1%} | {row['query_ms_p50_p95'][0]} | "
-                          f"{row['query_ms_p50_p95'][1]} |" for row in ivf["sweep"]]
+                lines += [
+                    f"\nStatic index ({name}): faiss IVF, {ivf['nlist']:,} cells, {ivf['nprobe']} scanned by default, "
+                    f"built in {ivf['build_s']} s; exact scan of every vector: query p95 "
+                    f"{ivf['exact_query_ms_p50_p95'][1]} ms, {ivf['exact_batched_ms_mean']} ms/query batched.",
+                    "",
+                    "| cells scanned | exact top-5 returned | query p50 (ms) | query p95 (ms) |",
+                    "|---|---|---|---|",
+                ]
+                lines += [
+                    f"| {row['nprobe']} | {row['agreement_at_5']:.1%} | {row['query_ms_p50_p95'][0]} | "
+                    f"{row['query_ms_p50_p95'][1]} |"
+                    for row in ivf["sweep"]
+                ]
             exact = entry.get("static_exact")
             if exact:
                 d = exact["recall_minus_ivf"]
-                lines.append(f"\nStatic retriever with the exact scan instead ({name}): R@5 {_cell(exact, 'recall', '.3f')}, "
-                             f"MRR {_cell(exact, 'mrr', '.3f')}; exact minus IVF R@5 {d['diff']:+.3f} "
-                             f"[{d['lo']:+.3f}, {d['hi']:+.3f}]")
+                lines.append(
+                    f"\nStatic retriever with the exact scan instead ({name}): R@5 {_cell(exact, 'recall', '.3f')}, "
+                    f"MRR {_cell(exact, 'mrr', '.3f')}; exact minus IVF R@5 {d['diff']:+.3f} "
+                    f"[{d['lo']:+.3f}, {d['hi']:+.3f}]"
+                )
         lines.append("")
     return lines
 
@@ -787,23 +944,35 @@ def write_results(result: dict[str, Any], out: Path, stem: str) -> tuple[Path, P
 
 def render_markdown(result: dict[str, Any]) -> str:
     """The result as Markdown tables: chunking per strategy, then retrieval per retriever."""
-    lines = [f"# Code RAG at scale: {result['corpus']}", "",
-             f"{result['files']:,} files, {result['projects']} projects, {result['source_mb']} MB of source; "
-             f"{result['workers']} workers; load average {result['machine']['loadavg']} before, "
-             f"{result.get('machine_after', {}).get('loadavg')} after ({result['machine']['cpus']} CPUs).", ""]
+    lines = [
+        f"# Code RAG at scale: {result['corpus']}",
+        "",
+        f"{result['files']:,} files, {result['projects']} projects, {result['source_mb']} MB of source; "
+        f"{result['workers']} workers; load average {result['machine']['loadavg']} before, "
+        f"{result.get('machine_after', {}).get('loadavg')} after ({result['machine']['cpus']} CPUs).",
+        "",
+    ]
     ch = result.get("chunking")
     if ch:
-        lines += [f"## Chunking (wall {ch['wall_s']} s, peak RSS {ch['peak_rss_mb']} MB)", "",
-                  "| strategy | chunks | fallback files | p50 | p90 | p99 | max | compile alone | over 256 tokens | chunk CPU s |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## Chunking (wall {ch['wall_s']} s, peak RSS {ch['peak_rss_mb']} MB)",
+            "",
+            "| strategy | chunks | fallback files | p50 | p90 | p99 | max | compile alone | over 256 tokens | chunk CPU s |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for name, s in ch["strategies"].items():
             q = s["size_percentiles"]
-            lines.append(f"| {name} | {s['chunks']:,} | {s['fallback_files']} ({s['fallback_rate']:.2%}) | {q.get('50')} | "
-                         f"{q.get('90')} | {q.get('99')} | {s['size_max']} | {s['compile_share']:.1%} | "
-                         f"{s['over_window_share']:.1%} | {s['chunk_cpu_s']} |")
+            lines.append(
+                f"| {name} | {s['chunks']:,} | {s['fallback_files']} ({s['fallback_rate']:.2%}) | {q.get('50')} | "
+                f"{q.get('90')} | {q.get('99')} | {s['size_max']} | {s['compile_share']:.1%} | "
+                f"{s['over_window_share']:.1%} | {s['chunk_cpu_s']} |"
+            )
         for name, s in ch["strategies"].items():
             if s["fallback_reasons"]:
-                lines.append(f"\nFallback reasons ({name}): " + ", ".join(f"{k} ×{v}" for k, v in s["fallback_reasons"].items()))
+                lines.append(
+                    f"\nFallback reasons ({name}): "
+                    + ", ".join(f"{k} ×{v}" for k, v in s["fallback_reasons"].items())
+                )
         lines.append("")
     rt = result.get("retrieval")
     if rt:

@@ -69,13 +69,17 @@ def main(argv: list[str] | None = None) -> int:
             "texts_embedded_by_model": encoder.model_calls - calls0,
         }
         write_outputs(result, out / name, sweep=is_sweep)
-        title = "Strategies at natural defaults" if name == "strategies" else "Recursive: chunk size x overlap"
+        title = (
+            "Strategies at natural defaults" if name == "strategies" else "Recursive: chunk size x overlap"
+        )
         notes.append(f"## {title}\n")
         notes.append(result.markdown() + "\n")
         notes.append(_pairwise_note(result) + "\n")
         print(f"\n{title}\n{result.table().to_string()}\n", flush=True)
     notes.append("## Run\n")
-    notes.append("```json\n" + json.dumps({"timings": timings, "load_average": os.getloadavg()}, indent=1) + "\n```\n")
+    notes.append(
+        "```json\n" + json.dumps({"timings": timings, "load_average": os.getloadavg()}, indent=1) + "\n```\n"
+    )
     (out / "README.md").write_text("\n".join(notes), encoding="utf-8")
     print(f"wrote {out}", file=sys.stderr)
     return 0

@@ -42,12 +42,30 @@ def main(argv: list[str] | None = None) -> int:
         corpus, n_bytes = build_corpus(work / "corpus", int(args.mb * 1_000_000))
         qfile = write_questions(corpus, work / "questions.jsonl", args.questions)
         env = {**os.environ, "CHUNKLAB_CACHE": str(work / "cache")}
-        cmd = [sys.executable, "-m", "chunklab.cli", "evaluate", "--corpus", str(corpus), "--questions", str(qfile),
-               "--strategies", args.strategies, "--k", str(args.k), "--no-progress", "--resamples", "10000",
-               "--out", str(work / "out")]
+        cmd = [
+            sys.executable,
+            "-m",
+            "chunklab.cli",
+            "evaluate",
+            "--corpus",
+            str(corpus),
+            "--questions",
+            str(qfile),
+            "--strategies",
+            args.strategies,
+            "--k",
+            str(args.k),
+            "--no-progress",
+            "--resamples",
+            "10000",
+            "--out",
+            str(work / "out"),
+        ]
         n_files = sum(1 for _ in corpus.rglob("*") if _.is_file())
-        print(f"corpus: {n_files} files, {n_bytes / 1e6:.2f} MB; {args.questions} questions; "
-              f"strategies {args.strategies}; k = {args.k}")
+        print(
+            f"corpus: {n_files} files, {n_bytes / 1e6:.2f} MB; {args.questions} questions; "
+            f"strategies {args.strategies}; k = {args.k}"
+        )
         for label in ("cold", "warm"):
             t0 = time.perf_counter()
             out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)

@@ -45,9 +45,13 @@ def sample_texts(n_chunks: int, strategy_name: str = "recursive", **params: obje
 def main() -> int:
     """Time MiniLM on the GPU at each batch size; exit 0 without a GPU."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chunks", type=int, default=20000, help="chunks to embed per batch size (default 20000)")
+    parser.add_argument(
+        "--chunks", type=int, default=20000, help="chunks to embed per batch size (default 20000)"
+    )
     parser.add_argument("--batch-sizes", default="64,256,1024", help="default 64,256,1024")
-    parser.add_argument("--seconds", type=float, default=60.0, help="stop a batch size after this long (default 60)")
+    parser.add_argument(
+        "--seconds", type=float, default=60.0, help="stop a batch size after this long (default 60)"
+    )
     parser.add_argument("--cpu", action="store_true", help="measure MiniLM CPU seconds per chunk instead")
     args = parser.parse_args()
     if args.cpu:
@@ -76,16 +80,28 @@ def main() -> int:
             done += len(texts[done : done + step])
         torch.cuda.synchronize()
         seconds = time.perf_counter() - start
-        row = {"batch_size": batch, "chunks": done, "seconds": round(seconds, 2),
-               "chunks_per_second": round(done / seconds, 1), "dtype": str(next(encoder.model.parameters()).dtype),
-               "max_memory_gb": round(torch.cuda.max_memory_allocated() / 1e9, 2)}
+        row = {
+            "batch_size": batch,
+            "chunks": done,
+            "seconds": round(seconds, 2),
+            "chunks_per_second": round(done / seconds, 1),
+            "dtype": str(next(encoder.model.parameters()).dtype),
+            "max_memory_gb": round(torch.cuda.max_memory_allocated() / 1e9, 2),
+        }
         print(json.dumps(row), flush=True)
         rows.append(row)
     best = max(rows, key=lambda r: r["chunks_per_second"])
-    print(f"MiniLM on one {name}: best {best['chunks_per_second']:,.0f} chunks/s at batch {best['batch_size']}")
+    print(
+        f"MiniLM on one {name}: best {best['chunks_per_second']:,.0f} chunks/s at batch {best['batch_size']}"
+    )
     RESULTS.mkdir(exist_ok=True)
-    summary = {"gpu": name, "torch": torch.__version__, "chunks": len(texts), "runs": rows,
-               "total_seconds": round(time.perf_counter() - t0, 1)}
+    summary = {
+        "gpu": name,
+        "torch": torch.__version__,
+        "chunks": len(texts),
+        "runs": rows,
+        "total_seconds": round(time.perf_counter() - t0, 1),
+    }
     (RESULTS / "gpu_embed.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return 0
 
@@ -101,9 +117,20 @@ def cpu_cost(n_chunks: int) -> int:
     encoder.encode(texts[32:])
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     timed = texts[32:]
-    print(json.dumps({"model": "minilm", "device": "cpu", "threads": 1, "chunks": len(timed),
-                      "mean_chars": round(sum(map(len, timed)) / len(timed)), "cpu_seconds": round(cpu, 2),
-                      "wall_seconds": round(wall, 2), "chunks_per_cpu_second": round(len(timed) / cpu, 1)}))
+    print(
+        json.dumps(
+            {
+                "model": "minilm",
+                "device": "cpu",
+                "threads": 1,
+                "chunks": len(timed),
+                "mean_chars": round(sum(map(len, timed)) / len(timed)),
+                "cpu_seconds": round(cpu, 2),
+                "wall_seconds": round(wall, 2),
+                "chunks_per_cpu_second": round(len(timed) / cpu, 1),
+            }
+        )
+    )
     return 0
 
 

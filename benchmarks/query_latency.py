@@ -108,8 +108,10 @@ def measure(size: int, work: Path, queries: int, encoder) -> dict:
     store = ChunkStore(path=path, collection="latency", encoder=encoder)
     assert store.count() == size, store.count()
     rng = np.random.default_rng(11)
-    texts = [f"how do I {WORDS[a]} the {WORDS[b]} after a {WORDS[c]} ({i})" for i, (a, b, c) in
-             enumerate(rng.integers(0, len(WORDS), (queries + 10, 3)))]
+    texts = [
+        f"how do I {WORDS[a]} the {WORDS[b]} after a {WORDS[c]} ({i})"
+        for i, (a, b, c) in enumerate(rng.integers(0, len(WORDS), (queries + 10, 3)))
+    ]
     vecs = rng.standard_normal((queries + 10, 384)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
 

@@ -50,18 +50,30 @@ def run(engine: str, paths: list[str], workers: int, strategy: str) -> dict[str,
 
     tree = TreeSampler()
     with tree, tempfile.TemporaryDirectory(prefix=f"chunklab-{engine}-") as tmp:
-        report = get_engine(engine)(paths, strategy=strategy, model="static", out=Path(tmp) / "shards",
-                                    workers=workers, progress=False)
+        report = get_engine(engine)(
+            paths,
+            strategy=strategy,
+            model="static",
+            out=Path(tmp) / "shards",
+            workers=workers,
+            progress=False,
+        )
     cpu = tree.cpu_seconds()
     row = {
-        "engine": engine, "workers": workers, "documents": report.documents, "chunks": report.chunks,
-        "skipped": len(report.skipped), "failed": len(report.failed), "seconds": round(report.seconds, 2),
+        "engine": engine,
+        "workers": workers,
+        "documents": report.documents,
+        "chunks": report.chunks,
+        "skipped": len(report.skipped),
+        "failed": len(report.failed),
+        "seconds": round(report.seconds, 2),
         "startup_seconds": round(report.startup_seconds, 2),
         "after_startup_seconds": round(report.seconds - report.startup_seconds, 2),
         "chunks_per_second": round(report.chunks_per_second, 1),
         # CPU seconds of this process and every descendant (pool workers, the raylet, Ray's workers
         # and agents), sampled twice a second: a rate per core that a loaded machine does not skew
-        "cpu_seconds": round(cpu, 1), "chunks_per_cpu_second": round(report.chunks / cpu, 1) if cpu else None,
+        "cpu_seconds": round(cpu, 1),
+        "chunks_per_cpu_second": round(report.chunks / cpu, 1) if cpu else None,
         "max_rss_mb_driver": tree.max_rss_mb(driver=True),
         "max_rss_mb_worker": tree.max_rss_mb(driver=False),
         "largest_worker": tree.largest_worker(),
@@ -129,10 +141,14 @@ class TreeSampler:
 def main() -> int:
     """Run the four ingests and print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", type=int, default=2000, help="sample size (0: the whole corpus; default 2000)")
+    parser.add_argument(
+        "--files", type=int, default=2000, help="sample size (0: the whole corpus; default 2000)"
+    )
     parser.add_argument("--strategy", default="structural", help="catalog strategy (default structural)")
     parser.add_argument("--workers", default="1,2", help="worker counts to run (default 1,2)")
-    parser.add_argument("--no-shim", action="store_true", help="start Ray without tests/_rayshim on PYTHONPATH")
+    parser.add_argument(
+        "--no-shim", action="store_true", help="start Ray without tests/_rayshim on PYTHONPATH"
+    )
     args = parser.parse_args()
     if not args.no_shim:
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SHIM), os.environ.get("PYTHONPATH")]))
@@ -148,19 +164,31 @@ def main() -> int:
     top = max(counts)
     local, ray = by[("local", top)], by[("ray", top)]
     summary = {
-        "files": len(paths), "corpus": "installed-files corpus" + (f" (sample of {len(paths)}, seed 0)" if args.files else ""),
-        "strategy": args.strategy, "model": "static", "cpus": os.cpu_count(), "python": platform.python_version(),
-        "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in load_after],
-        "total_seconds": round(time.perf_counter() - t0, 1), "runs": rows,
+        "files": len(paths),
+        "corpus": "installed-files corpus" + (f" (sample of {len(paths)}, seed 0)" if args.files else ""),
+        "strategy": args.strategy,
+        "model": "static",
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in load_after],
+        "total_seconds": round(time.perf_counter() - t0, 1),
+        "runs": rows,
         "ratio_ray_over_local": round(ray["seconds"] / local["seconds"], 2),
-        "ratio_ray_over_local_after_startup": round(ray["after_startup_seconds"] / local["after_startup_seconds"], 2),
+        "ratio_ray_over_local_after_startup": round(
+            ray["after_startup_seconds"] / local["after_startup_seconds"], 2
+        ),
     }
-    print(f"\nworkers={top}: local {local['seconds']}s, ray {ray['seconds']}s (start-up {ray['startup_seconds']}s): "
-          f"ray/local {summary['ratio_ray_over_local']}x, after start-up {summary['ratio_ray_over_local_after_startup']}x "
-          f"(target <= 1.5x); load average after {load_after[0]:.2f}")
+    print(
+        f"\nworkers={top}: local {local['seconds']}s, ray {ray['seconds']}s (start-up {ray['startup_seconds']}s): "
+        f"ray/local {summary['ratio_ray_over_local']}x, after start-up {summary['ratio_ray_over_local_after_startup']}x "
+        f"(target <= 1.5x); load average after {load_after[0]:.2f}"
+    )
     for r in rows:
-        print(f"  {r['engine']:5} workers={r['workers']}: {r['chunks_per_second']:>8} chunks/s after start-up, "
-              f"{r['seconds']}s wall, start-up {r['startup_seconds']}s, {r['chunks_per_cpu_second']} chunks/CPU-s")
+        print(
+            f"  {r['engine']:5} workers={r['workers']}: {r['chunks_per_second']:>8} chunks/s after start-up, "
+            f"{r['seconds']}s wall, start-up {r['startup_seconds']}s, {r['chunks_per_cpu_second']} chunks/CPU-s"
+        )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "ray_ingest.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -40,7 +40,9 @@ def question_recall(hits_for: list, question, k: int) -> float:
         if chunk.doc_id != question.doc_id:
             hits.append(set())
             continue
-        hits.append({g for g, gold in enumerate(question.gold_spans) if span_hit((chunk.start, chunk.end), gold)})
+        hits.append(
+            {g for g, gold in enumerate(question.gold_spans) if span_hit((chunk.start, chunk.end), gold)}
+        )
     return rank_metrics(hits, len(question.gold_spans), k)["recall"]
 
 
@@ -67,8 +69,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--split", default=None, choices=("dev", "heldout"))
-    parser.add_argument("--dataset", default="docs", choices=("docs", "code"),
-                        help="docs: the kit's documents; code: installed Python files, docstring questions")
+    parser.add_argument(
+        "--dataset",
+        default="docs",
+        choices=("docs", "code"),
+        help="docs: the kit's documents; code: installed Python files, docstring questions",
+    )
     parser.add_argument("--files", type=int, default=40, help="--dataset code: files sampled (default 40)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -88,7 +94,9 @@ def main() -> None:
     dense = {}
     for model in ("minilm", "static"):
         t0 = time.perf_counter()
-        store = ChunkStore(in_memory=True, collection=f"quality-{model}", encoder=Encoder(model, show_progress=False))
+        store = ChunkStore(
+            in_memory=True, collection=f"quality-{model}", encoder=Encoder(model, show_progress=False)
+        )
         store.add(chunks, show_progress=False)
         timings[f"index-{model}"] = time.perf_counter() - t0
         dense[model] = store
@@ -98,7 +106,9 @@ def main() -> None:
         "dense-static": dense["static"],
         **lexical,
         "hybrid-rrf-minilm": HybridRetriever(dense["minilm"], lexical["bm25-context"]),
-        "hybrid-weighted-minilm": HybridRetriever(dense["minilm"], lexical["bm25-context"], fusion="weighted"),
+        "hybrid-weighted-minilm": HybridRetriever(
+            dense["minilm"], lexical["bm25-context"], fusion="weighted"
+        ),
         "hybrid-rrf-static": HybridRetriever(dense["static"], lexical["bm25-context"]),
     }
     recall: dict[str, np.ndarray] = {}
@@ -107,7 +117,10 @@ def main() -> None:
         results = retriever.search_many(queries, k=args.k)
         timings[f"search-{name}"] = time.perf_counter() - t0
         recall[name] = np.array(
-            [question_recall([c for c, _ in hits], q, args.k) for hits, q in zip(results, dataset.questions, strict=True)]
+            [
+                question_recall([c for c, _ in hits], q, args.k)
+                for hits, q in zip(results, dataset.questions, strict=True)
+            ]
         )
     result = {
         "dataset": dataset.name,
@@ -119,7 +132,9 @@ def main() -> None:
         "paired": {f"{a} - {b}": paired(recall[a], recall[b]) for a, b in COMPARISONS},
         "seconds": {name: round(s, 2) for name, s in timings.items()},
     }
-    print(f"{dataset.name}: {len(dataset.questions)} questions, {len(chunks)} chunks ({strategy.name}), recall@{args.k}")
+    print(
+        f"{dataset.name}: {len(dataset.questions)} questions, {len(chunks)} chunks ({strategy.name}), recall@{args.k}"
+    )
     for name, value in result["recall"].items():
         print(f"  {name:24s} {value:.3f}")
     for label, cmp in result["paired"].items():

@@ -76,10 +76,14 @@ def main() -> None:
         "target_met": ratio >= 50,
     }
     for row in (minilm, static):
-        print(f"{row['model']:7s} on {row['device']}: {row['chunks']:6d} chunks in {row['seconds']:8.2f} s = "
-              f"{row['chunks_per_s']:9.1f} chunks/s  (dim {row['dim']}, load {row['load_s']} s)")
-    print(f"static / minilm throughput: {ratio:.1f}x (target >= 50x: {'met' if ratio >= 50 else 'NOT met'}); "
-          f"mean chunk {mean_chars:.0f} chars")
+        print(
+            f"{row['model']:7s} on {row['device']}: {row['chunks']:6d} chunks in {row['seconds']:8.2f} s = "
+            f"{row['chunks_per_s']:9.1f} chunks/s  (dim {row['dim']}, load {row['load_s']} s)"
+        )
+    print(
+        f"static / minilm throughput: {ratio:.1f}x (target >= 50x: {'met' if ratio >= 50 else 'NOT met'}); "
+        f"mean chunk {mean_chars:.0f} chars"
+    )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=2)

@@ -61,7 +61,9 @@ def _run_method(name: str, files: list[str], size: int, queue) -> None:
 
         def fn(i):
             chunks = chunk_html(raws[i], max_chars=size)
-            reason = next((c.metadata.get("fallback_reason") for c in chunks if c.metadata.get("fallback")), None)
+            reason = next(
+                (c.metadata.get("fallback_reason") for c in chunks if c.metadata.get("fallback")), None
+            )
             if reason is not None:
                 fallbacks[f"fallback: {reason[:80]}"] += 1
             return [c.text for c in chunks]
@@ -98,7 +100,15 @@ def _run_method(name: str, files: list[str], size: int, queue) -> None:
     sec = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     failures.update(fallbacks)
-    queue.put({"seconds": sec, "sizes": sizes, "failures": dict(failures), "peak_rss_mb": peak, "base_rss_mb": base_rss})
+    queue.put(
+        {
+            "seconds": sec,
+            "sizes": sizes,
+            "failures": dict(failures),
+            "peak_rss_mb": peak,
+            "base_rss_mb": base_rss,
+        }
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
             "peak_rss_mb": r["peak_rss_mb"],
         }
     ours = results["chunklab structural"]["mb_per_s"]
-    ratios = {f"structural / {k}": ours / v["mb_per_s"] for k, v in results.items() if k.startswith("LangChain")}
+    ratios = {
+        f"structural / {k}": ours / v["mb_per_s"] for k, v in results.items() if k.startswith("LangChain")
+    }
     print(f"{len(files)} HTML files, {mb:.1f} MB, size {args.size}")
     header = f"{'method':34} {'MB/s':>6} {'failed':>6} {'chunks':>7} {'p50':>5} {'p90':>6} {'max':>8} {'over':>6} {'RSS MB':>7}"
     print(header)
@@ -156,7 +168,11 @@ def main(argv: list[str] | None = None) -> int:
         for reason, n in sorted(r["failures"].items(), key=lambda kv: -kv[1])[:3]:
             print(f"  {name} failure x{n}: {reason}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"files": len(files), "mb": mb, "size": args.size, "results": results, "ratios": ratios}, indent=2))
+    args.out.write_text(
+        json.dumps(
+            {"files": len(files), "mb": mb, "size": args.size, "results": results, "ratios": ratios}, indent=2
+        )
+    )
     print(f"wrote {args.out}")
     return 0
 

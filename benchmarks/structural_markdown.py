@@ -107,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             "fence_breaks": sum(fence_breaks(c) for c in chunks),
         }
     ours = results["chunklab structural"]["mb_per_s"]
-    ratios = {f"structural / {k}": ours / v["mb_per_s"] for k, v in results.items() if k != "chunklab structural"}
+    ratios = {
+        f"structural / {k}": ours / v["mb_per_s"] for k, v in results.items() if k != "chunklab structural"
+    }
     print(f"{len(texts)} Markdown files, {mb:.1f} MB, size {args.size}, median of {args.repeat}")
     header = f"{'method':38} {'MB/s':>6} {'chunks':>7} {'p50':>5} {'p90':>6} {'p99':>6} {'max':>8} {'over':>6} {'fence':>6}"
     print(header)
@@ -120,7 +122,14 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in ratios.items():
         print(f"{k}: {v:.2f}x")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"files": len(texts), "mb": mb, "size": args.size, "repeat": args.repeat, "results": results, "ratios": ratios}
+    payload = {
+        "files": len(texts),
+        "mb": mb,
+        "size": args.size,
+        "repeat": args.repeat,
+        "results": results,
+        "ratios": ratios,
+    }
     args.out.write_text(json.dumps(payload, indent=2))
     print(f"wrote {args.out}")
     return 0

@@ -153,7 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in ratios.items():
         print(f"{k} (CPU time): {v:.2f}x")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"files": len(texts), "mb": mb, "size": args.size, "repeat": args.repeat, "results": results, "ratios": ratios}
+    payload = {
+        "files": len(texts),
+        "mb": mb,
+        "size": args.size,
+        "repeat": args.repeat,
+        "results": results,
+        "ratios": ratios,
+    }
     args.out.write_text(json.dumps(payload, indent=2))
     print(f"wrote {args.out}")
     return 0

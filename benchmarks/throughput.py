@@ -89,8 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
-            {"files": len(texts), "mb": mb, "repeat": args.repeat, "results": results,
-             "ratio_vs_langchain_offsets": ratio_index, "ratio_vs_langchain_plain": ratio_plain},
+            {
+                "files": len(texts),
+                "mb": mb,
+                "repeat": args.repeat,
+                "results": results,
+                "ratio_vs_langchain_offsets": ratio_index,
+                "ratio_vs_langchain_plain": ratio_plain,
+            },
             indent=2,
         )
     )

@@ -50,8 +50,11 @@ def run(docs: list[Document], name: str, unit: str) -> dict:
     measure = length_function(unit)
     sizes = [measure(c.text) for c in chunks]
     return {
-        "strategy": name, "unit": unit if len(unit) < 30 else "tokenizer:" + Path(unit[10:]).name,
-        "budget": budget, "seconds": round(seconds, 2), "chunks": len(chunks),
+        "strategy": name,
+        "unit": unit if len(unit) < 30 else "tokenizer:" + Path(unit[10:]).name,
+        "budget": budget,
+        "seconds": round(seconds, 2),
+        "chunks": len(chunks),
         "mean_size": round(sum(sizes) / max(1, len(sizes)), 1),
         "over_budget": sum(s > budget for s in sizes),
         "marked_oversize": sum(bool(c.metadata.get("oversize")) for c in chunks),
@@ -82,14 +85,20 @@ def candidate_spans(docs: list[Document], name: str, unit: str) -> tuple[int, in
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--every", type=int, default=5)
     parser.add_argument("--limit", type=int, default=400)
     parser.add_argument("--tokenizer", default=str(model_path() / "tokenizer.json"))
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "units_tokenizer.json")
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "units_tokenizer.json"
+    )
     args = parser.parse_args()
     files = stdlib_files(args.every, args.limit)
-    docs = [Document(p.name, p.read_text(encoding="utf-8", errors="replace"), str(p), "python") for p in files]
+    docs = [
+        Document(p.name, p.read_text(encoding="utf-8", errors="replace"), str(p), "python") for p in files
+    ]
     mb = sum(len(d.text.encode("utf-8")) for d in docs) / 1e6
     units = ["chars", "tokens", f"tokenizer:{Path(args.tokenizer).resolve()}"]
     rows = [run(docs, name, unit) for name in BUDGETS for unit in units]
@@ -99,19 +108,39 @@ def main() -> None:
         tok.encode(d.text, add_special_tokens=False)
     encode_s = time.perf_counter() - t0
     n_spans, span_chars = candidate_spans(docs, "structural", "tokens")
-    print(f"{len(docs)} files, {mb:.1f} MB of the standard library; one encode of every file: {encode_s:.2f} s")
-    print(f"structural in tokens measured {n_spans:,} candidate spans ({span_chars / 1e6:.1f} M characters, "
-          f"{span_chars / 1e6 / mb:.0f}x the corpus) by bisection: encoding each instead would cost about "
-          f"{encode_s * span_chars / 1e6 / mb:.0f} s")
-    print(f"{'strategy':11s} {'unit':24s} {'budget':>6s} {'seconds':>8s} {'MB/s':>6s} {'chunks':>7s} "
-          f"{'mean':>7s} {'over':>5s} {'marked':>6s}")
+    print(
+        f"{len(docs)} files, {mb:.1f} MB of the standard library; one encode of every file: {encode_s:.2f} s"
+    )
+    print(
+        f"structural in tokens measured {n_spans:,} candidate spans ({span_chars / 1e6:.1f} M characters, "
+        f"{span_chars / 1e6 / mb:.0f}x the corpus) by bisection: encoding each instead would cost about "
+        f"{encode_s * span_chars / 1e6 / mb:.0f} s"
+    )
+    print(
+        f"{'strategy':11s} {'unit':24s} {'budget':>6s} {'seconds':>8s} {'MB/s':>6s} {'chunks':>7s} "
+        f"{'mean':>7s} {'over':>5s} {'marked':>6s}"
+    )
     for r in rows:
-        print(f"{r['strategy']:11s} {r['unit']:24s} {r['budget']:6d} {r['seconds']:8.2f} {mb / max(r['seconds'], 1e-9):6.2f} "
-              f"{r['chunks']:7d} {r['mean_size']:7.1f} {r['over_budget']:5d} {r['marked_oversize']:6d}")
+        print(
+            f"{r['strategy']:11s} {r['unit']:24s} {r['budget']:6d} {r['seconds']:8.2f} {mb / max(r['seconds'], 1e-9):6.2f} "
+            f"{r['chunks']:7d} {r['mean_size']:7.1f} {r['over_budget']:5d} {r['marked_oversize']:6d}"
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"files": len(docs), "mb": round(mb, 2), "encode_once_s": round(encode_s, 2),
-                                    "structural_token_candidates": n_spans, "candidate_chars": span_chars,
-                                    "results": rows}, indent=1) + "\n", encoding="utf-8")
+    args.out.write_text(
+        json.dumps(
+            {
+                "files": len(docs),
+                "mb": round(mb, 2),
+                "encode_once_s": round(encode_s, 2),
+                "structural_token_candidates": n_spans,
+                "candidate_chars": span_chars,
+                "results": rows,
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 if __name__ == "__main__":

@@ -108,7 +108,9 @@ class Chunk:
 _KEY_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False)
 
 
-def chunk_id(doc_id: str, start: int, end: int, strategy: Any = None, params: Any = None, level: Any = None) -> str:
+def chunk_id(
+    doc_id: str, start: int, end: int, strategy: Any = None, params: Any = None, level: Any = None
+) -> str:
     """A stable id: a hash of doc_id, offsets, strategy, its parameters and hierarchy level.
 
     Re-chunking the same source with the same parameters gives the same ids, so
@@ -188,7 +190,7 @@ def check_chunks(
         if not html and source[c.start : c.end] != c.text:
             problems.append(
                 f"chunk {i}: text differs from source[{c.start}:{c.end}] "
-                f"({c.text[:30]!r} vs {source[c.start:c.start + 30]!r})"
+                f"({c.text[:30]!r} vs {source[c.start : c.start + 30]!r})"
             )
         if not c.text.strip():
             problems.append(f"chunk {i}: empty or whitespace-only text")
@@ -201,7 +203,7 @@ def check_chunks(
         first = lost[0]
         problems.append(
             f"{sum(e - s for s, e in lost)} non-whitespace characters lost in {len(lost)} spans, "
-            f"first at {first[0]}: {source[first[0]:first[1]][:40]!r}"
+            f"first at {first[0]}: {source[first[0] : first[1]][:40]!r}"
         )
     if overlap > 0:
         by_level: dict[Any, list[Chunk]] = {}
@@ -211,9 +213,7 @@ def check_chunks(
             ordered = sorted(group, key=lambda c: (c.start, c.end))
             for a, b in zip(ordered, ordered[1:]):
                 if b.start >= a.end and not b.metadata.get("no_overlap_reason"):
-                    problems.append(
-                        f"no overlap between chunks at {a.start}-{a.end} and {b.start}-{b.end}"
-                    )
+                    problems.append(f"no overlap between chunks at {a.start}-{a.end} and {b.start}-{b.end}")
     return problems
 
 

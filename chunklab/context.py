@@ -84,7 +84,9 @@ def _title_for(chunk: Chunk, title: TitleArg) -> str | None:
     if callable(title):
         value = title(chunk)
         return str(value) if value else None
-    raise ValueError(f"title must be a str, a mapping doc_id -> title, or a function; got {type(title).__name__}")
+    raise ValueError(
+        f"title must be a str, a mapping doc_id -> title, or a function; got {type(title).__name__}"
+    )
 
 
 def _section_path(value: Any) -> list[str]:

@@ -55,7 +55,9 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
 }
 KINDS = tuple(EXTENSIONS)
 _BY_SUFFIX = {ext: kind for kind, exts in EXTENSIONS.items() for ext in exts}
-_HTML_SNIFF = re.compile(r"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
+_HTML_SNIFF = re.compile(
+    r"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
+)
 _PY_SNIFF = re.compile(
     r"^(?:#!.*python|(?:from\s+[\w.]+\s+import|import\s+\w|def\s+\w+\s*\(|class\s+\w+\s*[(:]))", re.M
 )
@@ -212,7 +214,9 @@ def iter_paths(paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str])
             found = []
             for dirpath, dirnames, filenames in os.walk(p):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
-                found.extend(os.path.join(dirpath, f) for f in filenames if f.lower().endswith(tuple(_BY_SUFFIX)))
+                found.extend(
+                    os.path.join(dirpath, f) for f in filenames if f.lower().endswith(tuple(_BY_SUFFIX))
+                )
             candidates = sorted(found)
         elif os.path.lexists(p):
             candidates = [p]

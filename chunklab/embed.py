@@ -83,7 +83,9 @@ class EmbeddingCache:
             with contextlib.suppress(sqlite3.Error):
                 con.close()
             self._local.con = None
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        aside = self.path.with_name(
+            f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        )
         with contextlib.suppress(OSError):
             self.path.rename(aside)
         for suffix in ("-wal", "-shm"):
@@ -246,7 +248,9 @@ class Encoder:
             try:
                 self._cache = EmbeddingCache(directory, self.dim)
             except (OSError, sqlite3.Error) as exc:  # read-only or broken: embed without a cache
-                warnings.warn(f"embedding cache at {directory} unusable ({exc}); caching disabled", stacklevel=2)
+                warnings.warn(
+                    f"embedding cache at {directory} unusable ({exc}); caching disabled", stacklevel=2
+                )
                 self._cache_arg = False
         return self._cache
 
@@ -302,7 +306,9 @@ class Encoder:
             for t, v in zip(todo, vecs, strict=True):
                 out[missing[t]] = v
             if cache is not None:
-                cache.put_many([(EmbeddingCache.key(cache_name, t), v) for t, v in zip(todo, vecs, strict=True)])
+                cache.put_many(
+                    [(EmbeddingCache.key(cache_name, t), v) for t, v in zip(todo, vecs, strict=True)]
+                )
         return out
 
     def _embed(self, texts: list[str], progress: bool) -> np.ndarray:

@@ -55,7 +55,12 @@ def resolve_device(device: str) -> str:
         import torch
 
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cpu" or device == "mps" or device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit()):
+    if (
+        device == "cpu"
+        or device == "mps"
+        or device == "cuda"
+        or (device.startswith("cuda:") and device[5:].isdigit())
+    ):
         return device
     raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
 
@@ -139,7 +144,9 @@ def load_static(source: Path | None, cache_root: Path) -> Any:
             try:
                 from model2vec import StaticModel
             except ImportError as exc:
-                raise ImportError("the static model needs model2vec: install the pinned requirements.txt") from exc
+                raise ImportError(
+                    "the static model needs model2vec: install the pinned requirements.txt"
+                ) from exc
             if not (target / "config.json").is_file():
                 _distill_into(source, target)
             _MODELS[key] = StaticModel.from_pretrained(target, normalize=True, force_download=False)
@@ -157,7 +164,9 @@ def _distill_into(source: Path | None, target: Path) -> None:
     directory = source if source is not None else model_path()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex[:8]}.tmp"
-    logging.getLogger("chunklab").warning("distilling the static model from %s into %s (once)", directory, target)
+    logging.getLogger("chunklab").warning(
+        "distilling the static model from %s into %s (once)", directory, target
+    )
     try:
         with _quiet_transformers(), warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -19,7 +19,16 @@ import numpy as np
 
 from chunklab.chunk import Chunk
 
-__all__ = ["META_KEY", "check_queries", "check_query", "check_where", "chunk_from_stored", "decode_metadata", "encode_metadata", "matches"]
+__all__ = [
+    "META_KEY",
+    "check_queries",
+    "check_query",
+    "check_where",
+    "chunk_from_stored",
+    "decode_metadata",
+    "encode_metadata",
+    "matches",
+]
 
 META_KEY = "chunklab_meta"  # the whole metadata dict, JSON: restored exactly on the way out
 _RESERVED = {"doc_id", "start", "end", META_KEY, "section", "headings_path"}
@@ -132,7 +141,7 @@ def matches(where: Mapping[str, Any] | None, record: Mapping[str, Any]) -> bool:
 
 
 def _field_matches(record: Mapping[str, Any], key: str, cond: Any) -> bool:
-    (op, operand), = cond.items() if isinstance(cond, Mapping) else (("$eq", cond),)
+    ((op, operand),) = cond.items() if isinstance(cond, Mapping) else (("$eq", cond),)
     present = key in record
     value = record.get(key)
     if op == "$eq":
@@ -147,7 +156,12 @@ def _field_matches(record: Mapping[str, Any], key: str, cond: Any) -> bool:
         if not present or isinstance(value, (bool, str)):
             return False
         operand = _as_stored(value, operand)
-        return {"$gt": value > operand, "$gte": value >= operand, "$lt": value < operand, "$lte": value <= operand}[op]
+        return {
+            "$gt": value > operand,
+            "$gte": value >= operand,
+            "$lt": value < operand,
+            "$lte": value <= operand,
+        }[op]
     if op == "$contains":
         return present and isinstance(value, list) and any(_equal(v, operand) for v in value)
     if op == "$not_contains":
@@ -178,7 +192,9 @@ def _check_where_keys(where: Mapping[str, Any]) -> None:
                 if isinstance(part, Mapping):
                     _check_where_keys(part)
         elif key in _NOT_FILTERABLE:
-            raise ValueError(f"where: {key!r} holds a list or dict, which Chroma cannot filter; {_NOT_FILTERABLE[key]}")
+            raise ValueError(
+                f"where: {key!r} holds a list or dict, which Chroma cannot filter; {_NOT_FILTERABLE[key]}"
+            )
 
 
 def _json_default(value: Any) -> Any:

@@ -125,14 +125,22 @@ def chunk_markdown_hierarchy(
         base = {"strategy": "hierarchical", "params": params, "headings": path}
         if title:
             base["title"] = title
-        parent = Chunk(md[s:e], s, e, doc_id, {**base, "level": 0, "parent_id": None, "index": len(out_parents)})
+        parent = Chunk(
+            md[s:e], s, e, doc_id, {**base, "level": 0, "parent_id": None, "index": len(out_parents)}
+        )
         kids = []
         section_blocks = blocks[bisect.bisect_left(starts, a) : bisect.bisect_left(starts, b)]
         for ps, pe in _paragraphs(md, section_blocks):
-            spans = [(ps, pe)] if index.count(ps, pe) <= max_chars else [
-                (ps + a, ps + b)
-                for a, b, _lv, _sh in recursive_spans(md[ps:pe], max_chars, 0, unit, _LEVELS, index.slice(ps, pe))
-            ]
+            spans = (
+                [(ps, pe)]
+                if index.count(ps, pe) <= max_chars
+                else [
+                    (ps + a, ps + b)
+                    for a, b, _lv, _sh in recursive_spans(
+                        md[ps:pe], max_chars, 0, unit, _LEVELS, index.slice(ps, pe)
+                    )
+                ]
+            )
             for cs, ce in spans:
                 meta = {**base, "level": 1, "parent_id": parent.id, "index": len(out_children) + len(kids)}
                 if over_budget(md[cs:ce], max_chars, unit):  # only a piece that re-tokenizes longer alone
@@ -322,7 +330,9 @@ def _check_hit(item: Any) -> Hit:
     return item[0], float(item[1])
 
 
-def _has_ancestor_in(chunk: Chunk, current: Mapping[str, Hit], chunks_by_id: Mapping[str, Chunk], skip: str) -> bool:
+def _has_ancestor_in(
+    chunk: Chunk, current: Mapping[str, Hit], chunks_by_id: Mapping[str, Chunk], skip: str
+) -> bool:
     seen = {skip}
     pid = chunk.parent_id
     while pid and str(pid) not in seen:

@@ -114,7 +114,9 @@ class HybridRetriever:
         check_positive_int(depth, "depth")
         for name, side in (("dense", dense), ("lexical", lexical)):
             if not callable(getattr(side, "search_many", None)):
-                raise ValueError(f"{name} must have a search_many(queries, k, where) method, got {type(side).__name__}")
+                raise ValueError(
+                    f"{name} must have a search_many(queries, k, where) method, got {type(side).__name__}"
+                )
         if fusion == "weighted":
             weighted_fusion([[], []], weights)  # validates the weights once
         check_non_negative_int(rrf_k, "rrf_k")
@@ -128,7 +130,9 @@ class HybridRetriever:
     def __repr__(self) -> str:
         return f"HybridRetriever(fusion={self.fusion!r}, depth={self.depth}, dense={self.dense!r}, lexical={self.lexical!r})"
 
-    def search(self, query: str, k: int = 5, where: Mapping[str, Any] | None = None) -> list[tuple[Chunk, float]]:
+    def search(
+        self, query: str, k: int = 5, where: Mapping[str, Any] | None = None
+    ) -> list[tuple[Chunk, float]]:
         """The ``k`` best chunks for ``query`` by fused rank, with the fused score."""
         return self.search_many([check_query(query)], k=k, where=where)[0]
 

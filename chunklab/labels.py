@@ -117,7 +117,9 @@ def _by_english() -> dict[str, str]:
     out: dict[str, str] = {}
     for key, entry in labels().items():
         if entry["en"] in out:
-            raise ValueError(f"labels {out[entry['en']]!r} and {key!r} share the English text {entry['en']!r}")
+            raise ValueError(
+                f"labels {out[entry['en']]!r} and {key!r} share the English text {entry['en']!r}"
+            )
         out[entry["en"]] = key
     return out
 
@@ -150,7 +152,7 @@ def fmt_number(x: float, digits: int = 2, lang: str | None = None, *, signed: bo
         raise ValueError(f"x must be finite, got {x!r}")
     plain = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
     sign = plain[0] if plain[0] in "+-" else ""
-    whole, _, decimals = plain[len(sign):].partition(".")
+    whole, _, decimals = plain[len(sign) :].partition(".")
     group, mark, min_len = (",", ".", 4) if lang == "en" else (NBSP, ",", 5)
     if len(whole) >= min_len:
         head = len(whole) % 3 or 3
@@ -179,11 +181,15 @@ def fmt_percent(share: float, digits: int = 1, lang: str | None = None, *, signe
     return number + ("%" if lang == "en" else NBSP + "%")
 
 
-def fmt_interval(lo: float, hi: float, digits: int = 2, lang: str | None = None, *, signed: bool = False) -> str:
+def fmt_interval(
+    lo: float, hi: float, digits: int = 2, lang: str | None = None, *, signed: bool = False
+) -> str:
     """A confidence interval: "[0.62, 0.71]" / "[0,62; 0,71]" (the comma is Spanish's decimal mark)."""
     lang = _lang(lang)
     sep = ", " if lang == "en" else "; "
-    return f"[{fmt_number(lo, digits, lang, signed=signed)}{sep}{fmt_number(hi, digits, lang, signed=signed)}]"
+    return (
+        f"[{fmt_number(lo, digits, lang, signed=signed)}{sep}{fmt_number(hi, digits, lang, signed=signed)}]"
+    )
 
 
 def fmt_estimate(
@@ -243,7 +249,9 @@ def localize(s: str, lang: str | None = None) -> str:
     return re.sub(r"(?<=\d)%", NBSP + "%", out)
 
 
-def frame(df: Any, lang: str | None = None, *, keep: tuple[str, ...] = (), words: tuple[str, ...] = ()) -> Any:
+def frame(
+    df: Any, lang: str | None = None, *, keep: tuple[str, ...] = (), words: tuple[str, ...] = ()
+) -> Any:
     """A copy of DataFrame ``df`` shown in ``lang``: headers, index names and worded labels translated.
 
     Column headers and index names are English label texts (see :func:`text`); one that is
@@ -270,7 +278,6 @@ def frame(df: Any, lang: str | None = None, *, keep: tuple[str, ...] = (), words
         if not isinstance(name, str) or name in keep:
             return name
         return text(name, lang)
-
 
     def worded(v: Any) -> Any:
         if not isinstance(v, str) or not any(ch.isalpha() for ch in v):  # numbers, dashes, empty

@@ -83,7 +83,9 @@ def _keep(token: str) -> bool:
 def lexical_dir(store: Any) -> Path:
     """Where a local :class:`~chunklab.store.ChunkStore`'s BM25 index lives: ``<store>/bm25/<collection>``."""
     if getattr(store, "path", None) is None:
-        raise ValueError("only a local-folder ChunkStore (path=...) has a folder to keep a BM25 index next to")
+        raise ValueError(
+            "only a local-folder ChunkStore (path=...) has a folder to keep a BM25 index next to"
+        )
     return Path(store.path) / "bm25" / store.name
 
 
@@ -109,7 +111,9 @@ class BM25Index:
         import bm25s
 
         if not callable(tokenizer) and tokenizer not in TOKENIZERS:
-            raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)} or a callable; got {tokenizer!r}")
+            raise ValueError(
+                f"tokenizer must be one of {', '.join(TOKENIZERS)} or a callable; got {tokenizer!r}"
+            )
         if isinstance(chunks, Chunk):
             raise ValueError("BM25Index expects an iterable of Chunk, not a single Chunk")
         for name, value in (("k1", k1), ("b", b)):
@@ -125,7 +129,9 @@ class BM25Index:
                 unique[c.id] = c
         self.chunks: list[Chunk] = list(unique.values())
         vocab: dict[str, int] = {}
-        ids = [[vocab.setdefault(t, len(vocab)) for t in self._tokens(self.lexical_text(c))] for c in self.chunks]
+        ids = [
+            [vocab.setdefault(t, len(vocab)) for t in self._tokens(self.lexical_text(c))] for c in self.chunks
+        ]
         self.bm25 = bm25s.BM25(k1=float(k1), b=float(b))
         if vocab:  # chunks with no token at all (punctuation only) leave nothing to index
             self.bm25.index((ids, vocab), show_progress=show_progress)
@@ -137,7 +143,11 @@ class BM25Index:
         return len(self.chunks)
 
     def __repr__(self) -> str:
-        name = self.tokenizer if isinstance(self.tokenizer, str) else getattr(self.tokenizer, "__name__", "callable")
+        name = (
+            self.tokenizer
+            if isinstance(self.tokenizer, str)
+            else getattr(self.tokenizer, "__name__", "callable")
+        )
         return f"BM25Index(chunks={len(self)}, tokenizer={name!r}, context={self.context})"
 
     def lexical_text(self, chunk: Chunk) -> str:
@@ -148,7 +158,9 @@ class BM25Index:
         return list(self.tokenizer(text)) if callable(self.tokenizer) else tokenize(text, self.tokenizer)
 
     # -- searching ---------------------------------------------------------------------
-    def search(self, query: str, k: int = 5, where: Mapping[str, Any] | None = None) -> list[tuple[Chunk, float]]:
+    def search(
+        self, query: str, k: int = 5, where: Mapping[str, Any] | None = None
+    ) -> list[tuple[Chunk, float]]:
         """The ``k`` best chunks for ``query`` as ``(chunk, BM25 score)``, best first.
 
         Only chunks sharing at least one token with the query are returned (BM25 scores the
@@ -190,7 +202,9 @@ class BM25Index:
         if key not in self._masks:
             if self._records is None:
                 self._records = [_record(c) for c in self.chunks]
-            self._masks[key] = np.fromiter((matches(where, r) for r in self._records), dtype=bool, count=len(self))
+            self._masks[key] = np.fromiter(
+                (matches(where, r) for r in self._records), dtype=bool, count=len(self)
+            )
             while len(self._masks) > _MASK_CACHE:
                 self._masks.popitem(last=False)
         self._masks.move_to_end(key)
@@ -200,7 +214,9 @@ class BM25Index:
     def save(self, directory: str | Path) -> Path:
         """Write the index to ``directory`` (created): bm25s's matrices, the chunks, the settings."""
         if callable(self.tokenizer):
-            raise ValueError("an index with a custom tokenizer cannot be saved: use tokenizer='auto' or 'words'")
+            raise ValueError(
+                "an index with a custom tokenizer cannot be saved: use tokenizer='auto' or 'words'"
+            )
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
         if self._vocab:
@@ -228,10 +244,14 @@ class BM25Index:
         folder = Path(directory)
         settings_path = folder / "chunklab_bm25.json"
         if not settings_path.is_file():
-            raise ValueError(f"no BM25 index at {folder} (expected {settings_path.name}; build one and save it)")
+            raise ValueError(
+                f"no BM25 index at {folder} (expected {settings_path.name}; build one and save it)"
+            )
         settings = json.loads(settings_path.read_text(encoding="utf-8"))
         if settings.get("format") != _FORMAT:
-            raise ValueError(f"BM25 index at {folder} has format {settings.get('format')!r}, expected {_FORMAT}")
+            raise ValueError(
+                f"BM25 index at {folder} has format {settings.get('format')!r}, expected {_FORMAT}"
+            )
         self = cls.__new__(cls)
         self.tokenizer = settings["tokenizer"]
         self.context = bool(settings["context"])
@@ -242,9 +262,13 @@ class BM25Index:
                 row = json.loads(line)
                 self.chunks.append(chunk_from_stored(row["text"], row))
         if len(self.chunks) != settings["chunks"]:
-            raise ValueError(f"BM25 index at {folder} is incomplete: {len(self.chunks)} of {settings['chunks']} chunks")
+            raise ValueError(
+                f"BM25 index at {folder} is incomplete: {len(self.chunks)} of {settings['chunks']} chunks"
+            )
         if self._vocab:
-            self.bm25 = bm25s.BM25.load(str(folder), mmap=mmap, load_vocab=False, show_progress=False, verbosity=0)
+            self.bm25 = bm25s.BM25.load(
+                str(folder), mmap=mmap, load_vocab=False, show_progress=False, verbosity=0
+            )
         else:
             self.bm25 = bm25s.BM25(k1=settings["k1"], b=settings["b"])
         self._records = None

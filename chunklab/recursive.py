@@ -219,7 +219,11 @@ def pack_paragraphs(
     max_chars = check_positive_int(max_chars, "max_chars")
     overlap_paragraphs = check_non_negative_int(overlap_paragraphs, "overlap_paragraphs")
     doc_id = check_doc_id(doc_id)
-    params = {"max_chars": max_chars, "overlap_paragraphs": overlap_paragraphs, **unit_params(check_unit(unit))}
+    params = {
+        "max_chars": max_chars,
+        "overlap_paragraphs": overlap_paragraphs,
+        **unit_params(check_unit(unit)),
+    }
     index = UnitIndex(text, unit)
     size = index.count
     units = _paragraph_units(text, max_chars, index)
@@ -276,7 +280,9 @@ def _paragraph_units(text: str, max_chars: int, index: UnitIndex) -> list[tuple[
     return units
 
 
-def _sentence_units(text: str, start: int, end: int, max_chars: int, index: UnitIndex) -> list[tuple[int, int]]:
+def _sentence_units(
+    text: str, start: int, end: int, max_chars: int, index: UnitIndex
+) -> list[tuple[int, int]]:
     """The sentences of a paragraph (by :func:`chunklab.text.prose_sentences`), long ones cut."""
     out: list[tuple[int, int]] = []
     for ss, se in prose_sentences(text, start, end):
@@ -284,6 +290,8 @@ def _sentence_units(text: str, start: int, end: int, max_chars: int, index: Unit
             out.append((ss, se))
         else:
             sub = None if index.unit == "chars" else index.slice(ss, se)
-            for a, b, _lvl, _sh in recursive_spans(text[ss:se], max_chars, 0, index.unit, _levels(None)[0], sub):
+            for a, b, _lvl, _sh in recursive_spans(
+                text[ss:se], max_chars, 0, index.unit, _levels(None)[0], sub
+            ):
                 out.append((ss + a, ss + b))
     return out

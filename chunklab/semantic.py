@@ -45,7 +45,12 @@ __all__ = [
 
 #: breakpoint rules; the aliases on the right map to the names on the left
 METHODS = ("threshold", "percentile", "standard_deviation", "interquartile", "gradient")
-_ALIASES = {"fixed": "threshold", "std": "standard_deviation", "stddev": "standard_deviation", "iqr": "interquartile"}
+_ALIASES = {
+    "fixed": "threshold",
+    "std": "standard_deviation",
+    "stddev": "standard_deviation",
+    "iqr": "interquartile",
+}
 _LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
 _DEFAULT_AMOUNT = {"standard_deviation": 3.0, "interquartile": 1.5}
 
@@ -223,10 +228,16 @@ def _check_method(method: str, threshold: float | None) -> str:
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     if threshold is not None:
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not np.isfinite(threshold):
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, (int, float))
+            or not np.isfinite(threshold)
+        ):
             raise ValueError(f"threshold must be a finite number (a cosine distance), got {threshold!r}")
         if method not in ("threshold", "percentile"):
-            raise ValueError(f"threshold={threshold} is a fixed cut-off; it cannot be combined with method={method!r}")
+            raise ValueError(
+                f"threshold={threshold} is a fixed cut-off; it cannot be combined with method={method!r}"
+            )
         return "threshold"
     if method == "threshold":
         raise ValueError("method='threshold' needs threshold=<cosine distance>, e.g. threshold=0.3")

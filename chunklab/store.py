@@ -108,7 +108,9 @@ class ChunkStore(DocumentUpdates):
         if sum([path is not None, url is not None, bool(in_memory)]) > 1:
             raise ValueError("give at most one of path=..., url=... or in_memory=True")
         if config is not None and not isinstance(config, Mapping):
-            raise ValueError(f"config must be a dict (the chunker configuration), got {type(config).__name__}")
+            raise ValueError(
+                f"config must be a dict (the chunker configuration), got {type(config).__name__}"
+            )
         self.encoder: Encoder = encoder  # type: ignore[assignment]  # resolved once the client is open
         self.embed_context = bool(embed_context)
         self.in_memory = bool(in_memory)
@@ -126,7 +128,9 @@ class ChunkStore(DocumentUpdates):
                 if self.path.exists() and not self.path.is_dir():
                     raise ValueError(f"store path {self.path} exists and is not a directory")
                 if not create and not self.path.is_dir():
-                    raise ValueError(f"no store at {self.path}: index something into it first (chunklab index)")
+                    raise ValueError(
+                        f"no store at {self.path}: index something into it first (chunklab index)"
+                    )
                 self.path.mkdir(parents=True, exist_ok=True)
         self.client = make_client(self.path, url, self.in_memory)
         if encoder is None:  # the model that filled the collection, else MiniLM
@@ -231,7 +235,9 @@ class ChunkStore(DocumentUpdates):
             chunks = list(chunks)
             vectors = np.asarray(vectors, dtype=np.float32)
             if vectors.ndim != 2 or vectors.shape[0] != len(chunks):
-                raise ValueError(f"vectors must be an array of shape ({len(chunks)}, dim), got {vectors.shape}")
+                raise ValueError(
+                    f"vectors must be an array of shape ({len(chunks)}, dim), got {vectors.shape}"
+                )
         total = len(chunks) if isinstance(chunks, Sequence) else None
         limit = min(batch_size, self.client.get_max_batch_size())
         bar = None
@@ -265,7 +271,9 @@ class ChunkStore(DocumentUpdates):
         if given is not None:
             vecs = given[list(unique.values())]
             if vecs.shape[1] != self.encoder.dim:
-                raise ValueError(f"vectors must have {self.encoder.dim} columns (the encoder's), got {vecs.shape[1]}")
+                raise ValueError(
+                    f"vectors must have {self.encoder.dim} columns (the encoder's), got {vecs.shape[1]}"
+                )
         else:
             vecs = self.encoder.encode([self.embedded_text(c) for c in chunks], show_progress=False)
         leaves = [i for i, c in enumerate(chunks) if is_leaf(c)]
@@ -352,7 +360,9 @@ class ChunkStore(DocumentUpdates):
         except ValueError as exc:
             raise ValueError(f"search failed (check the where filter {where!r}): {exc}") from exc
         out: list[list[tuple[Chunk, float]]] = []
-        for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True):
+        for ids, docs, metas, dists in zip(
+            res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True
+        ):
             hits = []
             for _id, doc, meta, dist in zip(ids, docs, metas, dists, strict=True):
                 hits.append((chunk_from_stored(doc, meta), float(1.0 - dist)))

@@ -46,7 +46,9 @@ class StoreMismatchError(ValueError):
 class ChunklabEmbeddingFunction(EmbeddingFunction[Documents]):
     """Chroma embedding function backed by :class:`chunklab.embed.Encoder` (local, cached)."""
 
-    def __init__(self, encoder: Encoder | None = None, model_path: str | None = None, model: str = "minilm") -> None:
+    def __init__(
+        self, encoder: Encoder | None = None, model_path: str | None = None, model: str = "minilm"
+    ) -> None:
         self._encoder = encoder
         if encoder is not None:
             custom = getattr(encoder, "_model_path", None)
@@ -120,7 +122,9 @@ def make_client(path: Path | None, url: str | None, in_memory: bool) -> Any:
         try:
             return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
         except (ValueError, OSError) as exc:  # chromadb raises ValueError when the server is unreachable
-            raise ValueError(f"no Chroma server answers at {url} ({exc}); start one with `chroma run`") from exc
+            raise ValueError(
+                f"no Chroma server answers at {url} ({exc}); start one with `chroma run`"
+            ) from exc
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
@@ -145,7 +149,8 @@ def check_record(collection: Any, encoder: Encoder, config: dict[str, Any] | Non
         problems.append(f"chunker configuration {meta[CONFIG_KEY]} (this run uses {wanted_config})")
     if problems and not replace:
         raise StoreMismatchError(
-            f"collection {collection.name!r} was built with " + " and ".join(problems)
+            f"collection {collection.name!r} was built with "
+            + " and ".join(problems)
             + ": mixing them would rank two chunkings or two models side by side; pass replace=True "
             "(chunklab index --clear) to rebuild it, or use another collection"
         )

@@ -72,7 +72,9 @@ class DocumentUpdates:
                     found.update(str(meta.get("doc_id")) for meta in res["metadatas"])
         return sorted(found)
 
-    def replace_document(self, doc_id: str, chunks: Sequence[Chunk], show_progress: bool | None = False) -> dict[str, int]:
+    def replace_document(
+        self, doc_id: str, chunks: Sequence[Chunk], show_progress: bool | None = False
+    ) -> dict[str, int]:
         """Make ``chunks`` the whole of ``doc_id`` in the store: exactly its chunks, nothing stale.
 
         Chunks whose id is already stored are left alone (not re-embedded: ids hash the
@@ -100,4 +102,3 @@ class DocumentUpdates:
         if gone:
             self.delete(ids=gone)
         return {"added": len(fresh), "unchanged": len(wanted) - len(fresh), "deleted": len(gone)}
-

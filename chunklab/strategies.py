@@ -140,7 +140,11 @@ def get_strategy(name: str, **params: Any) -> Strategy:
     if "levels" in merged:
         merged["levels"] = parse_levels(merged["levels"])
     changed = {k: v for k, v in params.items() if k in merged}
-    label = name if not changed else f"{name}[{','.join(f'{k}={show_param(merged[k])}' for k in sorted(changed))}]"
+    label = (
+        name
+        if not changed
+        else f"{name}[{','.join(f'{k}={show_param(merged[k])}' for k in sorted(changed))}]"
+    )
     strategy = _REGISTRY[name](**merged)
     return Strategy(
         label,
@@ -184,7 +188,9 @@ def strategy_from_options(name: str, **options: Any) -> Strategy:
         target = next((p for p in _FLAGS[flag] if p in DEFAULTS[key]), None)
         if target is None:
             takes = ", ".join(sorted(DEFAULTS[key])) or "no parameters"
-            raise ValueError(f"--{flag.replace('_', '-')} does not apply to strategy {key!r} (it takes {takes})")
+            raise ValueError(
+                f"--{flag.replace('_', '-')} does not apply to strategy {key!r} (it takes {takes})"
+            )
         params[target] = value
     return get_strategy(key, **params)
 
@@ -280,7 +286,9 @@ def _recursive(size: int, overlap: int, unit: str) -> Strategy:
     return Strategy("recursive", "recursive", {}, chunk, description="separator hierarchy")
 
 
-@register_strategy("structural", {"max_chars": 1500, "min_chars": 200, "keep_boilerplate": False, "unit": "chars"})
+@register_strategy(
+    "structural", {"max_chars": 1500, "min_chars": 200, "keep_boilerplate": False, "unit": "chars"}
+)
 def _structural(max_chars: int, min_chars: int, keep_boilerplate: bool, unit: str) -> Strategy:
     """``max_chars``/``min_chars`` are measured in ``unit`` (characters unless told)."""
     from chunklab.structural import chunk_document
@@ -300,7 +308,14 @@ def _structural(max_chars: int, min_chars: int, keep_boilerplate: bool, unit: st
 
 @register_strategy(
     "semantic",
-    {"method": "percentile", "percentile": 95, "buffer_size": 1, "min_chars": 100, "max_chars": 2000, "unit": "chars"},
+    {
+        "method": "percentile",
+        "percentile": 95,
+        "buffer_size": 1,
+        "min_chars": 100,
+        "max_chars": 2000,
+        "unit": "chars",
+    },
 )
 def _semantic(**params: Any) -> Strategy:
     """``min_chars``/``max_chars`` are measured in ``unit`` (characters unless told)."""
@@ -311,7 +326,9 @@ def _semantic(**params: Any) -> Strategy:
 
         return chunk_semantic(document.text, doc_id=document.doc_id, encoder=encoder, **params)
 
-    return Strategy("semantic", "semantic", {}, chunk, description="embedding breakpoints", needs_encoder=True)
+    return Strategy(
+        "semantic", "semantic", {}, chunk, description="embedding breakpoints", needs_encoder=True
+    )
 
 
 @register_strategy("hierarchical", {"levels": (2048, 512, 128), "unit": "tokens", "merge_ratio": 0.5})
@@ -327,7 +344,12 @@ def _hierarchical(levels: Sequence[int], unit: str, merge_ratio: float) -> Strat
         return auto_merge(hits, by_id, ratio=merge_ratio)
 
     return Strategy(
-        "hierarchical", "hierarchical", {}, chunk, index_filter=is_leaf, postprocess=merge,
+        "hierarchical",
+        "hierarchical",
+        {},
+        chunk,
+        index_filter=is_leaf,
+        postprocess=merge,
         description="nested token levels; leaves searched, auto-merged into parents",
     )
 
@@ -345,7 +367,10 @@ def _markdown_hierarchy(max_chars: int, merge_ratio: float, unit: str) -> Strate
         if document_kind(document) != "markdown":
             return other.chunker(document)
         return chunk_markdown_hierarchy(
-            document.text, max_chars=max_chars, doc_id=document.doc_id, title=getattr(document, "title", None),
+            document.text,
+            max_chars=max_chars,
+            doc_id=document.doc_id,
+            title=getattr(document, "title", None),
             unit=unit,
         )
 
@@ -353,7 +378,12 @@ def _markdown_hierarchy(max_chars: int, merge_ratio: float, unit: str) -> Strate
         return auto_merge(hits, by_id, ratio=merge_ratio)
 
     return Strategy(
-        "markdown-hierarchy", "markdown-hierarchy", {}, chunk, index_filter=is_leaf, postprocess=merge,
+        "markdown-hierarchy",
+        "markdown-hierarchy",
+        {},
+        chunk,
+        index_filter=is_leaf,
+        postprocess=merge,
         description="Markdown sections as parents, paragraphs as children; auto-merge",
     )
 
@@ -367,9 +397,13 @@ def _paragraphs(max_chars: int, overlap_paragraphs: int, unit: str) -> Strategy:
     check_unit(unit)
 
     def chunk(document: Any) -> list[Chunk]:
-        return pack_paragraphs(document.text, max_chars, overlap_paragraphs, doc_id=document.doc_id, unit=unit)
+        return pack_paragraphs(
+            document.text, max_chars, overlap_paragraphs, doc_id=document.doc_id, unit=unit
+        )
 
-    return Strategy("paragraphs", "paragraphs", {}, chunk, description="whole paragraphs, whole paragraphs as overlap")
+    return Strategy(
+        "paragraphs", "paragraphs", {}, chunk, description="whole paragraphs, whole paragraphs as overlap"
+    )
 
 
 def _check_size_overlap(size: Any, overlap: Any) -> None:

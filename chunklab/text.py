@@ -218,11 +218,7 @@ def _fence_end(rows: list[str], i: int, fence: str) -> int:
     for j in range(i + 1, len(rows)):
         row = rows[j]
         stripped = row.strip(" \t")
-        if (
-            stripped.startswith(fence)
-            and not stripped.strip(mark)
-            and len(row) - len(row.lstrip(" ")) <= 3
-        ):
+        if stripped.startswith(fence) and not stripped.strip(mark) and len(row) - len(row.lstrip(" ")) <= 3:
             return j
     return len(rows) - 1
 

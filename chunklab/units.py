@@ -35,7 +35,9 @@ def check_unit(unit: str) -> str:
     if isinstance(unit, str) and unit.startswith(TOKENIZER_PREFIX):
         path = unit[len(TOKENIZER_PREFIX) :]
         if not path or not Path(path).is_file():
-            raise ValueError(f"unit {unit!r}: no tokenizer file at {path!r} (expected tokenizer:PATH/tokenizer.json)")
+            raise ValueError(
+                f"unit {unit!r}: no tokenizer file at {path!r} (expected tokenizer:PATH/tokenizer.json)"
+            )
         return unit
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)} or {TOKENIZER_PREFIX}PATH; got {unit!r}")
@@ -78,7 +80,9 @@ def get_tokenizer(path: str | None = None):
 
     if path is not None:
         if not Path(path).is_file():
-            raise ValueError(f"tokenizer file {str(path)!r} does not exist (give the path of a tokenizer.json)")
+            raise ValueError(
+                f"tokenizer file {str(path)!r} does not exist (give the path of a tokenizer.json)"
+            )
         try:
             tok = Tokenizer.from_file(str(path))
         except Exception as exc:  # the tokenizers library raises its own Exception subclass

@@ -49,7 +49,9 @@ def _as_matrix(values: Any, name: str, dim: int | None = None, check_finite: boo
     return a
 
 
-def exact_topk(matrix: np.ndarray, queries: np.ndarray, k: int, block: int = 65536) -> tuple[np.ndarray, np.ndarray]:
+def exact_topk(
+    matrix: np.ndarray, queries: np.ndarray, k: int, block: int = 65536
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact top ``k`` rows of ``matrix`` by inner product with each query, scanning ``block`` rows at a time.
 
     Returns ``(scores, ids)``, each of shape ``(len(queries), min(k, len(matrix)))``, best
@@ -57,7 +59,9 @@ def exact_topk(matrix: np.ndarray, queries: np.ndarray, k: int, block: int = 655
     """
     check_positive_int(k, "k")
     check_positive_int(block, "block")
-    m = _as_matrix(matrix, "matrix", check_finite=False)  # checked through its scores: no extra pass per query
+    m = _as_matrix(
+        matrix, "matrix", check_finite=False
+    )  # checked through its scores: no extra pass per query
     q = _as_matrix(queries, "queries", m.shape[1])
     take = min(k, len(m))
     best_s = np.full((len(q), 0), -np.inf, dtype=np.float32)
@@ -65,7 +69,9 @@ def exact_topk(matrix: np.ndarray, queries: np.ndarray, k: int, block: int = 655
     for lo in range(0, len(m), block):
         scores = q @ m[lo : lo + block].T
         if not np.isfinite(scores).all():
-            raise ValueError(f"matrix rows {lo}..{lo + len(scores.T) - 1} or the queries contain NaN or infinite values")
+            raise ValueError(
+                f"matrix rows {lo}..{lo + len(scores.T) - 1} or the queries contain NaN or infinite values"
+            )
         part = _block_top(scores, min(take, scores.shape[1]))
         s = np.concatenate([best_s, np.take_along_axis(scores, part, 1)], axis=1)
         i = np.concatenate([best_i, part + lo], axis=1)
@@ -96,7 +102,9 @@ def agreement(found: Sequence[Sequence[int]], exact: Sequence[Sequence[int]], k:
     check_positive_int(k, "k")
     if len(found) != len(exact):
         raise ValueError(f"{len(found)} rankings against {len(exact)} exact rankings")
-    shares = [len(set(list(f)[:k]) & set(list(e)[:k])) / len(list(e)[:k]) for f, e in zip(found, exact) if len(e)]
+    shares = [
+        len(set(list(f)[:k]) & set(list(e)[:k])) / len(list(e)[:k]) for f, e in zip(found, exact) if len(e)
+    ]
     return float(np.mean(shares)) if shares else 1.0
 
 
@@ -111,8 +119,16 @@ class VectorIndex:
     its own copy, so the caller may drop theirs.
     """
 
-    def __init__(self, vectors: Any, *, method: str = "auto", nlist: int | None = None, nprobe: int | None = None,
-                 seed: int = 0, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        vectors: Any,
+        *,
+        method: str = "auto",
+        nlist: int | None = None,
+        nprobe: int | None = None,
+        seed: int = 0,
+        threads: int | None = None,
+    ) -> None:
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         for value, name in ((nlist, "nlist"), (nprobe, "nprobe"), (threads, "threads")):
@@ -186,6 +202,8 @@ def _import_faiss() -> Any:
     try:
         import faiss
     except ImportError as exc:  # pragma: no cover - faiss-cpu is in requirements.txt
-        raise ImportError("an IVF vector index needs faiss: install the pinned requirements.txt "
-                          "(faiss-cpu), or use method='exact'") from exc
+        raise ImportError(
+            "an IVF vector index needs faiss: install the pinned requirements.txt "
+            "(faiss-cpu), or use method='exact'"
+        ) from exc
     return faiss

@@ -55,7 +55,11 @@ STRATEGY_COLORS: dict[str, str] = {
     "hierarchical": "#0072B2",
     "other": "#999999",
 }
-_FAMILY_ALIASES = {"markdown-hierarchy": "hierarchical", "hierarchical_md": "hierarchical", "baseline": "other"}
+_FAMILY_ALIASES = {
+    "markdown-hierarchy": "hierarchical",
+    "hierarchical_md": "hierarchical",
+    "baseline": "other",
+}
 
 
 def strategy_color(name: str) -> str:
@@ -112,7 +116,9 @@ def render_chunks(
         if not isinstance(c, Chunk):
             raise ValueError(f"chunks[{i}] is not a Chunk ({type(c).__name__})")
         if not 0 <= c.start <= c.end <= len(text):
-            raise ValueError(f"chunks[{i}] offsets [{c.start}, {c.end}) lie outside the text of length {len(text)}")
+            raise ValueError(
+                f"chunks[{i}] offsets [{c.start}, {c.end}) lie outside the text of length {len(text)}"
+            )
     if check_non_negative_int(start, "start") > len(text):
         raise ValueError(f"start must be an offset into the text (0..{len(text)}), got {start!r}")
     lo = start
@@ -155,9 +161,7 @@ def render_chunks(
             parts.append(f'<span style="background:{fill};border-bottom:2px solid {border}">{piece}</span>')
         else:
             fills = [colour[ci][0] for ci in covering]
-            stops = ",".join(
-                f"{fill} {k * 6}px {(k + 1) * 6}px" for k, fill in enumerate(fills)
-            )
+            stops = ",".join(f"{fill} {k * 6}px {(k + 1) * 6}px" for k, fill in enumerate(fills))
             names = label("viz_and").join(str(number[ci]) for ci in covering)
             parts.append(
                 f'<span style="background:repeating-linear-gradient(135deg,{stops});'
@@ -167,8 +171,8 @@ def render_chunks(
     before = note.format(label("viz_before", n=fmt_int(lo))) if lo > 0 else ""
     more = note.format(label("viz_more", n=fmt_int(len(text) - hi))) if hi < len(text) else ""
     body = (
-        '<div style="font-family:Menlo,Consolas,\'DejaVu Sans Mono\',monospace;font-size:12px;line-height:1.7;'
-        'white-space:pre-wrap;word-break:break-word;text-align:left;border:1px solid #ccc;border-radius:4px;padding:8px;'
+        "<div style=\"font-family:Menlo,Consolas,'DejaVu Sans Mono',monospace;font-size:12px;line-height:1.7;"
+        "white-space:pre-wrap;word-break:break-word;text-align:left;border:1px solid #ccc;border-radius:4px;padding:8px;"
         f'background:#fff;color:#222;margin:4px 0">{before}{"".join(parts)}{more}</div>'
     )
     head = ""
@@ -185,11 +189,13 @@ def _legend(chunks: Sequence[Chunk], visible: int) -> str:
     shared = sum(max(0, a.end - b.start) for a, b in pairwise(ordered) if b.start < a.end)
     swatch = (
         '<span style="display:inline-block;width:22px;height:11px;vertical-align:-1px;'
-        'background:repeating-linear-gradient(135deg,#cfe3f7 0 6px,#fde2c4 6px 12px);'
+        "background:repeating-linear-gradient(135deg,#cfe3f7 0 6px,#fde2c4 6px 12px);"
         'outline:1px dashed #555;outline-offset:-1px"></span>'
     )
     lost = f'<span style="color:#b00020;text-decoration:underline wavy #b00020">{label("viz_red")}</span>'
-    words = label("viz_legend", n=len(chunks), shown=visible, shared=fmt_int(shared), swatch=swatch, lost=lost)
+    words = label(
+        "viz_legend", n=len(chunks), shown=visible, shared=fmt_int(shared), swatch=swatch, lost=lost
+    )
     return f'<div style="font:12px sans-serif;color:#444;margin:2px 0 10px;text-align:left">{words}</div>'
 
 
@@ -239,12 +245,20 @@ def size_histogram(
     fig, ax = new_figure()
     for k, (name, values) in enumerate(sizes.items()):
         border = PALETTE[k % len(PALETTE)][1]
-        ax.hist(values, bins=edges, histtype="step", linewidth=2, color=border, label=f"{name} (n={len(values)})")
+        ax.hist(
+            values, bins=edges, histtype="step", linewidth=2, color=border, label=f"{name} (n={len(values)})"
+        )
     if limit:
         ax.axvline(limit, color="#222", linestyle="--", linewidth=1.2)
         ax.text(
-            limit, 0.97, f" {limit_label or label('viz_limit', limit=limit)}", transform=ax.get_xaxis_transform(),
-            va="top", ha="left", fontsize=9, color="#222",
+            limit,
+            0.97,
+            f" {limit_label or label('viz_limit', limit=limit)}",
+            transform=ax.get_xaxis_transform(),
+            va="top",
+            ha="left",
+            fontsize=9,
+            color="#222",
         )
     ax.set_xlabel(label("viz_chunk_size", unit=label(f"unit_{unit}")))
     ax.set_ylabel(label("viz_number_of_chunks"))
@@ -323,8 +337,15 @@ def _describe(strategy: str, size: int, overlap: int, unit: str, chunks: Sequenc
     mean = sum(sizes) / len(sizes) if sizes else 0
     shown_unit = label(f"unit_{unit}")
     ov = label("viz_one_paragraph") if strategy == "paragraphs" and overlap else f"{overlap} {shown_unit}"
-    return label("viz_describe", strategy=strategy, size=size, unit=shown_unit, overlap=ov, n=len(chunks),
-                 mean=f"{mean:.0f}")
+    return label(
+        "viz_describe",
+        strategy=strategy,
+        size=size,
+        unit=shown_unit,
+        overlap=ov,
+        n=len(chunks),
+        mean=f"{mean:.0f}",
+    )
 
 
 def explorer_static(
@@ -351,9 +372,11 @@ def explorer_static(
         )
     note = (
         '<div style="font:12px sans-serif;color:#444;margin:2px 0 10px;text-align:left">'
-        f'{label("viz_explorer_note")}</div>'
+        f"{label('viz_explorer_note')}</div>"
     )
-    return HTMLView('<div class="chunklab-chunks" style="text-align:left">' + "".join(panels) + note + "</div>")
+    return HTMLView(
+        '<div class="chunklab-chunks" style="text-align:left">' + "".join(panels) + note + "</div>"
+    )
 
 
 def explorer(
@@ -376,9 +399,12 @@ def explorer(
         raise ValueError("explorer needs a non-empty text")
     pick = widgets.Dropdown(options=list(EXPLORER_STRATEGIES), value=strategy, description=label("strategy"))
     units = widgets.Dropdown(options=["chars", "words", "tokens"], value=unit, description=label("unit"))
-    size_s = widgets.IntSlider(value=size, min=20, max=2000, step=10, description=label("size"), continuous_update=False)
-    overlap_s = widgets.IntSlider(value=overlap, min=0, max=500, step=5, description=label("overlap"),
-                                  continuous_update=False)
+    size_s = widgets.IntSlider(
+        value=size, min=20, max=2000, step=10, description=label("size"), continuous_update=False
+    )
+    overlap_s = widgets.IntSlider(
+        value=overlap, min=0, max=500, step=5, description=label("overlap"), continuous_update=False
+    )
     status = widgets.HTML()
     view = widgets.HTML()
 

@@ -117,14 +117,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--language", default="es", help="en, or a translation: " + ", ".join(TRANSLATIONS))
     parser.add_argument("--builder", default="html", choices=["html", "gettext"])
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: _build/html-LANG)")
-    parser.add_argument("--other-edition-url", default="",
-                        help="root of the other edition for the language switch (default: the sibling build folder)")
+    parser.add_argument(
+        "--other-edition-url",
+        default="",
+        help="root of the other edition for the language switch (default: the sibling build folder)",
+    )
     parser.add_argument("--all", action="store_true", help="re-read every page (executions stay cached)")
     parser.add_argument("--no-warnings-as-errors", action="store_true")
     args = parser.parse_args(argv)
     overrides = {"chunklab_other_edition_url": args.other_edition_url} if args.other_edition_url else {}
-    return build(args.language, builder=args.builder, outdir=args.out, overrides=overrides,
-                 warnings_are_errors=args.builder == "html" and not args.no_warnings_as_errors, fresh=args.all)
+    return build(
+        args.language,
+        builder=args.builder,
+        outdir=args.out,
+        overrides=overrides,
+        warnings_are_errors=args.builder == "html" and not args.no_warnings_as_errors,
+        fresh=args.all,
+    )
 
 
 if __name__ == "__main__":

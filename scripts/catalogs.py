@@ -71,8 +71,14 @@ def extract(pot_dir: Path = POT_DIR, *, quiet: bool = True) -> dict[str, set[str
     if pot_dir.exists():
         shutil.rmtree(pot_dir)
     with tempfile.TemporaryDirectory(prefix="chunklab-gettext-") as doctrees:
-        status = build("en", builder="gettext", outdir=pot_dir, doctreedir=Path(doctrees),
-                       warnings_are_errors=False, quiet=quiet)
+        status = build(
+            "en",
+            builder="gettext",
+            outdir=pot_dir,
+            doctreedir=Path(doctrees),
+            warnings_are_errors=False,
+            quiet=quiet,
+        )
     if status:
         raise RuntimeError(f"the gettext build failed with status {status}")
     shutil.rmtree(pot_dir / "_static", ignore_errors=True)
@@ -114,14 +120,18 @@ def markup_problems(msgid: str, msgstr: str) -> str | None:
     if want == got:
         return None
     dropped, added = want - got, got - want
-    parts = [f"dropped {sorted(dropped.elements())}" if dropped else "",
-             f"added {sorted(added.elements())}" if added else ""]
+    parts = [
+        f"dropped {sorted(dropped.elements())}" if dropped else "",
+        f"added {sorted(added.elements())}" if added else "",
+    ]
     return "; ".join(p for p in parts if p)
 
 
 def templates(pot_dir: Path) -> dict[str, Path]:
     """The templates under ``pot_dir`` by catalog name (``chapters/01-fixed``)."""
-    return {p.relative_to(pot_dir).with_suffix("").as_posix(): p for p in sorted(Path(pot_dir).rglob("*.pot"))}
+    return {
+        p.relative_to(pot_dir).with_suffix("").as_posix(): p for p in sorted(Path(pot_dir).rglob("*.pot"))
+    }
 
 
 def catalogs(language: str = "es", locale_dir: Path = ROOT / LOCALE_DIR) -> dict[str, Path]:
@@ -172,8 +182,9 @@ def state(path: Path) -> CatalogState:
     )
 
 
-def update(pot_dir: Path = POT_DIR, languages: Iterable[str] = TRANSLATIONS,
-           locale_dir: Path = ROOT / LOCALE_DIR) -> None:
+def update(
+    pot_dir: Path = POT_DIR, languages: Iterable[str] = TRANSLATIONS, locale_dir: Path = ROOT / LOCALE_DIR
+) -> None:
     """Merge the templates into the catalogs with ``sphinx-intl update``, losing no translation.
 
     A translation survives when its text is still in the catalog: under its msgid, under the
@@ -200,8 +211,9 @@ def update(pot_dir: Path = POT_DIR, languages: Iterable[str] = TRANSLATIONS,
             lost += [(path, msgid) for msgid in missing]
     if lost:
         shown = "\n".join(f"  {path.relative_to(locale_dir)}: {msgid[:70]!r}" for path, msgid in lost[:10])
-        raise RuntimeError(f"sphinx-intl update would lose {len(lost)} translations; those catalogs are "
-                           f"restored:\n{shown}")
+        raise RuntimeError(
+            f"sphinx-intl update would lose {len(lost)} translations; those catalogs are restored:\n{shown}"
+        )
 
 
 def report(language: str = "es", locale_dir: Path = ROOT / LOCALE_DIR) -> list[CatalogState]:
@@ -209,8 +221,10 @@ def report(language: str = "es", locale_dir: Path = ROOT / LOCALE_DIR) -> list[C
     states = [state(p) for p in catalogs(language, locale_dir).values()]
     for s in states:
         name = s.path.relative_to(Path(locale_dir) / language / "LC_MESSAGES")
-        print(f"{language}/{name}: {s.translated} translated, {s.untranslated} untranslated, "
-              f"{s.fuzzy} fuzzy, {s.obsolete} obsolete")
+        print(
+            f"{language}/{name}: {s.translated} translated, {s.untranslated} untranslated, "
+            f"{s.fuzzy} fuzzy, {s.obsolete} obsolete"
+        )
     total = sum(s.translated for s in states)
     left = sum(s.untranslated + s.fuzzy for s in states)
     print(f"{language}: {total} messages translated, {left} to do")
@@ -223,7 +237,9 @@ def markup_report(language: str = "es", locale_dir: Path = ROOT / LOCALE_DIR) ->
     for name, path in catalogs(language, locale_dir).items():
         with open(path, "rb") as handle:
             for message in read_po(handle):
-                problem = markup_problems(message.id, message.string) if message.id and message.string else None
+                problem = (
+                    markup_problems(message.id, message.string) if message.id and message.string else None
+                )
                 if problem:
                     problems.append(f"{language}/{name}: {message.id[:60]!r}: {problem}")
     return problems

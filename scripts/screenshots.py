@@ -34,12 +34,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the PNGs go (outside the repo)")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=2400)
-    parser.add_argument("--tiles", action="store_true",
-                        help="render each whole page (up to --page-height) and save it cut into tiles of --height")
+    parser.add_argument(
+        "--tiles",
+        action="store_true",
+        help="render each whole page (up to --page-height) and save it cut into tiles of --height",
+    )
     parser.add_argument("--page-height", type=int, default=16000)
     parser.add_argument("--chromium", default=None, help="the browser binary (default: chromium on PATH)")
-    parser.add_argument("--check-overflow", action="store_true",
-                        help="instead of screenshots, report code listings and pages wider than --width")
+    parser.add_argument(
+        "--check-overflow",
+        action="store_true",
+        help="instead of screenshots, report code listings and pages wider than --width",
+    )
     args = parser.parse_args(argv)
 
     browser = args.chromium or shutil.which("chromium") or shutil.which("chromium-browser")

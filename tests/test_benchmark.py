@@ -48,7 +48,9 @@ def tiny_dataset() -> Dataset:
     questions = []
     for qid, text, doc_id, quote in QUESTIONS:
         start = TEXTS[doc_id].index(quote)
-        questions.append(Question(qid, text, doc_id, [(start, start + len(quote))], [quote], "fact", "dev", False))
+        questions.append(
+            Question(qid, text, doc_id, [(start, start + len(quote))], [quote], "fact", "dev", False)
+        )
     return Dataset("tiny", docs, questions)
 
 
@@ -176,10 +178,14 @@ def test_bad_datasets_are_value_errors(encoder):
     from chunklab.evaluate import Benchmark
 
     data = tiny_dataset()
-    bad_doc = Dataset("bad", data.documents, [Question("x", "q?", "nope", [(0, 3)], ["abc"], "fact", "dev", False)])
+    bad_doc = Dataset(
+        "bad", data.documents, [Question("x", "q?", "nope", [(0, 3)], ["abc"], "fact", "dev", False)]
+    )
     with pytest.raises(ValueError, match="unknown document"):
         Benchmark(bad_doc, ["fixed"], encoder=encoder)
-    bad_span = Dataset("bad", data.documents, [Question("x", "q?", "bees", [(0, 10**6)], ["abc"], "fact", "dev", False)])
+    bad_span = Dataset(
+        "bad", data.documents, [Question("x", "q?", "bees", [(0, 10**6)], ["abc"], "fact", "dev", False)]
+    )
     with pytest.raises(ValueError, match="outside"):
         Benchmark(bad_span, ["fixed"], encoder=encoder)
     with pytest.raises(ValueError, match="no questions"):
@@ -364,7 +370,10 @@ def test_sweep_benchmark_and_sweep_plot(encoder, tmp_path):
     assert len(res.summary) == 4
     assert res.params["recursive[overlap=6,size=60]"]["sweep"] == {"size": 60, "overlap": "10%"}
     # bigger chunks: fewer of them
-    assert res.summary.loc["recursive[overlap=0,size=120]", "chunks"] < res.summary.loc["recursive[overlap=0,size=60]", "chunks"]
+    assert (
+        res.summary.loc["recursive[overlap=0,size=120]", "chunks"]
+        < res.summary.loc["recursive[overlap=0,size=60]", "chunks"]
+    )
     fig = plot_sweep(res, metrics=("recall", "iou"))
     axes = fig.axes
     assert len(axes) == 2 and axes[0].get_xlabel() == "chunk size (chars)"
@@ -382,9 +391,25 @@ def test_texts_longer_than_the_model_window_are_counted_as_truncated(encoder):
     data = Dataset(
         "long",
         [Document("long", "Long", text, "long.md", "markdown", "clean")],
-        [Question("q", "Which sentence is forty-two?", "long", [(start, start + len(quote))], [quote], "fact", "dev", False)],
+        [
+            Question(
+                "q",
+                "Which sentence is forty-two?",
+                "long",
+                [(start, start + len(quote))],
+                [quote],
+                "fact",
+                "dev",
+                False,
+            )
+        ],
     )
-    res = Benchmark(data, {"whole": whole_document, "small": get_strategy("recursive", size=200)}, k=1,
-                    encoder=encoder, n_resamples=20).run(progress=False)
+    res = Benchmark(
+        data,
+        {"whole": whole_document, "small": get_strategy("recursive", size=200)},
+        k=1,
+        encoder=encoder,
+        n_resamples=20,
+    ).run(progress=False)
     assert res.summary.loc["whole", "truncated_chunks"] == 1
     assert res.summary.loc["small", "truncated_chunks"] == 0

@@ -144,8 +144,11 @@ def test_toc_has_the_four_parts_in_order():
 
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_chapter_follows_the_capsule_rhythm(name):
-    heads = [line[3:].strip() for line in prose_lines(page_path(name).read_text(encoding="utf-8"))
-             if line.startswith("## ")]
+    heads = [
+        line[3:].strip()
+        for line in prose_lines(page_path(name).read_text(encoding="utf-8"))
+        if line.startswith("## ")
+    ]
     matched = []
     for want in CAPSULE:
         found = [h for h in heads if h.startswith(want)]
@@ -177,7 +180,9 @@ def test_every_figure_has_a_name_and_a_caption(name):
                 assert figure.get("name"), f"{name}: a figure cell has no name"
                 names.append(figure["name"])
             elif FIGURE_MAKERS.search("\n".join(code)) and not {"remove-cell", "remove-output"} & set(tags):
-                pytest.fail(f"{name}: a cell draws a figure without mystnb.figure caption:\n" + "\n".join(code[:5]))
+                pytest.fail(
+                    f"{name}: a cell draws a figure without mystnb.figure caption:\n" + "\n".join(code[:5])
+                )
         elif info.startswith("{figure}"):
             opts, rest = cell_options(body)
             assert "\n".join(rest).strip(), f"{name}: a {{figure}} directive has no caption"
@@ -192,7 +197,8 @@ def test_chapter_shows_at_least_one_computed_figure_or_table(name):
     if "Placeholder" in text:
         pytest.skip("placeholder chapter")
     computed = [
-        info for info, _, body in blocks(text)
+        info
+        for info, _, body in blocks(text)
         if info.startswith("{code-cell}") and (cell_options(body)[0].get("mystnb") or {}).get("figure")
     ]
     assert computed, f"{name}: no captioned computed figure or table"
@@ -216,7 +222,8 @@ def test_literalincludes_name_code_that_exists(name):
                     defined.add(node.name)
                     if isinstance(node, ast.ClassDef):
                         defined.update(
-                            f"{node.name}.{m.name}" for m in node.body
+                            f"{node.name}.{m.name}"
+                            for m in node.body
                             if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
                         )
             assert opts["pyobject"] in defined, f"{name}: {target.name} has no {opts['pyobject']}"
@@ -243,11 +250,21 @@ def test_config_builds_offline_executes_with_cache_and_skips_exercises_and_solut
     assert config["execute"]["execute_notebooks"] == "cache"
     assert config["execute"]["timeout"] >= 300
     excluded = " ".join(config["exclude_patterns"])
-    for path in ("solutions", "exercises", ".venv", "_build", "chunklab", "README.md", "chapters/CONVENTIONS.md"):
+    for path in (
+        "solutions",
+        "exercises",
+        ".venv",
+        "_build",
+        "chunklab",
+        "README.md",
+        "chapters/CONVENTIONS.md",
+    ):
         assert path in excluded, f"{path} must be excluded from the build"
     assert "sphinx_exercise" in config["sphinx"]["extra_extensions"]
     extensions = config["parse"]["myst_enable_extensions"]
-    assert "dollarmath" not in extensions and "amsmath" not in extensions, "math would load MathJax from a CDN"
+    assert "dollarmath" not in extensions and "amsmath" not in extensions, (
+        "math would load MathJax from a CDN"
+    )
     assert "chunklab_book" in config["sphinx"]["local_extensions"], "tables-as-tables extension missing"
     launch = config["launch_buttons"]
     assert launch.get("thebe") is False
@@ -265,16 +282,20 @@ def test_launch_links_follow_the_repository_setting():
     import chunklab_book
 
     class Config:
-        html_theme_options = {"launch_buttons": {"colab_url": "https://colab.research.google.com"},
-                              "repository_url": ""}
+        html_theme_options = {
+            "launch_buttons": {"colab_url": "https://colab.research.google.com"},
+            "repository_url": "",
+        }
 
     config = Config()
     chunklab_book._config_inited(None, config)
     assert "launch_buttons" not in config.html_theme_options
     assert config.html_theme_options["use_repository_button"] is False
     assert config.html_theme_options["navbar_persistent"] == []
-    config.html_theme_options = {"launch_buttons": {"colab_url": "x", "binderhub_url": "y"},
-                                 "repository_url": "https://github.com/a/b"}
+    config.html_theme_options = {
+        "launch_buttons": {"colab_url": "x", "binderhub_url": "y"},
+        "repository_url": "https://github.com/a/b",
+    }
     chunklab_book._config_inited(None, config)
     assert config.html_theme_options["launch_buttons"] == {"binderhub_url": "y"}, "Colab cannot open .md"
     assert config.html_theme_options["use_repository_button"] is True
@@ -284,8 +305,9 @@ def test_launch_links_follow_the_repository_setting():
 def test_chapter_starts_with_time_prerequisites_and_links_to_glossary_and_references(name):
     text = page_path(name).read_text(encoding="utf-8")
     heads = [info for info, _, _ in blocks(text)]
-    assert heads and any(h.startswith("{admonition} Before you start") for h in heads[:2]), \
+    assert heads and any(h.startswith("{admonition} Before you start") for h in heads[:2]), (
         f"{name}: the first block must be the 'Before you start' admonition"
+    )
     before = next(body for info, body, _ in blocks(text) if info.startswith("{admonition} Before you start"))
     assert "**Time:**" in before and "**You need:**" in before, f"{name}: time and prerequisites"
     assert "../glossary.md" in before and "../references.md" in before, f"{name}: glossary and references"
@@ -295,7 +317,7 @@ def test_chapter_starts_with_time_prerequisites_and_links_to_glossary_and_refere
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_every_chapter_has_a_numbered_exercise_box(name):
     text = page_path(name).read_text(encoding="utf-8")
-    section = text[text.index("## Exercise and checkpoint"):text.index("## Summary")]
+    section = text[text.index("## Exercise and checkpoint") : text.index("## Summary")]
     exercises = [(info, body) for info, body, _ in blocks(section) if info.startswith("{exercise}")]
     assert len(exercises) == 1, f"{name}: the exercise section needs one {{exercise}} box"
     info, body = exercises[0]
@@ -307,12 +329,30 @@ def test_every_chapter_has_a_numbered_exercise_box(name):
 def test_glossary_defines_the_terms_the_issue_lists_and_references_cite_the_sources():
     glossary = (ROOT / "glossary.md").read_text(encoding="utf-8")
     terms = [line for line in glossary.splitlines() if line and not line.startswith((" ", "`", "#"))]
-    for term in ("chunk", "overlap", "recall@k", "MRR", "nDCG", "span recall", "IoU", "precision Ω",
-                 "win share", "fallback"):
+    for term in (
+        "chunk",
+        "overlap",
+        "recall@k",
+        "MRR",
+        "nDCG",
+        "span recall",
+        "IoU",
+        "precision Ω",
+        "win share",
+        "fallback",
+    ):
         assert term in terms, f"glossary: no entry {term!r}"
     references = (ROOT / "references.md").read_text(encoding="utf-8")
-    for needle in ("2307.03172", "5_Levels_Of_Text_Splitting", "python.langchain.com", "docs.llamaindex.ai",
-                   "1909.09436", "research.trychroma.com", "10.1214/aos/1176344552", "contextual-retrieval"):
+    for needle in (
+        "2307.03172",
+        "5_Levels_Of_Text_Splitting",
+        "python.langchain.com",
+        "docs.llamaindex.ai",
+        "1909.09436",
+        "research.trychroma.com",
+        "10.1214/aos/1176344552",
+        "contextual-retrieval",
+    ):
         assert needle in references, f"references: {needle} missing"
     used = set()
     for name in ["intro", *CHAPTERS]:
@@ -357,10 +397,18 @@ def _included_lines(target: Path, opts: dict) -> list[str]:
             node = next(n for n in nodes if getattr(n, "name", None) == part)
             nodes = getattr(node, "body", [])
         first = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
-        return lines[first - 1:node.end_lineno]
-    start = next((i for i, line in enumerate(lines) if opts.get("start-at") and str(opts["start-at"]) in line), 0)
-    end = next((i for i, line in enumerate(lines) if i > start and opts.get("end-before")
-                and str(opts["end-before"]) in line), len(lines))
+        return lines[first - 1 : node.end_lineno]
+    start = next(
+        (i for i, line in enumerate(lines) if opts.get("start-at") and str(opts["start-at"]) in line), 0
+    )
+    end = next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if i > start and opts.get("end-before") and str(opts["end-before"]) in line
+        ),
+        len(lines),
+    )
     return lines[start:end]
 
 
@@ -368,11 +416,13 @@ def test_listings_wrap_and_tables_scroll_in_their_own_box():
     css = (ROOT / "_static" / "chunklab.css").read_text(encoding="utf-8")
     rules = re.findall(r"([^{}]+)\{([^}]*)\}", css)
     wraps = [sel for sel, body in rules if "white-space: pre-wrap" in body]
-    assert any("div.highlight pre" in sel and ".cell_output pre" in sel for sel in wraps), \
+    assert any("div.highlight pre" in sel and ".cell_output pre" in sel for sel in wraps), (
         "code listings and printed outputs must wrap inside the column"
+    )
     scrolls = [sel for sel, body in rules if "overflow-x: auto" in body]
-    assert any("figure.chunklab-table" in sel and ".cell_output .output.text_html" in sel for sel in scrolls), \
-        "tables must scroll inside their own box"
+    assert any(
+        "figure.chunklab-table" in sel and ".cell_output .output.text_html" in sel for sel in scrolls
+    ), "tables must scroll inside their own box"
 
 
 def test_no_page_uses_math_that_would_need_mathjax():
@@ -391,7 +441,11 @@ class _Resources(HTMLParser):
         attrs = dict(attrs)
         if tag in ("script", "img", "iframe", "audio", "video", "source") and attrs.get("src"):
             self.urls.append(attrs["src"])
-        if tag == "link" and attrs.get("href") and (attrs.get("rel") or "") in ("stylesheet", "preload", "icon"):
+        if (
+            tag == "link"
+            and attrs.get("href")
+            and (attrs.get("rel") or "") in ("stylesheet", "preload", "icon")
+        ):
             self.urls.append(attrs["href"])
 
 
@@ -415,7 +469,9 @@ def test_built_pages_load_nothing_from_the_network():
         assert not external, f"{name}.html loads external resources: {external}"
 
 
-PLACEHOLDERS = re.compile(r"example\.(org|com|net)|github\.com/chunklab/chunklab|jupyterhub\.example|OWNER/NAME")
+PLACEHOLDERS = re.compile(
+    r"example\.(org|com|net)|github\.com/chunklab/chunklab|jupyterhub\.example|OWNER/NAME"
+)
 
 
 def test_built_pages_contain_no_placeholder_urls():
@@ -440,15 +496,18 @@ def test_built_tables_are_captioned_and_cross_referenced_as_tables():
             want = "Table" if label.startswith("tbl-") else "Fig"
             assert word == want, f"{name}: a reference to {label} reads {word!r}"
         for label in re.findall(r'id="(tbl-[\w-]+)"', html):
-            assert re.search(rf'class="chunklab-table[^"]*" id="{label}"', html), f"{name}: {label} is not a table"
+            assert re.search(rf'class="chunklab-table[^"]*" id="{label}"', html), (
+                f"{name}: {label} is not a table"
+            )
     assert n_tables >= 20, f"only {n_tables} captioned tables found"
 
 
 def test_built_chapters_show_their_exercise_box():
     for name, html in _built_pages():
         if name in CHAPTERS:
-            assert re.search(r'class="(?:exercise admonition|admonition exercise)', html), \
+            assert re.search(r'class="(?:exercise admonition|admonition exercise)', html), (
                 f"{name}.html has no exercise box"
+            )
 
 
 @pytest.mark.parametrize("width", [1280, 400])
@@ -477,6 +536,8 @@ def test_binder_installs_cpu_torch_before_the_pinned_requirements():
     post = (ROOT / "binder" / "postBuild").read_text(encoding="utf-8").splitlines()
     torch_line = next(i for i, line in enumerate(post) if "torch==" in line)
     reqs_line = next(i for i, line in enumerate(post) if "-r requirements.txt" in line)
-    pinned = next(line for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("torch=="))
+    pinned = next(
+        line for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("torch==")
+    )
     assert torch_line < reqs_line and pinned in post[torch_line] and "whl/cpu" in post[torch_line]
     assert os.access(ROOT / "binder" / "postBuild", os.X_OK)

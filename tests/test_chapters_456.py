@@ -78,7 +78,8 @@ def _defined(path: Path, dotted: str) -> bool:
     scope: list[ast.stmt] = tree.body
     for part in dotted.split("."):
         found = [
-            n for n in scope
+            n
+            for n in scope
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part
         ]
         if not found:

@@ -68,13 +68,18 @@ def test_server_store_answers_like_the_local_store(server, tmp_path):
         assert store.add(_chunks(), show_progress=False) == 5  # upsert by id: nothing doubles
         assert store.count() == 5
     for where in (None, {"kind": "doc"}, {"$or": [{"kind": "class"}, {"section": "Refunds"}]}):
-        got = [[(c.id, round(s, 5)) for c, s in store.search("refund card", k=3, where=where)] for store in (remote, local)]
+        got = [
+            [(c.id, round(s, 5)) for c, s in store.search("refund card", k=3, where=where)]
+            for store in (remote, local)
+        ]
         assert got[0] == got[1]
     assert [c.metadata for c in remote.get([c.id for c in _chunks()])] == [c.metadata for c in _chunks()]
 
 
 def test_server_store_keeps_parents_and_survives_a_reopen(server):
-    parent = Chunk("a parent section about bananas and apples", 0, 41, "fruit", {"child_ids": ["x"], "level": 0})
+    parent = Chunk(
+        "a parent section about bananas and apples", 0, 41, "fruit", {"child_ids": ["x"], "level": 0}
+    )
     child = Chunk("bananas", 0, 7, "fruit", {"parent_id": parent.id, "level": 1})
     store = ChunkStore(url=server, collection="parents-test", encoder=HashEncoder())
     store.add([parent, child], show_progress=False)
@@ -111,7 +116,9 @@ def test_two_processes_writing_at_once_lose_nothing(server):
         """
     )
     procs = [
-        subprocess.Popen([sys.executable, "-c", code, server, tag, str(TESTS)], stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", code, server, tag, str(TESTS)], stderr=subprocess.PIPE, text=True
+        )
         for tag in ("left", "right")
     ]
     errors = [p.communicate(timeout=600)[1] for p in procs]

@@ -45,9 +45,7 @@ def test_check_chunks_reports_every_violation():
 def test_check_chunks_accepts_a_valid_split_and_oversize_marker():
     source = "aaaa bbbb"
     chunks = [Chunk("aaaa", 0, 4, "d", {}), Chunk("bbbb", 5, 9, "d", {"oversize": True})]
-    assert check_chunks(chunks, source, max_size=3) == [
-        "chunk 0: size 4 > 3 and not marked oversize"
-    ]
+    assert check_chunks(chunks, source, max_size=3) == ["chunk 0: size 4 > 3 and not marked oversize"]
 
 
 def test_check_chunks_flags_missing_overlap_unless_explained():
@@ -94,8 +92,9 @@ def test_id_is_the_blake2b_of_the_documented_key_and_is_hashed_once(monkeypatch)
 
     meta = {"strategy": "recursive", "params": {"unit": "chars", "size": 5}, "level": 1, "index": 3}
     c = Chunk("héllo", 4, 9, "docs/ä.md", meta)
-    key = json.dumps(["docs/ä.md", 4, 9, "recursive", {"size": 5, "unit": "chars"}, 1], sort_keys=True,
-                     ensure_ascii=False)
+    key = json.dumps(
+        ["docs/ä.md", 4, 9, "recursive", {"size": 5, "unit": "chars"}, 1], sort_keys=True, ensure_ascii=False
+    )
     expected = hashlib.blake2b(key.encode("utf-8"), digest_size=12).hexdigest()
     calls = []
     real = chunk_module.chunk_id

@@ -65,7 +65,16 @@ def test_one_job_and_two_jobs_give_the_same_chunks_in_the_same_order(tree, tmp_p
 def test_recursive_and_fixed_strategies_with_overlap(tree, tmp_path):
     for strategy in ("recursive", "fixed"):
         out = tmp_path / f"{strategy}.jsonl"
-        args = ["chunk", str(tree / "pkg" / "bad.py"), "--strategy", strategy, "--size", "100", "--overlap", "20"]
+        args = [
+            "chunk",
+            str(tree / "pkg" / "bad.py"),
+            "--strategy",
+            strategy,
+            "--size",
+            "100",
+            "--overlap",
+            "20",
+        ]
         assert main([*args, "--out", str(out), "--no-progress"]) == 0
         rows = read_jsonl(out)
         assert len(rows) > 2 and all(r["metadata"]["strategy"] == strategy for r in rows)
@@ -153,7 +162,9 @@ def test_a_worker_killed_with_sigkill_is_reported_and_the_run_finishes(tree, tmp
     assert {r["doc_id"] for r in read_jsonl(out)} == {"guide.md", "page.html", "pkg/bad.py", "pkg/good.py"}
 
 
-def test_ctrl_c_stops_cleanly_with_one_line_and_keeps_the_previous_output(tree, tmp_path, monkeypatch, capsys):
+def test_ctrl_c_stops_cleanly_with_one_line_and_keeps_the_previous_output(
+    tree, tmp_path, monkeypatch, capsys
+):
     import os
     import signal
 
@@ -197,7 +208,10 @@ def test_doc_ids_follow_root_and_are_the_same_from_any_working_directory(tree, t
         ids.append([r["id"] for r in read_jsonl(out)])
     assert ids[0] == ids[1] == ids[2]
     out = tmp_path / "r.jsonl"
-    assert main(["chunk", str(tree / "pkg"), "--root", str(tree.parent), "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(["chunk", str(tree / "pkg"), "--root", str(tree.parent), "--out", str(out), "--no-progress"])
+        == 0
+    )
     assert {r["doc_id"] for r in read_jsonl(out)} == {"docs/pkg/good.py", "docs/pkg/bad.py"}
     assert main(["chunk", str(tree), "--root", str(tree / "pkg"), "--no-progress"]) == 2  # outside the root
 
@@ -232,8 +246,20 @@ def test_a_closed_stdout_pipe_ends_the_run_quietly(tmp_path):
     for i in range(300):
         (docs / f"f{i:03d}.md").write_text(f"# Doc {i}\n\n" + "Some words here. " * 40 + "\n")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "chunklab.cli", "chunk", str(docs), "--out", "-", "--no-progress", "--size", "100"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "chunklab.cli",
+            "chunk",
+            str(docs),
+            "--out",
+            "-",
+            "--no-progress",
+            "--size",
+            "100",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     proc.stdout.readline()  # like `| head -1`
     proc.stdout.close()
@@ -249,7 +275,13 @@ def test_a_fifo_or_symlink_loop_named_on_the_command_line_is_reported_as_such(tm
     os.symlink(tmp_path / "b.md", tmp_path / "a.md")
     os.symlink(tmp_path / "a.md", tmp_path / "b.md")
     (tmp_path / "ok.md").write_text("# ok\n")
-    args = ["chunk", str(tmp_path / "pipe.md"), str(tmp_path / "a.md"), str(tmp_path / "ok.md"), "--no-progress"]
+    args = [
+        "chunk",
+        str(tmp_path / "pipe.md"),
+        str(tmp_path / "a.md"),
+        str(tmp_path / "ok.md"),
+        "--no-progress",
+    ]
     assert main(args) == 0  # skipped, not failed
     out = capsys.readouterr().out
     assert "pipe.md: not a regular file (FIFO)" in out and "a.md: symbolic link loop" in out

@@ -55,7 +55,9 @@ def test_same_file_gives_identical_text_and_ids_through_chunk_and_index(small, t
     via_index = {(c.id, c.doc_id, c.text) for c in stored(tmp_path / "store")}
     assert via_chunk == via_index
     texts = " ".join(t for _i, _d, t in via_index)
-    assert "caf\u00e9" in texts and "Br\u00fbl\u00e9e" in texts and "\ufffd" not in texts  # cookie and meta charset
+    assert (
+        "caf\u00e9" in texts and "Br\u00fbl\u00e9e" in texts and "\ufffd" not in texts
+    )  # cookie and meta charset
 
 
 def test_index_doc_ids_identical_from_three_working_directories(small, tmp_path, monkeypatch, capsys):
@@ -118,7 +120,10 @@ def test_index_and_chunk_accept_the_same_strategy_names_and_alias(small, tmp_pat
     assert "markdown-hierarchy" in available_strategies()
     for name in ("markdown-hierarchy", "hierarchical_md"):
         out = tmp_path / f"{name}.jsonl"
-        assert main(["chunk", str(small / "guide.md"), "--strategy", name, "--out", str(out), "--no-progress"]) == 0
+        assert (
+            main(["chunk", str(small / "guide.md"), "--strategy", name, "--out", str(out), "--no-progress"])
+            == 0
+        )
         rows = [json.loads(line) for line in out.read_text().splitlines()]
         assert rows and {r["metadata"]["strategy"] for r in rows} == {"hierarchical"}
 
@@ -144,7 +149,9 @@ def test_index_default_budget_fits_the_model_window_and_overflow_is_counted(tmp_
     assert "WARNING" in out and "exceed the model's 256-token window" in out
 
 
-def test_changing_the_chunker_without_clear_is_refused_and_clear_replaces_the_collection(small, tmp_path, capsys):
+def test_changing_the_chunker_without_clear_is_refused_and_clear_replaces_the_collection(
+    small, tmp_path, capsys
+):
     store = tmp_path / "store"
     assert index(small, "--store", store, "--size", "600") == 0
     before = {c.id for c in stored(store)}
@@ -180,7 +187,9 @@ def test_an_interrupted_clear_run_leaves_the_previous_store_untouched(small, tmp
     assert after and not after & {i for i, _t in before}
 
 
-def test_reindexing_unchanged_files_embeds_nothing_and_prune_drops_vanished_documents(small, tmp_path, capsys):
+def test_reindexing_unchanged_files_embeds_nothing_and_prune_drops_vanished_documents(
+    small, tmp_path, capsys
+):
     store = tmp_path / "store"
     assert index(small, "--store", store) == 0
     n = len(stored(store))

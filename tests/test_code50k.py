@@ -49,23 +49,39 @@ def test_unknown_corpus_name_lists_the_known_ones():
 _names = st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,20}", fullmatch=True)
 
 
-@given(st.lists(st.tuples(_names, st.from_regex(r"[0-9]{1,3}(\.[0-9]{1,3}){0,2}", fullmatch=True),
-                          st.binary(min_size=1, max_size=8), st.integers(0, 10**9)),
-                min_size=1, max_size=8, unique_by=lambda t: (t[0], t[1])))
+@given(
+    st.lists(
+        st.tuples(
+            _names,
+            st.from_regex(r"[0-9]{1,3}(\.[0-9]{1,3}){0,2}", fullmatch=True),
+            st.binary(min_size=1, max_size=8),
+            st.integers(0, 10**9),
+        ),
+        min_size=1,
+        max_size=8,
+        unique_by=lambda t: (t[0], t[1]),
+    )
+)
 def test_pins_round_trip_through_the_line_format(rows):
-    pins = [WheelPin(n, v, hashlib.sha256(b).hexdigest(), f"{n}-{v}-py3-none-any.whl", size) for n, v, b, size in rows]
+    pins = [
+        WheelPin(n, v, hashlib.sha256(b).hexdigest(), f"{n}-{v}-py3-none-any.whl", size)
+        for n, v, b, size in rows
+    ]
     if len({p.filename for p in pins}) < len(pins):
         return  # two rows naming the same file are refused (tested below)
     lines = ["# a comment", ""] + [f"{p.spec} {p.sha256} {p.filename} {p.size}  # trailing" for p in pins]
     assert parse_pins(lines) == pins
 
 
-@pytest.mark.parametrize("line, message", [
-    ("six==1.0 abc six-1.0-py3-none-any.whl 10", "sha256"),
-    ("six 0" * 2, "expected"),
-    ("six==1.0 " + "a" * 64 + " six-1.0-cp311-cp311-linux_x86_64.whl 10", "pure-Python"),
-    ("six==1.0 " + "a" * 64 + " six-1.0-py3-none-any.whl ten", "size"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("six==1.0 abc six-1.0-py3-none-any.whl 10", "sha256"),
+        ("six 0" * 2, "expected"),
+        ("six==1.0 " + "a" * 64 + " six-1.0-cp311-cp311-linux_x86_64.whl 10", "pure-Python"),
+        ("six==1.0 " + "a" * 64 + " six-1.0-py3-none-any.whl ten", "size"),
+    ],
+)
 def test_malformed_pin_lines_are_refused_with_their_line_number(line, message):
     with pytest.raises(ValueError, match=rf"pins:2: .*{message}"):
         parse_pins(["# header", line], source="pins")
@@ -166,9 +182,13 @@ def test_a_sha256_mismatch_names_the_wheel_and_leaves_no_file(fake_corpus):
     cache, blobs = fake_corpus
     name = "beta_pkg-2.0-py2.py3-none-any.whl"
     with pytest.raises(ValueError, match=rf"{name} \(beta-pkg==2.0\) failed verification"):
-        fetch_corpus("toy", cache_dir=cache, progress=False, downloader=FakePip(blobs, corrupt=name), batch_size=1)
+        fetch_corpus(
+            "toy", cache_dir=cache, progress=False, downloader=FakePip(blobs, corrupt=name), batch_size=1
+        )
     folder = cache / "corpora" / "toy"
-    assert sorted(p.name for p in folder.iterdir()) == ["alpha-1.0-py3-none-any.whl"]  # the verified one stays
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "alpha-1.0-py3-none-any.whl"
+    ]  # the verified one stays
 
 
 def test_fetch_rejects_a_bad_batch_size(fake_corpus):
@@ -194,10 +214,14 @@ def test_wheel_corpus_reads_members_in_order_with_project_version_and_module(fak
         ("beta-pkg==2.0", "beta/__init__.py", "beta-pkg", "beta"),
         ("beta-pkg==2.0", "tests/test_beta.py", "beta-pkg", "tests.test_beta"),
     ]
-    assert len(wheel_corpus("toy", cache_dir=cache, dedupe="path")) == 7  # beta/copy.py is alpha/shared.py's twin
+    assert (
+        len(wheel_corpus("toy", cache_dir=cache, dedupe="path")) == 7
+    )  # beta/copy.py is alpha/shared.py's twin
     by_rel = {f.relpath: f for f in corpus}
     assert by_rel["alpha/core.py"].read_bytes() == WHEELS["alpha-1.0-py3-none-any.whl"]["alpha/core.py"]
-    assert by_rel["beta/__init__.py"].read_text() == "# -*- coding: latin-1 -*-\nNAME = 'caf\xe9'\n"  # PEP 263 cookie
+    assert (
+        by_rel["beta/__init__.py"].read_text() == "# -*- coding: latin-1 -*-\nNAME = 'caf\xe9'\n"
+    )  # PEP 263 cookie
     assert by_rel["alpha/core.py"].version == "1.0" and corpus.projects() == {"alpha": 4, "beta-pkg": 2}
     assert [f.relpath for f, _ in corpus.iter_sources()] == [f.relpath for f in corpus]
 
@@ -210,13 +234,16 @@ def test_a_wheel_of_the_wrong_size_is_reported(fake_corpus):
         wheel_corpus("toy", cache_dir=cache)
 
 
-@pytest.mark.parametrize("member, expected", [
-    ("pkg/mod.py", "pkg/mod.py"),
-    ("pkg-1.0.data/purelib/pkg/mod.py", "pkg/mod.py"),
-    ("pkg-1.0.data/platlib/x.py", "x.py"),
-    ("pkg-1.0.data/scripts/run.py", "scripts/run.py"),
-    ("pkg-1.0.dist-info/hook.py", None),
-])
+@pytest.mark.parametrize(
+    "member, expected",
+    [
+        ("pkg/mod.py", "pkg/mod.py"),
+        ("pkg-1.0.data/purelib/pkg/mod.py", "pkg/mod.py"),
+        ("pkg-1.0.data/platlib/x.py", "x.py"),
+        ("pkg-1.0.data/scripts/run.py", "scripts/run.py"),
+        ("pkg-1.0.dist-info/hook.py", None),
+    ],
+)
 def test_module_path_of_wheel_members(member, expected):
     assert module_path(member) == expected
 
@@ -225,7 +252,9 @@ def test_code_corpus_dispatches_by_name(fake_corpus, monkeypatch):
     cache, blobs = fake_corpus
     fetch_corpus("toy", cache_dir=cache, progress=False, downloader=FakePip(blobs))
     monkeypatch.setenv("CHUNKLAB_CACHE", str(cache))
-    assert [f.relpath for f in code_corpus("toy")] == [f.relpath for f in wheel_corpus("toy", cache_dir=cache)]
+    assert [f.relpath for f in code_corpus("toy")] == [
+        f.relpath for f in wheel_corpus("toy", cache_dir=cache)
+    ]
     assert code_corpus("installed").paths == code_corpus().paths
 
 
@@ -258,12 +287,33 @@ def _benchmark():
 @pytest.mark.slow
 def test_benchmark_quick_path_on_a_few_hundred_installed_files(tmp_path):
     bench = _benchmark()
-    assert bench.main(["--quick", "--files", "200", "--workers", "2", "--question-files", "25",
-                       "--dense-files", "0", "--static-index", "ivf", "--out", str(tmp_path)]) == 0
+    assert (
+        bench.main(
+            [
+                "--quick",
+                "--files",
+                "200",
+                "--workers",
+                "2",
+                "--question-files",
+                "25",
+                "--dense-files",
+                "0",
+                "--static-index",
+                "ivf",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     result = json.loads((tmp_path / "code_rag_50k-quick.json").read_text())
     assert (tmp_path / "code_rag_50k-quick.md").read_text().startswith("# Code RAG at scale")
     assert result["files"] == 200
-    s, r = result["chunking"]["strategies"]["structural"], result["chunking"]["strategies"]["recursive 800/80"]
+    s, r = (
+        result["chunking"]["strategies"]["structural"],
+        result["chunking"]["strategies"]["recursive 800/80"],
+    )
     assert r["size_max"] <= 800 and 0 <= s["fallback_rate"] <= 1
     assert s["compile_share"] > r["compile_share"]  # the scenario's point: whole definitions compile
     assert s["fallback_files"] == sum(s["fallback_reasons"].values())
@@ -277,23 +327,48 @@ def test_benchmark_quick_path_on_a_few_hundred_installed_files(tmp_path):
         timings = entry["timings"]
         assert timings["bm25_postings"] >= entry["chunks"] and timings["vocabulary"] > 0
         assert timings["bm25_query_ms_p50_p95"][0] <= timings["bm25_query_ms_p50_p95"][1]
-        ivf = timings["static_index"]  # the IVF path forced on a small corpus: its sweep against the exact scan
+        ivf = timings[
+            "static_index"
+        ]  # the IVF path forced on a small corpus: its sweep against the exact scan
         assert ivf["method"] == "ivf" and 1 <= ivf["nprobe"] <= ivf["nlist"]
         shares = [row["agreement_at_5"] for row in ivf["sweep"]]
         assert [row["nprobe"] for row in ivf["sweep"]] == sorted(row["nprobe"] for row in ivf["sweep"])
-        assert all(0 <= a <= b <= 1 for a, b in zip(shares, shares[1:]))  # more cells scanned never finds less
+        assert all(
+            0 <= a <= b <= 1 for a, b in zip(shares, shares[1:])
+        )  # more cells scanned never finds less
         exact = entry["static_exact"]
-        assert 0 <= exact["recall"] <= 1 and exact["recall_minus_ivf"]["lo"] <= exact["recall_minus_ivf"]["diff"]
+        assert (
+            0 <= exact["recall"] <= 1 and exact["recall_minus_ivf"]["lo"] <= exact["recall_minus_ivf"]["diff"]
+        )
     for cmp in full["paired"].values():
         assert all(c["lo"] <= c["diff"] <= c["hi"] for c in cmp.values())
 
 
-_words = st.sampled_from(["parse", "config", "parse_config", "HTTPServer", "get_user", "x", "42", "self", "return",
-                          "value", "read_file", "path", "def", "userName", "cache"])
+_words = st.sampled_from(
+    [
+        "parse",
+        "config",
+        "parse_config",
+        "HTTPServer",
+        "get_user",
+        "x",
+        "42",
+        "self",
+        "return",
+        "value",
+        "read_file",
+        "path",
+        "def",
+        "userName",
+        "cache",
+    ]
+)
 
 
-@given(st.lists(st.lists(_words, min_size=0, max_size=25).map(" ".join), min_size=1, max_size=30),
-       st.lists(st.lists(_words, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=5))
+@given(
+    st.lists(st.lists(_words, min_size=0, max_size=25).map(" ".join), min_size=1, max_size=30),
+    st.lists(st.lists(_words, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=5),
+)
 def test_streamed_bm25_scores_like_the_kits_bm25_index(texts, queries):
     """The benchmark builds BM25 from per-chunk token counts; it must score exactly as BM25Index does."""
     from collections import Counter

@@ -105,6 +105,8 @@ def test_function_spans_are_character_offsets_even_after_non_ascii_text():
     assert [q for q, _s, _e in spans] == ["f", "C.m"]  # nested functions left out
     tree = ast.parse(src)
     f, cls = tree.body[1], tree.body[2]
-    assert src[spans[0][1] : spans[0][2]] == "@" + ast.get_source_segment(src, f.decorator_list[0]) + "\n" + ast.get_source_segment(src, f)
+    assert src[spans[0][1] : spans[0][2]] == "@" + ast.get_source_segment(
+        src, f.decorator_list[0]
+    ) + "\n" + ast.get_source_segment(src, f)
     assert src[spans[1][1] : spans[1][2]] == ast.get_source_segment(src, cls.body[0])
     assert function_spans("def broken(:\n") == []

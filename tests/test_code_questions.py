@@ -50,8 +50,12 @@ def _without_docstrings(tree: ast.AST) -> str:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-                    and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(getattr(body[0], "value", None), ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 node.body = body[1:] or ([] if isinstance(node, ast.Module) else [ast.Pass()])
     return ast.dump(tree, include_attributes=False)
 
@@ -114,9 +118,9 @@ def test_code_questions_from_a_small_corpus(tmp_path):
     files = {
         "geometry.py": SOURCE + PAD,
         "dup.py": 'def a():\n    """Do the same thing twice over."""\n    return 1\n\n\n'
-                  'def b():\n    """Do the same thing twice over."""\n    return 2\n\n\n'
-                  'def test_thing():\n    """Check that the thing works as intended."""\n\n\n'
-                  'def __repr__():\n    """Show the object as a string."""\n' + PAD,
+        'def b():\n    """Do the same thing twice over."""\n    return 2\n\n\n'
+        'def test_thing():\n    """Check that the thing works as intended."""\n\n\n'
+        'def __repr__():\n    """Show the object as a string."""\n' + PAD,
         "broken.py": "def oops(:\n    pass\n" + PAD,
     }
     data = code_questions(n_files=3, seed=0, corpus=_corpus(tmp_path, files))
@@ -133,7 +137,7 @@ def test_code_questions_from_a_small_corpus(tmp_path):
     q = by_id["site-packages:geometry.py::Box.volume"]
     assert q.question == "Return the volume of the box in cubic units."
     doc = data.doc(q.doc_id)
-    (s, e), = q.gold_spans
+    ((s, e),) = q.gold_spans
     assert doc.text[s:e] == "@property\n    def volume(self):\n        return self.size ** 3"
     assert q.answers == [doc.text[s:e]]
     assert "cubic" not in doc.text
@@ -144,8 +148,9 @@ def test_code_questions_from_a_small_corpus(tmp_path):
 
 
 def test_code_questions_can_keep_docstrings(tmp_path):
-    data = code_questions(n_files=1, seed=0, strip_docstrings=False,
-                          corpus=_corpus(tmp_path, {"geometry.py": SOURCE + PAD}))
+    data = code_questions(
+        n_files=1, seed=0, strip_docstrings=False, corpus=_corpus(tmp_path, {"geometry.py": SOURCE + PAD})
+    )
     q = next(q for q in data.questions if q.id.endswith("Box.volume"))
     assert "cubic units" in data.doc(q.doc_id).text[slice(*q.gold_spans[0])]
 

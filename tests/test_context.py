@@ -32,11 +32,19 @@ Ship it.
 
 
 def test_add_context_puts_title_and_section_path_in_front_of_the_embedded_text():
-    chunk = Chunk("Refunds take five days.", 10, 33, "pay", {"strategy": "s", "headings": ["Payments", "Refunds"]})
+    chunk = Chunk(
+        "Refunds take five days.", 10, 33, "pay", {"strategy": "s", "headings": ["Payments", "Refunds"]}
+    )
     [out] = add_context([chunk], title="Payments runbook")
     assert out.metadata["context"] == "Payments runbook > Payments > Refunds"
     assert embedding_text(out) == "Payments runbook > Payments > Refunds\n\nRefunds take five days."
-    assert (out.text, out.start, out.end, out.doc_id, out.id) == (chunk.text, chunk.start, chunk.end, "pay", chunk.id)
+    assert (out.text, out.start, out.end, out.doc_id, out.id) == (
+        chunk.text,
+        chunk.start,
+        chunk.end,
+        "pay",
+        chunk.id,
+    )
     assert "context" not in chunk.metadata  # the input is not mutated
 
 
@@ -49,7 +57,10 @@ def test_title_from_mapping_function_metadata_or_doc_id():
     a = Chunk("x", 0, 1, "a", {"headings": "Intro"})
     b = Chunk("y", 0, 1, "b", {"title": "Bee guide"})
     plain = Chunk("z", 0, 1, "doc", {})
-    assert [c.metadata.get("context") for c in add_context([a, b], title={"a": "Alpha"})] == ["Alpha > Intro", None]
+    assert [c.metadata.get("context") for c in add_context([a, b], title={"a": "Alpha"})] == [
+        "Alpha > Intro",
+        None,
+    ]
     assert add_context([a], title=lambda c: c.doc_id.upper())[0].metadata["context"] == "A > Intro"
     assert [c.metadata.get("context") for c in add_context([a, b, plain])] == ["a > Intro", "Bee guide", None]
 

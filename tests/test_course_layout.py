@@ -22,7 +22,10 @@ def imported_modules(path: Path, package_dir: Path = PACKAGE) -> set[str]:
             base = ".".join([*parts, *([node.module] if node.module else [])])
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+        ):
             if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 found.add(node.args[0].value)
     return found
@@ -34,7 +37,9 @@ def library_modules() -> list[Path]:
 
 
 def _course_imports(path: Path, package_dir: Path = PACKAGE) -> list[str]:
-    return sorted(m for m in imported_modules(path, package_dir) if m.split(".")[:2] == ["chunklab", "course"])
+    return sorted(
+        m for m in imported_modules(path, package_dir) if m.split(".")[:2] == ["chunklab", "course"]
+    )
 
 
 def test_the_scan_sees_course_imports_of_every_form(tmp_path):
@@ -46,7 +51,12 @@ def test_the_scan_sees_course_imports_of_every_form(tmp_path):
         "from ..course import checkpoints",
         "importlib.import_module('chunklab.course.paths')",
     ]
-    expected = ["chunklab.course.grader", "chunklab.course", "chunklab.course.checkpoints", "chunklab.course.paths"]
+    expected = [
+        "chunklab.course.grader",
+        "chunklab.course",
+        "chunklab.course.checkpoints",
+        "chunklab.course.paths",
+    ]
     for form, module in zip(forms, expected, strict=True):
         probe.write_text(f"import importlib\n\ndef f():\n    {form}\n", encoding="utf-8")
         assert module in _course_imports(probe, tmp_path / "chunklab"), form

@@ -83,7 +83,11 @@ def test_byte_order_marks_utf8_utf16_utf32_are_decoded_without_nuls(tmp_path, co
 
 
 # a text may not start with U+FEFF (read as a second mark) or U+0000 (UTF-16 LE "FF FE 00 00" opens UTF-32 LE too)
-@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=200).filter(lambda t: t[:1] not in ("\ufeff", "\x00")))
+@given(
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=200).filter(
+        lambda t: t[:1] not in ("\ufeff", "\x00")
+    )
+)
 def test_property_bom_encodings_round_trip_for_every_kind(text):
     for codec in ("utf-8-sig", "utf-16", "utf-32"):
         for kind in KINDS:
@@ -226,10 +230,18 @@ def test_iter_paths_is_sorted_skips_hidden_and_cache_folders_and_gives_each_file
 @pytest.mark.parametrize(
     ("name", "kind"),
     [
-        ("a.py", "python"), ("a.pyi", "python"), ("A.PY", "python"),
-        ("a.md", "markdown"), ("a.markdown", "markdown"),
-        ("a.html", "html"), ("a.htm", "html"), ("a.xhtml", "html"),
-        ("a.rst", "rst"), ("a.txt", "text"), ("noext", "text"), ("a.csv", "text"),
+        ("a.py", "python"),
+        ("a.pyi", "python"),
+        ("A.PY", "python"),
+        ("a.md", "markdown"),
+        ("a.markdown", "markdown"),
+        ("a.html", "html"),
+        ("a.htm", "html"),
+        ("a.xhtml", "html"),
+        ("a.rst", "rst"),
+        ("a.txt", "text"),
+        ("noext", "text"),
+        ("a.csv", "text"),
     ],
 )
 def test_detect_kind_table(name, kind):
@@ -257,7 +269,9 @@ def test_glob_patterns_the_shell_left_alone_are_expanded(small):
     assert [os.path.relpath(p, small) for p in iter_paths([pattern])] == [os.path.join("sub", "b.py")]
     assert corpus_root([pattern]) == str(small / "sub")
     assert [d.doc_id for d in iter_documents([str(small / "*.md"), str(small / "sub")])] == [
-        "a.md", "sub/b.py", "sub/c.html",
+        "a.md",
+        "sub/b.py",
+        "sub/c.html",
     ]
     with pytest.raises(FileNotFoundError, match="no file matches"):
         list(iter_paths([str(small / "*.nothing")]))

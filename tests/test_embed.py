@@ -27,7 +27,9 @@ def encoder(tmp_path_factory) -> Encoder:
     return Encoder(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
-def _run(code: str, env_extra: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def _run(
+    code: str, env_extra: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
     env = {**os.environ, "CHUNKLAB_TORCH_THREADS": "1", **(env_extra or {})}
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
@@ -55,7 +57,11 @@ def test_empty_list_gives_empty_array_without_loading(tmp_path):
 
 def test_similar_sentences_are_closer_than_unrelated_ones(encoder):
     a, b, c = encoder.encode(
-        ["How do I reset my password?", "Steps to change a forgotten password", "The volcano erupted in 1883."]
+        [
+            "How do I reset my password?",
+            "Steps to change a forgotten password",
+            "The volcano erupted in 1883.",
+        ]
     )
     assert float(a @ b) > float(a @ c) + 0.2
 
@@ -130,7 +136,9 @@ def test_default_cache_dir_is_under_the_project_root(tmp_path, monkeypatch):
         assert cache_dir() == tmp_path.resolve() / ".chunklab" / "cache"
         monkeypatch.setenv("CHUNKLAB_CACHE", str(tmp_path / "elsewhere"))
         assert cache_dir() == tmp_path / "elsewhere"
-        assert cache_dir(tmp_path / "named") == tmp_path / "named"  # an explicit argument beats the environment
+        assert (
+            cache_dir(tmp_path / "named") == tmp_path / "named"
+        )  # an explicit argument beats the environment
     finally:
         project_root.cache_clear()
 
@@ -287,6 +295,8 @@ def test_model_loading_prints_no_progress_bars_or_warnings(tmp_path):
     assert "Loading weights" not in result.stderr
     assert "%|" not in result.stderr
     assert "Warning" not in result.stderr
+
+
 @pytest.fixture(scope="module")
 def tiny_source(tmp_path_factory) -> Path:
     """A one-layer BERT with MiniLM's tokenizer: distils in seconds, same code path as the real one."""

@@ -54,7 +54,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("corpus")
     (root / "sub").mkdir()
     for i in range(4):
-        body = "\n\n".join(f"Paragraph {j} of note {i}: " + "the depot ships parcels daily. " * (3 + j) for j in range(6))
+        body = "\n\n".join(
+            f"Paragraph {j} of note {i}: " + "the depot ships parcels daily. " * (3 + j) for j in range(6)
+        )
         (root / f"note{i}.md").write_text(f"# Note {i}\n\n## Part\n\n{body}\n", encoding="utf-8")
     for i in range(4):
         (root / "sub" / f"mod{i}.py").write_text(PY.replace("add", f"add{i}") * (i + 1), encoding="utf-8")
@@ -133,7 +135,13 @@ def test_parquet_rows_are_the_strategys_chunks_with_their_vectors(corpus: Path, 
     assert {c.id for c in chunks} == set(expected)
     for c in chunks:
         want, source = expected[c.id]
-        assert (c.doc_id, c.start, c.end, c.text, c.metadata) == (want.doc_id, want.start, want.end, want.text, want.metadata)
+        assert (c.doc_id, c.start, c.end, c.text, c.metadata) == (
+            want.doc_id,
+            want.start,
+            want.end,
+            want.text,
+            want.metadata,
+        )
         assert source[c.start : c.end] == c.text
     sample = [expected[i][0] for i in table.column("id").to_pylist()[:8]]
     direct = Encoder("static").encode([embedding_text(c) for c in sample])
@@ -149,12 +157,16 @@ def test_a_bad_file_is_reported_with_its_path_and_the_run_goes_on(corpus: Path, 
         assert report.exit_code == 1
 
 
-def test_reindexing_with_either_engine_is_an_idempotent_upsert(corpus: Path, ray_cluster, tmp_path: Path) -> None:
+def test_reindexing_with_either_engine_is_an_idempotent_upsert(
+    corpus: Path, ray_cluster, tmp_path: Path
+) -> None:
     from chunklab.embed import Encoder
     from chunklab.store import ChunkStore
 
     folder = tmp_path / "chroma"
-    first = get_engine("local")([str(corpus)], strategy=STRATEGY, store=str(folder), workers=1, progress=False)
+    first = get_engine("local")(
+        [str(corpus)], strategy=STRATEGY, store=str(folder), workers=1, progress=False
+    )
     store = ChunkStore(folder, encoder=Encoder("static"), create=False)
     ids = sorted(c.id for c in store.iter_chunks())
     assert len(ids) == first.chunks > 20
@@ -228,18 +240,41 @@ def test_engine_ray_without_ray_says_how_to_install_it(corpus: Path, tmp_path: P
     assert "pip install 'chunklab[distributed]'" in out.stderr
 
 
-def test_cli_index_engine_local_writes_parquet_and_reports_bad_files(corpus: Path, local_out, tmp_path: Path) -> None:
+def test_cli_index_engine_local_writes_parquet_and_reports_bad_files(
+    corpus: Path, local_out, tmp_path: Path
+) -> None:
     out = tmp_path / "cli"
-    args = ["index", str(corpus), "--engine", "local", "--out", str(out), "--model", "static", "--strategy",
-            "recursive", "--size", "300", "-j", "2", "--no-progress"]
-    run = subprocess.run([sys.executable, "-m", "chunklab.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    args = [
+        "index",
+        str(corpus),
+        "--engine",
+        "local",
+        "--out",
+        str(out),
+        "--model",
+        "static",
+        "--strategy",
+        "recursive",
+        "--size",
+        "300",
+        "-j",
+        "2",
+        "--no-progress",
+    ]
+    run = subprocess.run(
+        [sys.executable, "-m", "chunklab.cli", *args], capture_output=True, text=True, cwd=ROOT
+    )
     assert run.returncode == 1, run.stderr  # a file failed: the run finished and says so
     assert str(corpus / "gone.md") in run.stdout and "blob.txt" in run.stdout
     assert _table(out).column("id").equals(_table(local_out[1]).column("id"))
 
 
-def test_both_engines_upsert_the_same_chunks_into_a_chroma_server(corpus: Path, local_out, ray_cluster,
-                                                                   server: str) -> None:  # noqa: F811
+def test_both_engines_upsert_the_same_chunks_into_a_chroma_server(
+    corpus: Path,
+    local_out,
+    ray_cluster,
+    server: str,  # noqa: F811
+) -> None:
     from chunklab.store import ChunkStore
 
     options = {"strategy": STRATEGY, "chroma_url": server, "collection": "engines", "progress": False}

@@ -26,7 +26,16 @@ from chunklab.cli import main  # noqa: E402
 
 A = "Scanners reboot when the power key is held for ten seconds; the screen goes dark and the logo shows."
 B = "Depot doors open at six every weekday morning, and on Saturdays the loading bay opens an hour later."
-METRIC_COLUMNS = ("recall", "precision", "mrr", "ndcg", "char_recall", "char_precision", "iou", "precision_omega")
+METRIC_COLUMNS = (
+    "recall",
+    "precision",
+    "mrr",
+    "ndcg",
+    "char_recall",
+    "char_precision",
+    "iou",
+    "precision_omega",
+)
 # fixed windows of 60 characters with 20 of overlap: [0, 60) and [40, 100) in each file
 OVERLAPPING = "fixed:size=60;overlap=20"
 WHOLE = "fixed:size=100;overlap=0"
@@ -53,8 +62,21 @@ def corpus(tmp_path_factory) -> Path:
 
 
 def evaluate(corpus: Path, questions: Path | None, out: Path, *extra: str) -> pd.DataFrame:
-    argv = ["evaluate", "--corpus", str(corpus), "--strategies", f"{OVERLAPPING},{WHOLE}", "--k", "4",
-            "--resamples", "200", "--no-progress", "--out", str(out), *extra]
+    argv = [
+        "evaluate",
+        "--corpus",
+        str(corpus),
+        "--strategies",
+        f"{OVERLAPPING},{WHOLE}",
+        "--k",
+        "4",
+        "--resamples",
+        "200",
+        "--no-progress",
+        "--out",
+        str(out),
+        *extra,
+    ]
     if questions is not None:
         argv[3:3] = ["--questions", str(questions)]
     assert main(argv) == 0
@@ -66,10 +88,20 @@ def spans_file(tmp_path: Path) -> Path:
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=["question", "corpus_id", "references"])
         w.writeheader()
-        w.writerow({"question": "How long is the power key held?", "corpus_id": "scanner",
-                    "references": json.dumps([{"content": A[50:70], "start_index": 50, "end_index": 70}])})
-        w.writerow({"question": "When do the depot doors open?", "corpus_id": "depot.txt",
-                    "references": json.dumps([{"content": B[0:30], "start_index": 0, "end_index": 30}])})
+        w.writerow(
+            {
+                "question": "How long is the power key held?",
+                "corpus_id": "scanner",
+                "references": json.dumps([{"content": A[50:70], "start_index": 50, "end_index": 70}]),
+            }
+        )
+        w.writerow(
+            {
+                "question": "When do the depot doors open?",
+                "corpus_id": "depot.txt",
+                "references": json.dumps([{"content": B[0:30], "start_index": 0, "end_index": 30}]),
+            }
+        )
     return path
 
 
@@ -109,10 +141,26 @@ def test_spans_format_reproduces_hand_computed_span_metrics(cache, corpus, tmp_p
 def test_quotes_format_end_to_end_with_split(cache, corpus, tmp_path, capsys):
     qfile = tmp_path / "q.jsonl"
     qfile.write_text(
-        json.dumps({"id": "key", "question": "How long is the key held?", "doc": "scanner.txt",
-                    "answer": "ten seconds", "split": "dev"}) + "\n"
-        + json.dumps({"id": "sat", "question": "When does the bay open on Saturdays?", "doc": "depot.txt",
-                      "answer": ["an hour later"], "split": "test"}) + "\n",
+        json.dumps(
+            {
+                "id": "key",
+                "question": "How long is the key held?",
+                "doc": "scanner.txt",
+                "answer": "ten seconds",
+                "split": "dev",
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "id": "sat",
+                "question": "When does the bay open on Saturdays?",
+                "doc": "depot.txt",
+                "answer": ["an hour later"],
+                "split": "test",
+            }
+        )
+        + "\n",
         encoding="utf-8",
     )
     table = evaluate(corpus, qfile, tmp_path / "out", "--split", "dev")
@@ -126,16 +174,23 @@ def test_beir_format_reports_no_span_metrics_and_says_so(cache, tmp_path, capsys
     root = tmp_path / "beir"
     (root / "qrels").mkdir(parents=True)
     (root / "corpus.jsonl").write_text(
-        json.dumps({"_id": "s", "title": "Scanner", "text": A}) + "\n"
-        + json.dumps({"_id": "d", "title": "Depot", "text": B}) + "\n", encoding="utf-8")
+        json.dumps({"_id": "s", "title": "Scanner", "text": A})
+        + "\n"
+        + json.dumps({"_id": "d", "title": "Depot", "text": B})
+        + "\n",
+        encoding="utf-8",
+    )
     (root / "queries.jsonl").write_text(
-        json.dumps({"_id": "q1", "text": "reboot the scanner"}) + "\n", encoding="utf-8")
+        json.dumps({"_id": "q1", "text": "reboot the scanner"}) + "\n", encoding="utf-8"
+    )
     (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\ts\t1\n", encoding="utf-8")
     table = evaluate(root, None, tmp_path / "out")
     out = capsys.readouterr().out
     assert "span metrics (char_recall, char_precision, iou, precision_omega) are not reported" in out
     assert table["iou"].isna().all() and table["char_recall_lo"].isna().all()
-    data = json.loads((tmp_path / "out" / "results.json").read_text(), parse_constant=lambda c: pytest.fail(c))
+    data = json.loads(
+        (tmp_path / "out" / "results.json").read_text(), parse_constant=lambda c: pytest.fail(c)
+    )
     assert data["relevance"] == "document" and data["summary"][0]["iou"] is None
     # k = 4 retrieves every chunk, so the relevant document is always found
     assert (table["recall"] == 1.0).all()
@@ -149,8 +204,22 @@ def test_tokenizer_option_sizes_every_unit_strategy_in_its_tokens(cache, corpus,
     tok.pre_tokenizer = pre_tokenizers.Whitespace()  # every word and every punctuation mark is one token
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
-    argv = ["evaluate", "--corpus", str(corpus), "--questions", str(spans_file(tmp_path)), "--strategies",
-            "fixed:size=5", "--tokenizer", str(path), "--resamples", "50", "--no-progress", "--out", str(tmp_path / "o")]
+    argv = [
+        "evaluate",
+        "--corpus",
+        str(corpus),
+        "--questions",
+        str(spans_file(tmp_path)),
+        "--strategies",
+        "fixed:size=5",
+        "--tokenizer",
+        str(path),
+        "--resamples",
+        "50",
+        "--no-progress",
+        "--out",
+        str(tmp_path / "o"),
+    ]
     assert main(argv) == 0
     table = pd.read_csv(tmp_path / "o" / "results.csv", index_col="strategy")
     # scanner.txt: 19 words + ';' + '.' = 21 tokens -> windows of 5, 5, 5, 5, 1;
@@ -163,17 +232,23 @@ def test_tokenizer_option_sizes_every_unit_strategy_in_its_tokens(cache, corpus,
 
 def test_malformed_input_is_a_clear_cli_error(cache, corpus, tmp_path, capsys):
     qfile = tmp_path / "q.jsonl"
-    qfile.write_text(json.dumps({"question": "x?", "doc": "nowhere.md", "answer": "x"}) + "\n", encoding="utf-8")
+    qfile.write_text(
+        json.dumps({"question": "x?", "doc": "nowhere.md", "answer": "x"}) + "\n", encoding="utf-8"
+    )
     assert main(["evaluate", "--corpus", str(corpus), "--questions", str(qfile), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert "chunklab evaluate: error:" in err and "doc 'nowhere.md' is not a readable file of the corpus" in err
+    assert (
+        "chunklab evaluate: error:" in err and "doc 'nowhere.md' is not a readable file of the corpus" in err
+    )
     assert main(["evaluate", "--questions", str(qfile)]) == 2
     assert "--questions needs --corpus" in capsys.readouterr().err
 
 
 def test_search_prints_hits_and_json_lines(cache, corpus, tmp_path, capsys):
     store = tmp_path / "store"
-    assert main(["index", str(corpus), "--store", str(store), "--strategy", "recursive", "--no-progress"]) == 0
+    assert (
+        main(["index", str(corpus), "--store", str(store), "--strategy", "recursive", "--no-progress"]) == 0
+    )
     capsys.readouterr()
     assert main(["search", str(store), "when do the doors open", "--k", "1"]) == 0
     out = capsys.readouterr().out
@@ -224,17 +299,29 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (apt-get install -y chromium)")
+@pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason="needs Debian's chromium (apt-get install -y chromium)"
+)
 def test_report_loads_in_headless_chromium_without_errors_or_network(report, tmp_path):
     import urllib.request
 
     ws_client = pytest.importorskip("websockets.sync.client")
     port = _free_port()
     proc = subprocess.Popen(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
-         f"--remote-debugging-port={port}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--remote-debugging-port={port}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         targets = None
@@ -251,9 +338,13 @@ def test_report_loads_in_headless_chromium_without_errors_or_network(report, tmp
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    errors = [e for e in events if e["method"] == "Runtime.exceptionThrown"
-              or (e["method"] == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
-              or (e["method"] == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
+    errors = [
+        e
+        for e in events
+        if e["method"] == "Runtime.exceptionThrown"
+        or (e["method"] == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
+        or (e["method"] == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")
+    ]
     assert errors == []
     urls = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
     assert urls and all(u.startswith(("file:", "data:")) for u in urls), urls
@@ -282,10 +373,12 @@ def _load_page(ws_client, ws_url: str, url: str) -> tuple[list[dict], dict]:
         deadline = time.time() + 30
         while not any(e.get("method") == "Page.loadEventFired" for e in events) and time.time() < deadline:
             events.append(json.loads(ws.recv(timeout=30)))
-        expr = ("JSON.stringify({tables: document.querySelectorAll('table').length, "
-                "images: document.images.length, "
-                "loaded: [...document.images].filter(i => i.complete && i.naturalWidth > 0).length, "
-                "details: document.querySelectorAll('details').length})")
+        expr = (
+            "JSON.stringify({tables: document.querySelectorAll('table').length, "
+            "images: document.images.length, "
+            "loaded: [...document.images].filter(i => i.complete && i.naturalWidth > 0).length, "
+            "details: document.querySelectorAll('details').length})"
+        )
         shown = call("Runtime.evaluate", expression=expr, returnByValue=True)
         events = [e for e in events if "method" in e]
     return events, json.loads(shown["result"]["value"])

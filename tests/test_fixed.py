@@ -117,7 +117,10 @@ def test_a_tokenizer_file_is_a_unit_for_counting_and_for_windows(word_tokenizer)
     pieces = re.findall(r"\w+|[^\w\s]+", text)  # what the Whitespace pre-tokenizer yields
     assert check_unit(word_tokenizer) == word_tokenizer and is_token_unit(word_tokenizer)
     assert count_tokens(text, word_tokenizer) == len(pieces) == length_function(word_tokenizer)(text)
-    for chunks in (chunk_fixed(text, 5, 1, unit=word_tokenizer), chunk_recursive(text, 5, unit=word_tokenizer)):
+    for chunks in (
+        chunk_fixed(text, 5, 1, unit=word_tokenizer),
+        chunk_recursive(text, 5, unit=word_tokenizer),
+    ):
         assert check_chunks(chunks, text, max_size=5, length=length_function(word_tokenizer)) == []
         assert all(c.metadata["params"]["unit"] == word_tokenizer for c in chunks)
     assert len(chunk_fixed(text, 5, unit=word_tokenizer)) == -(-len(pieces) // 5)

@@ -108,7 +108,11 @@ def test_markdown_sections_are_parents_and_paragraphs_children():
     ]
     restart = sections[1]
     kids = [c for c in by_level[1] if c.metadata["parent_id"] == restart.id]
-    assert [k.text.splitlines()[0] for k in kids] == ["## Restart the service", "```bash", "Check the logs afterwards."]
+    assert [k.text.splitlines()[0] for k in kids] == [
+        "## Restart the service",
+        "```bash",
+        "Check the logs afterwards.",
+    ]
     assert kids[1].text.endswith("```")  # the fence with a blank line inside stays whole
     assert restart.metadata["child_ids"] == [k.id for k in kids]
     assert check_chunks(by_level[1], MD, max_size=200) == []
@@ -117,7 +121,9 @@ def test_markdown_sections_are_parents_and_paragraphs_children():
 
 
 def _family(n_children: int, doc: str = "d", child_ids: bool = True) -> tuple[Chunk, list[Chunk]]:
-    parent = Chunk("P" * 10 * n_children, 0, 10 * n_children, doc, {"strategy": "t", "level": 0, "parent_id": None})
+    parent = Chunk(
+        "P" * 10 * n_children, 0, 10 * n_children, doc, {"strategy": "t", "level": 0, "parent_id": None}
+    )
     kids = [
         Chunk("c" * 10, 10 * i, 10 * i + 10, doc, {"strategy": "t", "level": 1, "parent_id": parent.id})
         for i in range(n_children)
@@ -144,11 +150,23 @@ def test_auto_merge_keeps_the_children_at_exactly_the_ratio():
 
 def test_auto_merge_climbs_levels_and_drops_covered_chunks():
     root = Chunk("R" * 40, 0, 40, "d", {"strategy": "t", "level": 0, "parent_id": None})
-    mids = [Chunk("M" * 20, 20 * i, 20 * i + 20, "d", {"strategy": "t", "level": 1, "parent_id": root.id}) for i in range(2)]
+    mids = [
+        Chunk("M" * 20, 20 * i, 20 * i + 20, "d", {"strategy": "t", "level": 1, "parent_id": root.id})
+        for i in range(2)
+    ]
     root.metadata["child_ids"] = [m.id for m in mids]
     leaves_ = []
     for m in mids:
-        kids = [Chunk("l" * 10, m.start + 10 * j, m.start + 10 * j + 10, "d", {"strategy": "t", "level": 2, "parent_id": m.id}) for j in range(2)]
+        kids = [
+            Chunk(
+                "l" * 10,
+                m.start + 10 * j,
+                m.start + 10 * j + 10,
+                "d",
+                {"strategy": "t", "level": 2, "parent_id": m.id},
+            )
+            for j in range(2)
+        ]
         m.metadata["child_ids"] = [k.id for k in kids]
         leaves_.extend(kids)
     other_parent, other_kids = _family(3, doc="e")

@@ -56,7 +56,9 @@ def test_weighted_fusion_rejects_bad_weights():
 
 
 def _corpus() -> list[Chunk]:
-    return [Chunk(text, 0, len(text), doc_id, dict(meta, strategy="t")) for doc_id, (text, meta) in CORPUS.items()]
+    return [
+        Chunk(text, 0, len(text), doc_id, dict(meta, strategy="t")) for doc_id, (text, meta) in CORPUS.items()
+    ]
 
 
 @pytest.fixture()
@@ -83,7 +85,12 @@ def test_the_where_filter_reaches_both_sides(hashed_store):
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"fusion": "max"}, "fusion"), ({"depth": 0}, "depth"), ({"rrf_k": -1}, "rrf_k"), ({"fusion": "weighted", "weights": (0, 0)}, "weights")],
+    [
+        ({"fusion": "max"}, "fusion"),
+        ({"depth": 0}, "depth"),
+        ({"rrf_k": -1}, "rrf_k"),
+        ({"fusion": "weighted", "weights": (0, 0)}, "weights"),
+    ],
 )
 def test_bad_settings_are_value_errors(hashed_store, kwargs, match):
     with pytest.raises(ValueError, match=match):

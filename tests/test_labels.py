@@ -218,8 +218,10 @@ def test_frame_refuses_a_header_with_no_label_unless_kept():
 
 def test_frame_translates_worded_columns_strictly_and_leaves_names():
     df = pd.DataFrame(
-        [{"strategy": "fixed", "verdict": "established", "ahead in": "61.2%"},
-         {"strategy": "MiniLM", "verdict": "tied", "ahead in": "identical"}]
+        [
+            {"strategy": "fixed", "verdict": "established", "ahead in": "61.2%"},
+            {"strategy": "MiniLM", "verdict": "tied", "ahead in": "identical"},
+        ]
     ).set_index("strategy")
     es = frame(df, "es", words=("verdict", "ahead in"))
     assert list(es.index) == ["fijo", "MiniLM"]  # a proper name stays
@@ -268,7 +270,9 @@ def test_the_books_table_display_writes_presented_numbers_in_the_language():
     spec = importlib.util.spec_from_file_location("booktools", path)
     booktools = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(booktools)
-    df = pd.DataFrame({"chunks": [55478], "characters per token": [0.6412]}, index=pd.Index([1000], name="size"))
+    df = pd.DataFrame(
+        {"chunks": [55478], "characters per token": [0.6412]}, index=pd.Index([1000], name="size")
+    )
     es = booktools._frame_html(frame(df, "es"))
     assert f"55{NBSP}478" in es and "0,64" in es and ">1000<" in es
     en = booktools._frame_html(frame(df, "en"))

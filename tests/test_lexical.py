@@ -17,9 +17,18 @@ from chunklab.filters import matches
 from chunklab.lexical import BM25Index, tokenize
 
 CORPUS = {
-    "config": ("def parse_config(path):\n    return json.loads(open(path).read())", {"kind": "function", "line_start": 3}),
-    "user": ("class UserStore:\n    def getUserName(self, uid):\n        return self.names[uid]", {"kind": "class"}),
-    "refund": ("Refunds are issued to the original card within five business days.", {"kind": "doc", "headings": ["Payments", "Refunds"]}),
+    "config": (
+        "def parse_config(path):\n    return json.loads(open(path).read())",
+        {"kind": "function", "line_start": 3},
+    ),
+    "user": (
+        "class UserStore:\n    def getUserName(self, uid):\n        return self.names[uid]",
+        {"kind": "class"},
+    ),
+    "refund": (
+        "Refunds are issued to the original card within five business days.",
+        {"kind": "doc", "headings": ["Payments", "Refunds"]},
+    ),
     "weather": ("The weather in Paris is sunny with a light breeze.", {"kind": "doc", "score": 0.5}),
     "http": ("HTTPServer handles each request in a thread.", {"kind": "doc", "draft": True}),
 }
@@ -45,7 +54,9 @@ class HashEncoder:
 
 
 def _chunks() -> list[Chunk]:
-    return [Chunk(text, 0, len(text), doc_id, dict(meta, strategy="t")) for doc_id, (text, meta) in CORPUS.items()]
+    return [
+        Chunk(text, 0, len(text), doc_id, dict(meta, strategy="t")) for doc_id, (text, meta) in CORPUS.items()
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -144,10 +155,14 @@ def test_where_filters_select_what_the_store_selects(where, index):
         store.close()
     ours = {c.doc_id for c, keep in zip(index.chunks, index._mask(where), strict=True) if keep}
     assert ours == dense
-    assert {c.doc_id for c, _ in index.search("parse user refunds weather httpserver", k=10, where=where)} <= dense
+    assert {
+        c.doc_id for c, _ in index.search("parse user refunds weather httpserver", k=10, where=where)
+    } <= dense
 
 
-_VALUES = st.one_of(st.booleans(), st.integers(-3, 3), st.sampled_from([0.5, 1.0, 2.5, -1.5]), st.sampled_from(["a", "b"]))
+_VALUES = st.one_of(
+    st.booleans(), st.integers(-3, 3), st.sampled_from([0.5, 1.0, 2.5, -1.5]), st.sampled_from(["a", "b"])
+)
 _RECORDS = st.lists(st.dictionaries(st.sampled_from(["x", "y"]), _VALUES, max_size=2), min_size=1, max_size=6)
 _OPS = st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"])
 
@@ -175,8 +190,11 @@ def test_python_filters_agree_with_chroma_on_random_records(records, where):
     coll = client.get_or_create_collection("filters-agree", embedding_function=None)
     try:
         ids = [str(i) for i in range(len(records))]
-        coll.add(ids=ids, embeddings=np.eye(len(records), 8, dtype=np.float32) + 0.1,
-                 metadatas=[dict(r, always=1) for r in records])
+        coll.add(
+            ids=ids,
+            embeddings=np.eye(len(records), 8, dtype=np.float32) + 0.1,
+            metadatas=[dict(r, always=1) for r in records],
+        )
         chroma = set(coll.get(where=where)["ids"])
         ours = {i for i, r in zip(ids, records, strict=True) if matches(where, dict(r, always=1))}
         assert ours == chroma
@@ -223,14 +241,17 @@ def test_an_empty_index_answers_nothing(tmp_path):
     assert BM25Index.load(tmp_path / "empty").search("anything") == []
 
 
-
 def test_chunks_without_a_single_token_are_kept_and_answer_nothing(tmp_path):
-    chunks = [Chunk(text="!!! ... ---", doc_id="a.md", start=0, end=11), Chunk(text="   ", doc_id="b.md", start=0, end=3)]
+    chunks = [
+        Chunk(text="!!! ... ---", doc_id="a.md", start=0, end=11),
+        Chunk(text="   ", doc_id="b.md", start=0, end=3),
+    ]
     idx = BM25Index(chunks, context=False)
     assert len(idx) == 2 and idx.search("anything") == [] and idx.search("!!!") == []
     idx.save(tmp_path / "tokenless")
     again = BM25Index.load(tmp_path / "tokenless")
     assert len(again) == 2 and again.search("anything") == []
+
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),

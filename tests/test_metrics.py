@@ -161,7 +161,13 @@ def test_rank_metrics_gold_split_across_chunks():
 
 
 def test_rank_metrics_empty_retrieval():
-    assert rank_metrics([], n_gold=2, k=5) == {"hit": 0.0, "recall": 0.0, "precision": 0.0, "mrr": 0.0, "ndcg": 0.0}
+    assert rank_metrics([], n_gold=2, k=5) == {
+        "hit": 0.0,
+        "recall": 0.0,
+        "precision": 0.0,
+        "mrr": 0.0,
+        "ndcg": 0.0,
+    }
 
 
 # ----------------------------------------------------------------- character-level span metrics
@@ -197,7 +203,9 @@ def test_span_metrics_overlapping_chunks_partly_covering_the_gold():
     gold = [(40, 60)]
     # U = [0, 50): |U| = 50; L = 30 + 30 = 60; |G| = 20; |U ∩ G| = [40, 50) = 10
     # union: recall 10/20, precision 10/50, iou 10 / |U ∪ G| = 10 / (50 + 20 - 10) = 10/60
-    assert span_metrics(retrieved, gold) == pytest.approx({"recall": 0.5, "precision": 10 / 50, "iou": 10 / 60})
+    assert span_metrics(retrieved, gold) == pytest.approx(
+        {"recall": 0.5, "precision": 10 / 50, "iou": 10 / 60}
+    )
     # chroma: precision 10/60, iou 10 / (60 + 20 - 10) = 10/70
     assert span_metrics(retrieved, gold, convention="chroma") == pytest.approx(
         {"recall": 0.5, "precision": 10 / 60, "iou": 10 / 70}
@@ -279,7 +287,9 @@ def test_precision_omega_accepts_chunk_objects():
     assert precision_omega(chunks, [("d", 2, 6)]) == pytest.approx(4 / 10)
 
 
-SPANS = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 25)).map(lambda t: (t[0], t[0] + t[1])), max_size=8)
+SPANS = st.lists(
+    st.tuples(st.integers(0, 60), st.integers(0, 25)).map(lambda t: (t[0], t[0] + t[1])), max_size=8
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -359,7 +369,9 @@ WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "alpha beta", "beta 
 
 
 @settings(max_examples=200, deadline=None)
-@given(retrieved=st.lists(WORDS, max_size=8), golds=st.lists(WORDS, min_size=1, max_size=3), k=st.integers(1, 9))
+@given(
+    retrieved=st.lists(WORDS, max_size=8), golds=st.lists(WORDS, min_size=1, max_size=3), k=st.integers(1, 9)
+)
 def test_chunk_metrics_stay_in_range_and_recall_grows_with_k(retrieved, golds, k):
     for metric in (recall_at_k, precision_at_k, ndcg_at_k):
         assert 0.0 <= metric(retrieved, golds, k) <= 1.0

@@ -71,7 +71,10 @@ def test_overlap_applies_when_every_piece_fits_where_langchain_gives_none():
     size, overlap = 120, 30
     lc = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap).split_text(text)
     lc_shared = [
-        len(set(range(text.index(a), text.index(a) + len(a))) & set(range(text.index(b), text.index(b) + len(b))))
+        len(
+            set(range(text.index(a), text.index(a) + len(a)))
+            & set(range(text.index(b), text.index(b) + len(b)))
+        )
         for a, b in zip(lc, lc[1:])
     ]
     assert lc_shared and max(lc_shared) == 0  # LangChain: no overlap at all

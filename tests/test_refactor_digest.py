@@ -30,9 +30,7 @@ PINNED = {
 def stdlib_sample(every: int = 10, limit: int = 100) -> list[Path]:
     """Every ``every``-th ``.py`` file of the standard library, in sorted order, up to ``limit``."""
     root = Path(sysconfig.get_paths()["stdlib"])
-    files = sorted(
-        p for p in root.rglob("*.py") if "site-packages" not in p.parts and "test" not in p.parts
-    )
+    files = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts and "test" not in p.parts)
     return files[::every][:limit]
 
 

@@ -114,7 +114,9 @@ def test_breakpoint_lands_on_the_planted_topic_change(encoder):
 
 
 def test_split_windows_put_the_peak_on_the_gap_with_a_buffer(encoder):
-    analysis = analyze_semantic(PLANTED, buffer_size=1, window="split", percentile=90, min_chars=0, encoder=encoder)
+    analysis = analyze_semantic(
+        PLANTED, buffer_size=1, window="split", percentile=90, min_chars=0, encoder=encoder
+    )
     assert analysis.breakpoints == [len(CATS) - 1]
 
 

@@ -32,9 +32,22 @@ def test_solution_passes_nbval(path, tmp_path):
     """``pytest --nbval`` with the course's sanitize file: every stored output is reproduced."""
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     cmd = [
-        sys.executable, "-m", "pytest", "-q", "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path),
-        "-p", "no:cacheprovider", "--color=no", "--nbval", "--nbval-current-env",
-        f"--nbval-sanitize-with={SANITIZE}", "--nbval-cell-timeout=600", str(path),
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-c",
+        str(tmp_path / "pytest.ini"),
+        "--rootdir",
+        str(tmp_path),
+        "-p",
+        "no:cacheprovider",
+        "--color=no",
+        "--nbval",
+        "--nbval-current-env",
+        f"--nbval-sanitize-with={SANITIZE}",
+        "--nbval-cell-timeout=600",
+        str(path),
     ]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)

@@ -28,7 +28,11 @@ DOCS = {
 
 def _chunks() -> list[Chunk]:
     metas = {
-        "install": {"kind": "doc", "headings": ["Guide", "Install"], "params": {"size": 200, "seps": ["\n\n", "\n"]}},
+        "install": {
+            "kind": "doc",
+            "headings": ["Guide", "Install"],
+            "params": {"size": 200, "seps": ["\n\n", "\n"]},
+        },
         "weather": {"kind": "doc", "headings": ["News", "Weather"], "parent_id": None, "score": 0.5},
         "parse": {"kind": "function", "name": "parse_config", "line_start": 1, "tags": ["io", "json"]},
         "refund": {"kind": "doc", "headings": ["Payments", "Refunds"], "title": "Payments runbook"},
@@ -339,7 +343,9 @@ def test_a_long_lived_local_reader_sees_other_writers_after_reopen(tmp_path, enc
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "db"), str(encoder.cache.directory)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     reader.reopen()
@@ -351,8 +357,13 @@ def test_a_reader_without_an_encoder_gets_the_model_that_filled_the_collection(t
     static = Encoder("static", cache_dir=tmp_path / "c")
     ChunkStore(path=tmp_path / "db", collection="static-built", encoder=static)
     ChunkStore(path=tmp_path / "db", collection="minilm-built", encoder=encoder)
-    assert ChunkStore(path=tmp_path / "db", collection="static-built", create=False).encoder.model_kind == "static"
-    assert ChunkStore(path=tmp_path / "db", collection="minilm-built", create=False).encoder.name == encoder.name
+    assert (
+        ChunkStore(path=tmp_path / "db", collection="static-built", create=False).encoder.model_kind
+        == "static"
+    )
+    assert (
+        ChunkStore(path=tmp_path / "db", collection="minilm-built", create=False).encoder.name == encoder.name
+    )
 
 
 def test_rebuild_swaps_in_the_new_chunks_only_when_the_block_succeeds(tmp_path):
@@ -371,4 +382,6 @@ def test_rebuild_swaps_in_the_new_chunks_only_when_the_block_succeeds(tmp_path):
     assert reopened.count() == 2 and reopened.get([parent.id]) == [parent]
     from chunklab.store_backend import collection_names, make_client
 
-    assert collection_names(make_client(tmp_path / "db", None, False)) == ["rebuilt"]  # no staging left behind
+    assert collection_names(make_client(tmp_path / "db", None, False)) == [
+        "rebuilt"
+    ]  # no staging left behind

@@ -35,7 +35,8 @@ def visible(html: str, keep_boilerplate: bool = False) -> str:
     if not keep_boilerplate:
         furniture = soup.find_all(["nav", "aside"]) + soup.find_all(attrs={"role": "navigation"})
         furniture += [
-            t for t in soup.find_all(["header", "footer"])
+            t
+            for t in soup.find_all(["header", "footer"])
             if t.find_parent(["article", "section", "main", "aside", "nav"]) is None
         ]
         for t in furniture:
@@ -184,7 +185,20 @@ def test_bad_arguments_raise_value_error(kwargs):
 
 _WORDS = st.text(alphabet="abcxyz &<>\"'é\u00a0\n\t", min_size=1, max_size=12)
 _BLOCK_TAGS = [
-    "p", "div", "section", "article", "li", "h1", "h2", "h3", "pre", "blockquote", "main", "aside", "nav", "header",
+    "p",
+    "div",
+    "section",
+    "article",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "pre",
+    "blockquote",
+    "main",
+    "aside",
+    "nav",
+    "header",
     "footer",
 ]
 _INLINE = ["b", "i", "a", "span", "code", "em"]
@@ -199,7 +213,11 @@ def element(draw, depth=0):
         tag = draw(st.sampled_from(_INLINE))
         return f"<{tag}>{html_lib.escape(draw(_WORDS), quote=False)}</{tag}>"
     if kind == 3:
-        return draw(st.sampled_from(["<script>var a='<p>x</p>';</script>", "<style>p{}</style>", "<br>", "<!-- hi -->", "<hr/>"]))
+        return draw(
+            st.sampled_from(
+                ["<script>var a='<p>x</p>';</script>", "<style>p{}</style>", "<br>", "<!-- hi -->", "<hr/>"]
+            )
+        )
     tag = draw(st.sampled_from(_BLOCK_TAGS))
     attrs = draw(st.sampled_from(["", ' class="c"', ' id="i1"', " class='a b' id=z"]))
     inner = "".join(draw(st.lists(element(depth + 1), max_size=4)))
@@ -209,7 +227,9 @@ def element(draw, depth=0):
 @st.composite
 def page(draw):
     body = "".join(draw(st.lists(element(), max_size=8)))
-    prefix = draw(st.sampled_from(["", "<!DOCTYPE html>", '<?xml version="1.0" encoding="utf-8"?>\n', "\ufeff"]))
+    prefix = draw(
+        st.sampled_from(["", "<!DOCTYPE html>", '<?xml version="1.0" encoding="utf-8"?>\n', "\ufeff"])
+    )
     wrap = draw(st.booleans())
     nl = draw(st.sampled_from(["\n", "\r\n"]))
     doc = f"{prefix}<html><head><title>T</title></head><body>{body}</body></html>" if wrap else prefix + body
@@ -218,7 +238,9 @@ def page(draw):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=page(), max_chars=st.integers(5, 300))
-@example(doc="<li><aside><li></li>&lt;</aside></li>", max_chars=5)  # a new <li> does not close the outer one through <aside>
+@example(
+    doc="<li><aside><li></li>&lt;</aside></li>", max_chars=5
+)  # a new <li> does not close the outer one through <aside>
 def test_property_generated_pages_keep_every_visible_character_and_bounds(doc, max_chars):
     for keep in (False, True):
         chunks = chunk_html(doc, max_chars=max_chars, keep_boilerplate=keep)
@@ -229,7 +251,10 @@ def test_property_generated_pages_keep_every_visible_character_and_bounds(doc, m
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(doc=st.text(alphabet="<>/!-?abpdivhsecton =\"'&;#\n\r\t\ufeff", max_size=200), max_chars=st.integers(1, 100))
+@given(
+    doc=st.text(alphabet="<>/!-?abpdivhsecton =\"'&;#\n\r\t\ufeff", max_size=200),
+    max_chars=st.integers(1, 100),
+)
 def test_property_random_markup_never_raises_and_spans_cover_the_page(doc, max_chars):
     chunks = chunk_html(doc, max_chars=max_chars)
     if chunks:
@@ -300,7 +325,9 @@ def test_crlf_and_lone_cr_line_endings_keep_exact_offsets():
     page = (
         "<html>\r\n<head><title>T</title></head>\r\n<body>\r\n"
         "<section id='a'>\r\n<h2>One</h2>\r\n<p>first\r\npara</p>\r\n</section>\r"
-        "<section id='b'>\r<h2>Two</h2>\r<p>" + "long text &amp; more\r\n" * 30 + "</p></section>\r\n</body></html>"
+        "<section id='b'>\r<h2>Two</h2>\r<p>"
+        + "long text &amp; more\r\n" * 30
+        + "</p></section>\r\n</body></html>"
     )
     chunks = chunk_html(page, max_chars=120)
     ok(chunks, page, 120)
@@ -394,7 +421,9 @@ def test_html_nav_header_footer_aside_boilerplate_dropped_by_default_and_kept_on
     chunks = chunk_html(page)
     ok(chunks, page)
     text = "\n".join(c.text for c in chunks)
-    assert text == "Real title\nThe content people search for.\nArticle footnote."  # sectioned header/footer stay
+    assert (
+        text == "Real title\nThe content people search for.\nArticle footnote."
+    )  # sectioned header/footer stay
     assert (chunks[0].start, chunks[-1].end) == (0, len(page.rstrip()))  # the markup is still covered
     kept = "\n".join(c.text for c in chunk_html(page, keep_boilerplate=True))
     for furniture in ("Site name", "Alpha", "libffi", "Related links", "Copyright 2024"):
@@ -459,7 +488,9 @@ def test_plain_text_strategies_on_html_chunk_the_visible_text_with_spans_on_the_
         assert c.start <= where[c.metadata["visible_start"]] < c.end
     leaves = [c for c in chunks if not c.metadata.get("child_ids")]
     if not params.get("overlap"):
-        assert "".join("".join(c.text.split()) for c in leaves if c.level in (None, 1)) == "".join(text.split())
+        assert "".join("".join(c.text.split()) for c in leaves if c.level in (None, 1)) == "".join(
+            text.split()
+        )
     ids = {c.id for c in chunks}
     assert all(c.metadata["parent_id"] in ids for c in chunks if c.metadata.get("parent_id"))
     assert all(set(c.metadata["child_ids"]) <= ids for c in chunks if c.metadata.get("child_ids"))

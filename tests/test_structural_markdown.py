@@ -143,9 +143,34 @@ def test_bad_arguments_raise_value_error(kwargs):
 
 
 _MD_LINES = [
-    "# H1", "## H2", "### H3", "#### H4", "#nospace", "Title", "=====", "-----", "---", "```", "```py",
-    "~~~", "    # indented", "| a | b |", "|---|---|", "| 1 | 2 |", "a | b", "- item", "* item", "> quote",
-    "", "", "plain text line", "word " * 40, "\t# tab", "...", "<div>html</div>", "\\# escaped",
+    "# H1",
+    "## H2",
+    "### H3",
+    "#### H4",
+    "#nospace",
+    "Title",
+    "=====",
+    "-----",
+    "---",
+    "```",
+    "```py",
+    "~~~",
+    "    # indented",
+    "| a | b |",
+    "|---|---|",
+    "| 1 | 2 |",
+    "a | b",
+    "- item",
+    "* item",
+    "> quote",
+    "",
+    "",
+    "plain text line",
+    "word " * 40,
+    "\t# tab",
+    "...",
+    "<div>html</div>",
+    "\\# escaped",
 ]
 
 

@@ -28,8 +28,10 @@ def by_name(chunks):
 
 
 def big_function(name: str, statements: int, indent: str = "") -> str:
-    body = "".join(f"{indent}    value_{i} = compute_something({i}, 'argument number {i}')\n" for i in range(statements))
-    return f"{indent}def {name}(x):\n{indent}    \"\"\"Docstring of {name}.\"\"\"\n{body}{indent}    return x\n"
+    body = "".join(
+        f"{indent}    value_{i} = compute_something({i}, 'argument number {i}')\n" for i in range(statements)
+    )
+    return f'{indent}def {name}(x):\n{indent}    """Docstring of {name}."""\n{body}{indent}    return x\n'
 
 
 def test_decorators_and_comments_above_a_function_stay_with_it():
@@ -38,10 +40,7 @@ def test_decorators_and_comments_above_a_function_stay_with_it():
         "# helper that does the thing\n"
         "# over two comment lines\n"
         "@functools.lru_cache(maxsize=None)\n"
-        "@other\n"
-        + big_function("decorated", 6)
-        + "\n\n"
-        + big_function("plain", 6)
+        "@other\n" + big_function("decorated", 6) + "\n\n" + big_function("plain", 6)
     )
     chunks = chunk_python(src, max_chars=600, min_chars=0)
     ok(chunks, src, 600)
@@ -129,7 +128,11 @@ def test_single_line_over_budget_is_marked_oversize():
 
 
 def test_invalid_syntax_falls_back_to_recursive_chunks_with_overlap_and_reason():
-    src = "def ok():\n    return 1\n\n" + "".join(f"line_{i} = value({i})\n" for i in range(200)) + "print 'py2'\n"
+    src = (
+        "def ok():\n    return 1\n\n"
+        + "".join(f"line_{i} = value({i})\n" for i in range(200))
+        + "print 'py2'\n"
+    )
     chunks = chunk_python(src, max_chars=400, path="broken.py")
     assert chunks and all(c.metadata["fallback"] is True for c in chunks)
     assert all(c.metadata["kind"] == "fallback" for c in chunks)
@@ -253,10 +256,35 @@ def test_non_text_source_raises_value_error():
 
 
 _FRAGMENTS = [
-    "def f(x):", "    return x", "class C(B):", "    pass", "    def m(self):", "        return 1",
-    "# comment", "", "   ", "@dec", "x = 1", "if x:", "\ty = 2", '"""doc', 'end"""', "\x0c",
-    "print 'x'", "lambda: (", ")", "a = [1,", "     2]", "async def g():", "    await h()",
-    "x = 'é€𝄞'", "\\", "\0", "match x:", "    case 1:", "        pass",
+    "def f(x):",
+    "    return x",
+    "class C(B):",
+    "    pass",
+    "    def m(self):",
+    "        return 1",
+    "# comment",
+    "",
+    "   ",
+    "@dec",
+    "x = 1",
+    "if x:",
+    "\ty = 2",
+    '"""doc',
+    'end"""',
+    "\x0c",
+    "print 'x'",
+    "lambda: (",
+    ")",
+    "a = [1,",
+    "     2]",
+    "async def g():",
+    "    await h()",
+    "x = 'é€𝄞'",
+    "\\",
+    "\0",
+    "match x:",
+    "    case 1:",
+    "        pass",
 ]
 
 

@@ -66,7 +66,9 @@ def docutils_titles(text: str) -> list[tuple[int, str]]:
     from docutils.core import publish_doctree
     from docutils.nodes import section, title
 
-    tree = publish_doctree(text, settings_overrides={"report_level": 5, "halt_level": 5, "doctitle_xform": False})
+    tree = publish_doctree(
+        text, settings_overrides={"report_level": 5, "halt_level": 5, "doctitle_xform": False}
+    )
     out = []
     for node in tree.findall(section):
         depth = 0
@@ -82,7 +84,10 @@ def test_rst_section_adornments_give_levels_by_first_appearance_and_heading_path
     chunks = chunk_rst(DOC, max_chars=200)
     ok(chunks, DOC, 200)
     assert [c.metadata["headings"] for c in chunks] == [
-        ["Manual"], ["Manual", "Install"], ["Manual", "Install", "Linux"], ["Manual", "Usage"],
+        ["Manual"],
+        ["Manual", "Install"],
+        ["Manual", "Install", "Linux"],
+        ["Manual", "Usage"],
     ]
     heads = [(b.level, b.title) for b in rst_blocks(DOC) if b.kind == "heading"]
     assert heads == [(1, "Manual"), (2, "Install"), (3, "Linux"), (2, "Usage")]
@@ -183,7 +188,9 @@ def test_installed_rst_files_keep_the_contract():
         assert check_chunks(chunks, doc.text, max_size=800) == [], f
 
 
-@pytest.mark.parametrize("text", ["\ufeff\n# Title\n\n", "\ufeff\nTitle\n=====\n\ntext\n", "\ufeff", "\ufeff\n"])
+@pytest.mark.parametrize(
+    "text", ["\ufeff\n# Title\n\n", "\ufeff\nTitle\n=====\n\ntext\n", "\ufeff", "\ufeff\n"]
+)
 @pytest.mark.parametrize("max_chars", [3, 10, 200])
 def test_a_lone_byte_order_mark_line_is_kept_like_markdown_does(text, max_chars):
     """A BOM alone on the first line is not whitespace: it must land in a chunk (hypothesis found it lost)."""

@@ -30,23 +30,47 @@ FENCED = (
 )
 
 MARKDOWN_LINES = [
-    "# Title", "## Sub section", "### Deep #", "text line", "more text.", "", "", "Setext title",
-    "======", "------", "- item one", "* item two", "| a | b |", "|---|---|", "| 1 | 2 |", "    # indented",
-    "\t# tabbed", "#nospace", "> quote", "\ufeffbom line", "\r", "---", "...",
+    "# Title",
+    "## Sub section",
+    "### Deep #",
+    "text line",
+    "more text.",
+    "",
+    "",
+    "Setext title",
+    "======",
+    "------",
+    "- item one",
+    "* item two",
+    "| a | b |",
+    "|---|---|",
+    "| 1 | 2 |",
+    "    # indented",
+    "\t# tabbed",
+    "#nospace",
+    "> quote",
+    "\ufeffbom line",
+    "\r",
+    "---",
+    "...",
 ]
 markdownish = st.one_of(
     nasty_text,
-    st.lists(st.sampled_from([*MARKDOWN_LINES, "```", "````md", "~~~", "~~~~", "``` py ``"]), max_size=30).map(
-        "\n".join
-    ),
+    st.lists(
+        st.sampled_from([*MARKDOWN_LINES, "```", "````md", "~~~", "~~~~", "``` py ``"]), max_size=30
+    ).map("\n".join),
 )
 #: what a fence may hold: shorter fences of both characters, "#" lines, anything
 fence_inner = st.one_of(
-    st.lists(st.sampled_from(["```", "~~~", "````", "  ~~~~", "```python", "# h", "## h2", "x", "", "==="]),
-             max_size=10).map("\n".join),
+    st.lists(
+        st.sampled_from(["```", "~~~", "````", "  ~~~~", "```python", "# h", "## h2", "x", "", "==="]),
+        max_size=10,
+    ).map("\n".join),
     st.text(alphabet="`~#x \n", max_size=80),
 )
-plain_lines = st.lists(st.sampled_from(MARKDOWN_LINES[:15]), max_size=12).map(lambda ls: "".join(f"{x}\n" for x in ls))
+plain_lines = st.lists(st.sampled_from(MARKDOWN_LINES[:15]), max_size=12).map(
+    lambda ls: "".join(f"{x}\n" for x in ls)
+)
 
 
 # -- blocks --------------------------------------------------------------------------------------
@@ -130,8 +154,31 @@ def test_markdown_hierarchy_joins_a_setext_heading_to_the_block_after_it_like_an
 
 # -- sentences -----------------------------------------------------------------------------------
 prose = st.lists(
-    st.sampled_from(["Dr.", "Smith", "e.g.", "U.S.", "3.14", "setup.py", "It", "ends.", "Why?", "no!", "Fig.", "3",
-                     "(see", "this).", "*great.*", "J.", "R.", "wait...", "Next", "中文。", "x"]),
+    st.sampled_from(
+        [
+            "Dr.",
+            "Smith",
+            "e.g.",
+            "U.S.",
+            "3.14",
+            "setup.py",
+            "It",
+            "ends.",
+            "Why?",
+            "no!",
+            "Fig.",
+            "3",
+            "(see",
+            "this).",
+            "*great.*",
+            "J.",
+            "R.",
+            "wait...",
+            "Next",
+            "中文。",
+            "x",
+        ]
+    ),
     min_size=1,
     max_size=25,
 ).map(" ".join)

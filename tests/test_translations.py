@@ -84,7 +84,9 @@ def test_catalogs_hold_exactly_the_messages_of_the_current_english_sources(templ
     for name, path in catalogs.catalogs(LANG).items():
         have, want = catalogs.messages(path), templates.get(name, set())
         problems += [f"{name}: new English text, not in the catalog: {m[:70]!r}" for m in sorted(want - have)]
-        problems += [f"{name}: obsolete, no longer in the English text: {m[:70]!r}" for m in sorted(have - want)]
+        problems += [
+            f"{name}: obsolete, no longer in the English text: {m[:70]!r}" for m in sorted(have - want)
+        ]
         obsolete = _catalog(path).obsolete
         problems += [f"{name}: leftover obsolete entry (#~): {m[:70]!r}" for m in sorted(obsolete)]
     assert not problems, "run `make catalogs`, translate, delete #~ entries:\n" + "\n".join(problems[:40])
@@ -98,7 +100,9 @@ def test_catalogs_are_valid_po_files():
 def test_every_message_is_translated_and_none_is_fuzzy():
     untranslated = [f"{name}: {m.id[:70]!r}" for name, m in _entries() if not m.string]
     fuzzy = [f"{name}: {m.id[:70]!r}" for name, m in _entries() if m.string and m.fuzzy]
-    assert not fuzzy, f"{len(fuzzy)} fuzzy entries (check the translation, drop the flag):\n" + "\n".join(fuzzy[:30])
+    assert not fuzzy, f"{len(fuzzy)} fuzzy entries (check the translation, drop the flag):\n" + "\n".join(
+        fuzzy[:30]
+    )
     assert not untranslated, f"{len(untranslated)} untranslated entries:\n" + "\n".join(untranslated[:30])
 
 
@@ -115,14 +119,20 @@ def test_glossary_gives_each_term_in_spanish_with_the_english_beside_it():
     spanish = {m.id: m.string for m in _catalog(catalogs.catalogs(LANG)["glossary"]) if m.id}
     for term in terms:
         assert spanish.get(term), f"glossary term {term!r} has no Spanish entry"
-        assert term in spanish[term], f"glossary: {spanish[term]!r} does not show the English term {term!r} beside it"
+        assert term in spanish[term], (
+            f"glossary: {spanish[term]!r} does not show the English term {term!r} beside it"
+        )
         if term in SPANISH_TERMS:
-            assert SPANISH_TERMS[term] in spanish[term], f"{term!r} is {SPANISH_TERMS[term]!r}…, not {spanish[term]!r}"
+            assert SPANISH_TERMS[term] in spanish[term], (
+                f"{term!r} is {SPANISH_TERMS[term]!r}…, not {spanish[term]!r}"
+            )
 
 
 # --- the merge --------------------------------------------------------------------------
 
-OLD_PARAGRAPH = "Overlap repeats the end of each chunk at the start of the next one, so a cut sentence is whole once."
+OLD_PARAGRAPH = (
+    "Overlap repeats the end of each chunk at the start of the next one, so a cut sentence is whole once."
+)
 NEW_PARAGRAPH = "Overlap repeats the end of each chunk at the start of the next one, so a cut sentence is whole at least once."
 
 
@@ -141,10 +151,19 @@ def _write_catalog(path: Path, entries: dict[str, str], template: bool = False) 
 def test_merge_keeps_translations_marks_changed_text_fuzzy_and_adds_new_text(tmp_path):
     pot, locales = tmp_path / "pot", tmp_path / "locales"
     po = locales / LANG / "LC_MESSAGES" / "chapters" / "01-fixed.po"
-    _write_catalog(po, {"Fixed-size chunking": "Troceado de tamaño fijo", OLD_PARAGRAPH: "El solapamiento repite…",
-                        "A paragraph the English text dropped.": "Un párrafo que el inglés quitó."})
-    _write_catalog(pot / "chapters" / "01-fixed.pot",
-                   {"Fixed-size chunking": "", NEW_PARAGRAPH: "", "A new paragraph.": ""}, template=True)
+    _write_catalog(
+        po,
+        {
+            "Fixed-size chunking": "Troceado de tamaño fijo",
+            OLD_PARAGRAPH: "El solapamiento repite…",
+            "A paragraph the English text dropped.": "Un párrafo que el inglés quitó.",
+        },
+    )
+    _write_catalog(
+        pot / "chapters" / "01-fixed.pot",
+        {"Fixed-size chunking": "", NEW_PARAGRAPH: "", "A new paragraph.": ""},
+        template=True,
+    )
     catalogs.update(pot, locale_dir=locales)
     merged = _catalog(po)
     assert merged.get("Fixed-size chunking").string == "Troceado de tamaño fijo"
@@ -192,18 +211,35 @@ def test_markup_counts_roles_code_and_link_targets_but_not_their_text():
     assert catalogs.markup_problems("a {term}`chunk`", "un {term}`fragmento <chunk>`") is None
 
 
-@pytest.mark.parametrize("spanish, lost", [
-    ("Los archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y `chunk_fixed`.", "{glue:text}`n_docs`"),
-    ("Los {glue:text}`n_doc` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y `chunk_fixed`.",
-     "{glue:text}`n_docs`"),
-    ("Los {glue:text}`n_docs` archivos (tabla), mira [el glosario](../glossary.md) y `chunk_fixed`.", "{numref}`tbl-units`"),
-    ("Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](glosario.md) y `chunk_fixed`.",
-     "](../glossary.md)"),
-    ("Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y chunk_fixed.",
-     "`chunk_fixed`"),
-    ("Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y `chunk fijo`.",
-     "`chunk_fixed`"),
-])
+@pytest.mark.parametrize(
+    "spanish, lost",
+    [
+        (
+            "Los archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y `chunk_fixed`.",
+            "{glue:text}`n_docs`",
+        ),
+        (
+            "Los {glue:text}`n_doc` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y `chunk_fixed`.",
+            "{glue:text}`n_docs`",
+        ),
+        (
+            "Los {glue:text}`n_docs` archivos (tabla), mira [el glosario](../glossary.md) y `chunk_fixed`.",
+            "{numref}`tbl-units`",
+        ),
+        (
+            "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](glosario.md) y `chunk_fixed`.",
+            "](../glossary.md)",
+        ),
+        (
+            "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y chunk_fixed.",
+            "`chunk_fixed`",
+        ),
+        (
+            "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y `chunk fijo`.",
+            "`chunk_fixed`",
+        ),
+    ],
+)
 def test_markup_problems_name_what_a_translation_dropped(spanish, lost):
     english = "The {glue:text}`n_docs` files ({numref}`tbl-units`), see [the glossary](../glossary.md) and `chunk_fixed`."
     problem = catalogs.markup_problems(english, spanish)
@@ -222,7 +258,11 @@ def test_each_edition_links_to_the_other():
 SEGMENT = st.from_regex(r"[a-z0-9][a-z0-9_-]{0,8}", fullmatch=True)
 
 
-@given(folders=st.lists(SEGMENT, max_size=3), page=SEGMENT, pair=st.sampled_from([("html", "es"), ("html-es", "en")]))
+@given(
+    folders=st.lists(SEGMENT, max_size=3),
+    page=SEGMENT,
+    pair=st.sampled_from([("html", "es"), ("html-es", "en")]),
+)
 def test_switch_link_opens_the_same_page_in_the_sibling_build_folder(folders, page, pair):
     here, other_language = pair
     pagename = "/".join([*folders, page])
@@ -234,7 +274,10 @@ def test_switch_link_opens_the_same_page_in_the_sibling_build_folder(folders, pa
 
 
 def test_switch_link_to_a_published_edition_is_used_as_given():
-    assert other_edition_href("chapters/01-fixed", "https://books.test/es") == "https://books.test/es/chapters/01-fixed.html"
+    assert (
+        other_edition_href("chapters/01-fixed", "https://books.test/es")
+        == "https://books.test/es/chapters/01-fixed.html"
+    )
     assert other_edition_href("intro", "/es/") == "/es/intro.html"
     with pytest.raises(ValueError, match="other_root"):
         other_edition_href("intro", "")
@@ -336,15 +379,26 @@ def _sphinx(src: Path, out: Path, builder: str, **config) -> str:
     }
     warnings = out / "warnings.txt"
     with open(warnings, "w", encoding="utf-8") as stream, patch_docutils(None), docutils_namespace():
-        app = Sphinx(str(src), None, str(out / builder), str(out / f"doctrees-{builder}"), builder,
-                     confoverrides=settings, status=None, warning=stream, freshenv=True)
+        app = Sphinx(
+            str(src),
+            None,
+            str(out / builder),
+            str(out / f"doctrees-{builder}"),
+            builder,
+            confoverrides=settings,
+            status=None,
+            warning=stream,
+            freshenv=True,
+        )
         app.build()
     return warnings.read_text(encoding="utf-8")
 
 
 def _spanish(msgid: str) -> str:
     """A stand-in translation: the message with its words marked, its markup untouched."""
-    return "ES " + msgid.replace("Small page", "Página pequeña").replace("The small table", "La tabla pequeña")
+    return "ES " + msgid.replace("Small page", "Página pequeña").replace(
+        "The small table", "La tabla pequeña"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -412,7 +466,9 @@ def test_english_build_links_each_page_to_its_spanish_twin(small_book):
     _sphinx(src, out, "html", language="en")
     for page, href in (("page", "../html-es/page.html"), ("glossary", "../html-es/glossary.html")):
         html = (out / "html" / f"{page}.html").read_text(encoding="utf-8")
-        switch = re.search(r'<a class="[^"]*chunklab-language-switch[^"]*" href="([^"]+)"[^>]*>\s*(\w+)', html)
+        switch = re.search(
+            r'<a class="[^"]*chunklab-language-switch[^"]*" href="([^"]+)"[^>]*>\s*(\w+)', html
+        )
         assert switch and switch.groups() == (href, "Español"), page
 
 
@@ -423,10 +479,14 @@ def test_built_spanish_glossary_shows_the_spanish_terms():
         pytest.skip("the Spanish edition is not built (make book-es)")
     html = page.read_text(encoding="utf-8")
     assert '<html lang="es"' in html
-    terms = [" ".join(unescape(re.sub(r"<[^>]+>", " ", t)).split())
-             for t in re.findall(r"<dt[^>]*>(.*?)</dt>", html, re.S)]
+    terms = [
+        " ".join(unescape(re.sub(r"<[^>]+>", " ", t)).split())
+        for t in re.findall(r"<dt[^>]*>(.*?)</dt>", html, re.S)
+    ]
     for english, spanish in SPANISH_TERMS.items():
-        assert any(spanish in t and english in t for t in terms), f"no glossary term with {spanish!r} ({english!r})"
+        assert any(spanish in t and english in t for t in terms), (
+            f"no glossary term with {spanish!r} ({english!r})"
+        )
 
 
 def test_every_static_figure_of_the_book_has_a_spanish_drawing():

@@ -70,11 +70,28 @@ def test_the_trained_tokenizers_are_really_other_units(trained):
 
 #: blocks that give each format its structure: headings, fences, tables, definitions, markup
 STRUCTURE = [
-    "# Title\n\n", "## Part two\n", "```python\nx = 1\n\n\ny = 2\n```\n", "| a | b |\n|---|---|\n| 1 | 2 |\n",
-    "def f(x):\n    return x\n\n", "class K:\n    def m(self):\n        pass\n", "@dec\ndef g():\n    '''doc'''\n",
-    "<h2>Head</h2>", "<p>para &amp; more</p>", "<div class='x'>", "</div>", "<pre>a\n  b</pre>", "&#x1F600;",
-    "Title\n=====\n\n", "Sub\n---\n", ".. note::\n\n   indented body\n", "A paragraph::\n\n    literal\n",
-    "sentence one. ", "Sentence two! ", "a" * 90, "tokenization " * 12, "\n\n",
+    "# Title\n\n",
+    "## Part two\n",
+    "```python\nx = 1\n\n\ny = 2\n```\n",
+    "| a | b |\n|---|---|\n| 1 | 2 |\n",
+    "def f(x):\n    return x\n\n",
+    "class K:\n    def m(self):\n        pass\n",
+    "@dec\ndef g():\n    '''doc'''\n",
+    "<h2>Head</h2>",
+    "<p>para &amp; more</p>",
+    "<div class='x'>",
+    "</div>",
+    "<pre>a\n  b</pre>",
+    "&#x1F600;",
+    "Title\n=====\n\n",
+    "Sub\n---\n",
+    ".. note::\n\n   indented body\n",
+    "A paragraph::\n\n    literal\n",
+    "sentence one. ",
+    "Sentence two! ",
+    "a" * 90,
+    "tokenization " * 12,
+    "\n\n",
 ]
 document_text = st.lists(st.one_of(st.sampled_from(STRUCTURE), piece), max_size=40).map("".join)
 KINDS = ("text", "markdown", "python", "html", "rst")
@@ -114,7 +131,9 @@ def _build(name: str, unit: str, budget: int):
 def _budgets(strategy, chunk) -> int | None:
     """The budget ``chunk`` must keep: its level's size, or None where no size applies."""
     p = strategy.params
-    if strategy.kind == "hierarchical" or (strategy.kind == "markdown-hierarchy" and "levels" in chunk.metadata["params"]):
+    if strategy.kind == "hierarchical" or (
+        strategy.kind == "markdown-hierarchy" and "levels" in chunk.metadata["params"]
+    ):
         return chunk.metadata["params"]["levels"][chunk.level]
     if strategy.kind == "markdown-hierarchy":
         return p["max_chars"] if chunk.level == 1 else None  # a section is a parent whatever its size
@@ -133,7 +152,9 @@ def _in_place(source: str, unit: str):
     if unit == "words":
         spans = [m.span() for m in re.finditer(r"\S+", source)]
     else:
-        spans = [o for o in tokenizer_for(unit).encode(source, add_special_tokens=False).offsets if o[1] > o[0]]
+        spans = [
+            o for o in tokenizer_for(unit).encode(source, add_special_tokens=False).offsets if o[1] > o[0]
+        ]
     ends = [e for _s, e in spans]
     starts = [s for s, _e in spans]
 
@@ -170,7 +191,9 @@ def test_every_strategy_keeps_its_budget_in_every_unit(trained, name, unit_name,
         # the unit the chunk was measured in: ours, except Markdown hierarchy on another format
         # in characters, which falls back to MiniLM token levels
         unit_c = c.metadata["params"].get("unit", "chars")
-        fallback = strategy.kind == "markdown-hierarchy" and unit == "chars" and "levels" in c.metadata["params"]
+        fallback = (
+            strategy.kind == "markdown-hierarchy" and unit == "chars" and "levels" in c.metadata["params"]
+        )
         assert unit_c == ("tokens" if fallback else unit)
         if unit_c not in measures:
             measures[unit_c] = (length_function(unit_c), *_in_place(text, unit_c))
@@ -190,7 +213,9 @@ def test_every_strategy_keeps_its_budget_in_every_unit(trained, name, unit_name,
         assert one_line or fits or indivisible(c.start, c.end), (c.metadata, c.text)
 
 
-@given(text=document_text, kind=st.sampled_from(("text", "markdown", "python", "rst")), budget=st.integers(3, 40))
+@given(
+    text=document_text, kind=st.sampled_from(("text", "markdown", "python", "rst")), budget=st.integers(3, 40)
+)
 def test_with_a_whitespace_bpe_only_a_cut_inside_a_word_can_re_tokenize_longer(trained, text, kind, budget):
     """Its tokens never span whitespace or a word edge, so a piece cut at one counts what it counted in place."""
     unit = trained["bpe"]
@@ -215,7 +240,9 @@ def test_structural_packs_blocks_up_to_the_budget_in_tokens(trained):
     head = count_tokens("# Depot", unit)
     assert per > head  # so two paragraphs fill the later chunks
     budget = head + 2 * per  # the heading and two paragraphs fit, a third does not
-    chunks = get_strategy("structural", max_chars=budget, min_chars=0, unit=unit)(Document("d.md", md, None, "markdown"))
+    chunks = get_strategy("structural", max_chars=budget, min_chars=0, unit=unit)(
+        Document("d.md", md, None, "markdown")
+    )
     assert [count_tokens(c.text, unit) for c in chunks] == [budget, 2 * per, 2 * per]
     assert all(md[c.start : c.end] == c.text for c in chunks)
     assert len(md) > 3 * budget  # in characters the same budget would give many more chunks
@@ -226,7 +253,9 @@ def test_python_functions_stay_whole_when_they_fit_in_tokens(trained):
     src = "".join(f"def f{i}(request):\n    return request.json() + {i}\n\n\n" for i in range(4))
     sizes = {count_tokens(f"def f{i}(request):\n    return request.json() + {i}", unit) for i in range(4)}
     budget = max(sizes)
-    chunks = get_strategy("structural", max_chars=budget, min_chars=0, unit=unit)(Document("a.py", src, None, "python"))
+    chunks = get_strategy("structural", max_chars=budget, min_chars=0, unit=unit)(
+        Document("a.py", src, None, "python")
+    )
     assert [c.metadata["name"] for c in chunks] == ["f0", "f1", "f2", "f3"]
     assert len(chunks[0].text) > budget  # more characters than the budget: it really counts tokens
 
@@ -234,13 +263,22 @@ def test_python_functions_stay_whole_when_they_fit_in_tokens(trained):
 def test_semantic_sizes_are_tokens_of_the_tokenizer(trained):
     """No breakpoint below the threshold: only ``max_chars`` cuts, at sentence ends, counted in tokens."""
     unit = trained["bpe"]
-    text = " ".join(f"The depot opens at {h} and the {w} bay an hour later." for h, w in
-                    zip(("six", "seven", "eight", "nine", "ten", "noon"), ("north", "south", "east", "west", "main", "side")))
-    per = max(count_tokens(f"The depot opens at {h} and the {w} bay an hour later.", unit)
-              for h, w in (("seven", "north"), ("eight", "south"), ("noon", "side")))
+    text = " ".join(
+        f"The depot opens at {h} and the {w} bay an hour later."
+        for h, w in zip(
+            ("six", "seven", "eight", "nine", "ten", "noon"),
+            ("north", "south", "east", "west", "main", "side"),
+        )
+    )
+    per = max(
+        count_tokens(f"The depot opens at {h} and the {w} bay an hour later.", unit)
+        for h, w in (("seven", "north"), ("eight", "south"), ("noon", "side"))
+    )
     budget = 2 * per + 2
     # a fixed cut-off no cosine distance reaches (the catalog's semantic has no threshold parameter)
-    chunks = chunk_semantic(text, threshold=5.0, min_chars=0, max_chars=budget, encoder=HashEncoder(), unit=unit)
+    chunks = chunk_semantic(
+        text, threshold=5.0, min_chars=0, max_chars=budget, encoder=HashEncoder(), unit=unit
+    )
     assert all(count_tokens(c.text, unit) <= budget and c.text.endswith("later.") for c in chunks)
     assert max(len(c.text) for c in chunks) > budget  # a character budget could not hold these
     assert "".join(c.text for c in chunks).replace(" ", "") == text.replace(" ", "")
@@ -317,8 +355,12 @@ def tiny(tmp_path) -> tuple[Path, Path, Path]:
     (corpus / "api.py").write_text(API, encoding="utf-8")
     questions = tmp_path / "q.jsonl"
     questions.write_text(
-        json.dumps({"question": "How do I install it?", "doc": "guide.md", "answer": "Install the tool with pip"})
-        + "\n" + json.dumps({"question": "How do I stop?", "doc": "api.py", "answer": "return port - 1"}) + "\n",
+        json.dumps(
+            {"question": "How do I install it?", "doc": "guide.md", "answer": "Install the tool with pip"}
+        )
+        + "\n"
+        + json.dumps({"question": "How do I stop?", "doc": "api.py", "answer": "return port - 1"})
+        + "\n",
         encoding="utf-8",
     )
     tok = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
@@ -344,10 +386,25 @@ def test_evaluate_with_a_tokenizer_sizes_every_strategy_in_its_tokens(tiny, tmp_
         # Markdown: token levels 2048/512/128, one chunk at each
         "markdown-hierarchy[max_chars=22]": 1 + 3 + 3,
     }
-    argv = ["evaluate", "--corpus", str(corpus), "--questions", str(questions), "--strategies",
-            "structural:max_chars=22;min_chars=0,paragraphs:max_chars=22;overlap_paragraphs=0,recursive:size=22,"
-            "markdown-hierarchy:max_chars=22", "--tokenizer", str(tokenizer), "--k", "2", "--resamples", "50",
-            "--no-progress", "--out", str(tmp_path / "out")]
+    argv = [
+        "evaluate",
+        "--corpus",
+        str(corpus),
+        "--questions",
+        str(questions),
+        "--strategies",
+        "structural:max_chars=22;min_chars=0,paragraphs:max_chars=22;overlap_paragraphs=0,recursive:size=22,"
+        "markdown-hierarchy:max_chars=22",
+        "--tokenizer",
+        str(tokenizer),
+        "--k",
+        "2",
+        "--resamples",
+        "50",
+        "--no-progress",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     assert main(argv) == 0
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     chunks = {row["strategy"]: row["chunks"] for row in data["summary"]}
@@ -372,8 +429,21 @@ def test_chunk_command_sizes_structural_chunks_in_tokenizer_tokens(tiny, tmp_pat
 
     corpus, _questions, tokenizer = tiny
     out = tmp_path / "chunks.jsonl"
-    argv = ["chunk", str(corpus), "--strategy", "structural", "--size", "22", "--min-chars", "0",
-            "--unit", f"tokenizer:{tokenizer}", "--out", str(out), "--no-progress"]
+    argv = [
+        "chunk",
+        str(corpus),
+        "--strategy",
+        "structural",
+        "--size",
+        "22",
+        "--min-chars",
+        "0",
+        "--unit",
+        f"tokenizer:{tokenizer}",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     assert main(argv) == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 4

@@ -9,7 +9,9 @@ import pytest
 
 from chunklab.evaluate.userdata import detect_format, load_user_dataset
 
-GUIDE = "# Guide\n\nRestart the scanner by holding the power key for ten seconds.\n\nThe depot opens at 06:00.\n"
+GUIDE = (
+    "# Guide\n\nRestart the scanner by holding the power key for ten seconds.\n\nThe depot opens at 06:00.\n"
+)
 NOTES = "Rollback uses the blue button. The blue button is on the left.\n"
 
 
@@ -32,10 +34,25 @@ def write_jsonl(path: Path, rows: list) -> Path:
 def test_quotes_are_located_to_character_offsets(tmp_path):
     root = corpus(tmp_path)
     qfile = tmp_path / "q.json"
-    qfile.write_text(json.dumps([
-        {"id": "restart", "question": "How do I restart?", "doc": "guide.md", "answer": "holding the power key"},
-        {"question": "When does the depot open?", "doc": "guide.md", "answer": ["06:00"], "split": "dev"},
-    ]), encoding="utf-8")
+    qfile.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "restart",
+                    "question": "How do I restart?",
+                    "doc": "guide.md",
+                    "answer": "holding the power key",
+                },
+                {
+                    "question": "When does the depot open?",
+                    "doc": "guide.md",
+                    "answer": ["06:00"],
+                    "split": "dev",
+                },
+            ]
+        ),
+        encoding="utf-8",
+    )
     data = load_user_dataset(root, qfile)
     assert data.format == "quotes"
     q1, q2 = data.questions
@@ -48,10 +65,13 @@ def test_quotes_are_located_to_character_offsets(tmp_path):
 
 def test_ambiguous_and_absent_quotes_name_the_question(tmp_path):
     root = corpus(tmp_path)
-    qfile = write_jsonl(tmp_path / "q.jsonl", [
-        {"id": "amb", "question": "Which button?", "doc": "sub/notes.txt", "answer": "blue button"},
-        {"id": "gone", "question": "Which key?", "doc": "guide.md", "answer": "the red key"},
-    ])
+    qfile = write_jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {"id": "amb", "question": "Which button?", "doc": "sub/notes.txt", "answer": "blue button"},
+            {"id": "gone", "question": "Which key?", "doc": "guide.md", "answer": "the red key"},
+        ],
+    )
     with pytest.raises(ValueError) as err:
         load_user_dataset(root, qfile, format="quotes")
     msg = str(err.value)
@@ -69,10 +89,13 @@ def test_a_question_about_a_file_outside_the_corpus_is_an_error(tmp_path):
 
 def test_skip_leaves_bad_questions_out_and_says_so(tmp_path):
     root = corpus(tmp_path)
-    qfile = write_jsonl(tmp_path / "q.jsonl", [
-        {"id": "ok", "question": "Open?", "doc": "guide.md", "answer": "06:00"},
-        {"id": "bad", "question": "Which key?", "doc": "guide.md", "answer": "the red key"},
-    ])
+    qfile = write_jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {"id": "ok", "question": "Open?", "doc": "guide.md", "answer": "06:00"},
+            {"id": "bad", "question": "Which key?", "doc": "guide.md", "answer": "the red key"},
+        ],
+    )
     data = load_user_dataset(root, qfile, on_error="skip")
     assert [q.id for q in data.questions] == ["ok"]
     assert len(data.skipped) == 1 and "'bad'" in data.skipped[0]
@@ -108,8 +131,11 @@ def test_missing_fields_are_named(tmp_path):
 
 def spans_row(doc_text: str, quote: str, corpus_id: str, question: str = "Q?") -> dict:
     s = doc_text.index(quote)
-    return {"question": question, "corpus_id": corpus_id,
-            "references": json.dumps([{"content": quote, "start_index": s, "end_index": s + len(quote)}])}
+    return {
+        "question": question,
+        "corpus_id": corpus_id,
+        "references": json.dumps([{"content": quote, "start_index": s, "end_index": s + len(quote)}]),
+    }
 
 
 def test_spans_csv_accepts_corpus_ids_with_or_without_extension(tmp_path):
@@ -132,8 +158,11 @@ def test_spans_csv_accepts_corpus_ids_with_or_without_extension(tmp_path):
 def test_span_whose_text_differs_from_content_names_the_row(tmp_path):
     root = corpus(tmp_path)
     good = spans_row(GUIDE, "ten seconds", "guide")
-    bad = {"question": "Q?", "corpus_id": "guide",
-           "references": [{"content": "ten seconds", "start_index": 0, "end_index": 11}]}
+    bad = {
+        "question": "Q?",
+        "corpus_id": "guide",
+        "references": [{"content": "ten seconds", "start_index": 0, "end_index": 11}],
+    }
     qfile = write_jsonl(tmp_path / "q.jsonl", [good, bad])
     with pytest.raises(ValueError, match=r"row 2 reference 0: guide.md\[0:11\] is '# Guide"):
         load_user_dataset(root, qfile)
@@ -141,8 +170,11 @@ def test_span_whose_text_differs_from_content_names_the_row(tmp_path):
 
 def test_span_out_of_range_and_missing_columns_are_errors(tmp_path):
     root = corpus(tmp_path)
-    far = {"question": "Q?", "corpus_id": "guide.md",
-           "references": [{"content": "x", "start_index": 500, "end_index": 501}]}
+    far = {
+        "question": "Q?",
+        "corpus_id": "guide.md",
+        "references": [{"content": "x", "start_index": 500, "end_index": 501}],
+    }
     with pytest.raises(ValueError, match=r"row 1 reference 0: span \(500, 501\) out of range"):
         load_user_dataset(root, write_jsonl(tmp_path / "q.jsonl", [far]), format="spans")
     qfile = tmp_path / "q.csv"
@@ -157,13 +189,19 @@ def test_span_out_of_range_and_missing_columns_are_errors(tmp_path):
 def beir_folder(tmp_path: Path) -> Path:
     root = tmp_path / "beir"
     (root / "qrels").mkdir(parents=True)
-    write_jsonl(root / "corpus.jsonl", [
-        {"_id": "d1", "title": "Scanner", "text": "Hold the power key for ten seconds to restart."},
-        {"_id": "d2", "title": "Depot", "text": "The depot opens at six in the morning."},
-    ])
-    write_jsonl(root / "queries.jsonl", [{"_id": "q1", "text": "restart scanner"}, {"_id": "q2", "text": "opening"}])
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\nq2\td1\t0\n",
-                                             encoding="utf-8")
+    write_jsonl(
+        root / "corpus.jsonl",
+        [
+            {"_id": "d1", "title": "Scanner", "text": "Hold the power key for ten seconds to restart."},
+            {"_id": "d2", "title": "Depot", "text": "The depot opens at six in the morning."},
+        ],
+    )
+    write_jsonl(
+        root / "queries.jsonl", [{"_id": "q1", "text": "restart scanner"}, {"_id": "q2", "text": "opening"}]
+    )
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\nq2\td1\t0\n", encoding="utf-8"
+    )
     return root
 
 

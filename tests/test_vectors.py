@@ -24,9 +24,14 @@ def _brute(matrix: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray,
 
 
 # small integers make ties common and every product exact in float32
-_matrices = st.integers(1, 40).flatmap(lambda n: st.integers(1, 6).flatmap(
-    lambda d: st.tuples(arrays(np.float32, (n, d), elements=st.integers(-3, 3).map(float)),
-                        arrays(np.float32, (3, d), elements=st.integers(-3, 3).map(float)))))
+_matrices = st.integers(1, 40).flatmap(
+    lambda n: st.integers(1, 6).flatmap(
+        lambda d: st.tuples(
+            arrays(np.float32, (n, d), elements=st.integers(-3, 3).map(float)),
+            arrays(np.float32, (3, d), elements=st.integers(-3, 3).map(float)),
+        )
+    )
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -53,8 +58,9 @@ def test_ivf_scanning_every_cell_returns_the_exact_top_k():
     # fewer cells: still valid rows whose scores are their true inner products, and lower agreement
     s1, i1 = index.search(q, 10, nprobe=1)
     found = i1 >= 0
-    np.testing.assert_allclose(s1[found], np.einsum("qd,qkd->qk", q, x[np.where(found, i1, 0)])[found], rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        s1[found], np.einsum("qd,qkd->qk", q, x[np.where(found, i1, 0)])[found], rtol=1e-5, atol=1e-6
+    )
     assert agreement(index.ranked(q, 10, nprobe=1), ref_i.tolist(), 10) < 1.0
     default = index.nprobe
     assert index.ranked(q, 10) == index.ranked(q, 10, nprobe=default) != index.ranked(q, 10, nprobe=1)
@@ -88,15 +94,20 @@ def test_auto_chooses_exact_below_the_threshold_and_defaults_are_sane():
     x = _unit(rng, 50000, 8)
     ivf = VectorIndex(x, method="ivf")
     assert ivf.nlist == round(4 * np.sqrt(50000)) and 16 <= ivf.nprobe <= ivf.nlist
-    assert VectorIndex(x[:100], method="ivf").nlist == 2  # at most n / 39 cells, so k-means has points to train on
+    assert (
+        VectorIndex(x[:100], method="ivf").nlist == 2
+    )  # at most n / 39 cells, so k-means has points to train on
     assert EXACT_BELOW == 100_000
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"method": "hnsw"}, "method must be one of"),
-    ({"nlist": 0}, "nlist must be > 0"),
-    ({"nprobe": 1.5}, "nprobe must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"method": "hnsw"}, "method must be one of"),
+        ({"nlist": 0}, "nlist must be > 0"),
+        ({"nprobe": 1.5}, "nprobe must be a positive integer"),
+    ],
+)
 def test_bad_parameters_are_refused_clearly(kwargs, message):
     with pytest.raises(ValueError, match=message):
         VectorIndex(np.zeros((3, 2), np.float32), **kwargs)

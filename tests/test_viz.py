@@ -157,7 +157,10 @@ def test_in_the_spanish_build_axes_legend_and_notes_are_spanish(monkeypatch):
     assert "caracteres más sin mostrar" in words and "solapamiento (en dos fragmentos)" in words
     assert "chunks" not in words and "overlap" not in words
     static = html.unescape(_TAG.sub("", explorer_static(TEXT, [("fixed", 60, 10)]).html))
-    assert "tamaño 60 caracteres · solapamiento 10 caracteres" in static and "Cada color es un fragmento" in static
+    assert (
+        "tamaño 60 caracteres · solapamiento 10 caracteres" in static
+        and "Cada color es un fragmento" in static
+    )
 
 
 def test_explorer_static_shows_each_setting_with_its_chunk_count():
@@ -172,9 +175,9 @@ def test_explorer_widget_redraws_when_a_slider_moves():
     widget = explorer(TEXT, strategy="fixed", size=60, overlap=0)
     size_slider = widget.children[1].children[0]
     view = widget.children[3]
-    before = view.value.count("title=\"chunk ")
+    before = view.value.count('title="chunk ')
     size_slider.value = 30
-    after = view.value.count("title=\"chunk ")
+    after = view.value.count('title="chunk ')
     assert after == len(chunk_fixed(TEXT, 30)) and after > before
 
 

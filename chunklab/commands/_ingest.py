@@ -81,8 +81,11 @@ class FileReport:
 
 def report_lines(report: dict[str, Any]) -> list[str]:
     """Summary lines from :meth:`FileReport.as_dict`: counts, reasons, the first files of each pile."""
-    piles = (("failed", report["failed"]), ("skipped", report["skipped"]),
-             ("fallback-decoded", report["fallback_decoded"]))
+    piles = (
+        ("failed", report["failed"]),
+        ("skipped", report["skipped"]),
+        ("fallback-decoded", report["fallback_decoded"]),
+    )
     out = [
         f"  files     ok {report['ok']:,}, skipped {len(report['skipped']):,}, failed {len(report['failed']):,}"
         + (f", decoded by fallback {len(report['fallback_decoded']):,}" if report["fallback_decoded"] else "")

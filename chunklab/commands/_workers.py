@@ -63,7 +63,9 @@ class WorkerPool:
                         w[2] = (sent, items[sent])
                         sent += 1
                 busy = [w for w in workers if w[2] is not None]
-                ready = set(multiprocessing.connection.wait([w[1] for w in busy] + [w[0].sentinel for w in busy]))
+                ready = set(
+                    multiprocessing.connection.wait([w[1] for w in busy] + [w[0].sentinel for w in busy])
+                )
                 for k, w in enumerate(workers):
                     if w[2] is None or not ({w[1], w[0].sentinel} & ready):
                         continue

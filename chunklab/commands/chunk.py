@@ -62,22 +62,42 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def add_strategy_arguments(p: argparse.ArgumentParser, names: list[str]) -> None:
     """The strategy flags ``chunk`` and ``index`` share (unset flags keep the strategy's defaults)."""
     p.add_argument(
-        "--strategy", default="structural", metavar="NAME",
+        "--strategy",
+        default="structural",
+        metavar="NAME",
         help=f"one of {', '.join(names)} (default structural; defaults: chunklab evaluate --help)",
     )
     p.add_argument("--size", type=int, default=None, help="chunk size (size or max_chars of the strategy)")
     p.add_argument("--overlap", type=int, default=None, help="overlap, for fixed and recursive")
-    p.add_argument("--unit", default=None, metavar="UNIT",
-                   help="what --size (and --min-chars) count, for every strategy: chars, words, tokens (MiniLM's) "
-                        "or tokenizer:PATH (any tokenizer.json)")
+    p.add_argument(
+        "--unit",
+        default=None,
+        metavar="UNIT",
+        help="what --size (and --min-chars) count, for every strategy: chars, words, tokens (MiniLM's) "
+        "or tokenizer:PATH (any tokenizer.json)",
+    )
     p.add_argument("--levels", default=None, help="hierarchical level sizes, largest first: 2048/512/128")
-    p.add_argument("--min-chars", type=int, default=None, help="structural Python: merge units below this (in --unit)")
-    p.add_argument("--keep-boilerplate", action="store_const", const=True, default=None,
-                   help="structural HTML: keep nav/header/footer/aside text (dropped by default)")
-    p.add_argument("--root", default=None, metavar="DIR",
-                   help="corpus root: doc_ids are paths relative to it (default: the common folder of PATHs)")
-    p.add_argument("--strict", action="store_true",
-                   help="skip files that are not valid in their encoding instead of decoding them by a fallback")
+    p.add_argument(
+        "--min-chars", type=int, default=None, help="structural Python: merge units below this (in --unit)"
+    )
+    p.add_argument(
+        "--keep-boilerplate",
+        action="store_const",
+        const=True,
+        default=None,
+        help="structural HTML: keep nav/header/footer/aside text (dropped by default)",
+    )
+    p.add_argument(
+        "--root",
+        default=None,
+        metavar="DIR",
+        help="corpus root: doc_ids are paths relative to it (default: the common folder of PATHs)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="skip files that are not valid in their encoding instead of decoding them by a fallback",
+    )
 
 
 def strategy_from_args(args: argparse.Namespace) -> Any:
@@ -85,8 +105,13 @@ def strategy_from_args(args: argparse.Namespace) -> Any:
     from chunklab.strategies import strategy_from_options
 
     return strategy_from_options(
-        args.strategy, size=args.size, overlap=args.overlap, unit=args.unit, levels=args.levels,
-        min_chars=args.min_chars, keep_boilerplate=args.keep_boilerplate,
+        args.strategy,
+        size=args.size,
+        overlap=args.overlap,
+        unit=args.unit,
+        levels=args.levels,
+        min_chars=args.min_chars,
+        keep_boilerplate=args.keep_boilerplate,
     )
 
 
@@ -157,7 +182,9 @@ def run(args: argparse.Namespace) -> int:
     root = args.root if args.root is not None else corpus_root([*args.paths, *installed])
     for path in files:
         doc_id_for(path, root)  # a file outside --root: an error now, not in a worker
-    config = _Config(root, strategy.kind, strategy.params, args.strict, args.out is not None, _budget(strategy))
+    config = _Config(
+        root, strategy.kind, strategy.params, args.strict, args.out is not None, _budget(strategy)
+    )
     stats = FallbackStats()
     summary = Summary()
     t0 = time.perf_counter()
@@ -234,19 +261,35 @@ def chunk_file(path: str, config: _Config) -> FileResult:
     try:
         chunks = _STRATEGIES[key](doc)
     except Exception as exc:  # a chunker bug on one file: reported as failed, the run goes on
-        return FileResult(path, doc.metadata["bytes"], doc.kind, problem=("failed", "chunker", f"{type(exc).__name__}: {exc}"))
+        return FileResult(
+            path,
+            doc.metadata["bytes"],
+            doc.kind,
+            problem=("failed", "chunker", f"{type(exc).__name__}: {exc}"),
+        )
     from chunklab.units import length_function
 
     sizes = [length_function(_unit(config.params))(c.text) for c in chunks]
-    over = [] if config.budget is None else [c for c, n in zip(chunks, sizes, strict=True) if n > config.budget]
-    fallback = next((str(c.metadata.get("fallback_reason")) for c in chunks if c.metadata.get("fallback")), None)
+    over = (
+        [] if config.budget is None else [c for c, n in zip(chunks, sizes, strict=True) if n > config.budget]
+    )
+    fallback = next(
+        (str(c.metadata.get("fallback_reason")) for c in chunks if c.metadata.get("fallback")), None
+    )
     lines = ""
     if config.want_lines and chunks:
         dumps = json.dumps
         lines = "".join(dumps(c.to_dict(), ensure_ascii=False, default=str) + "\n" for c in chunks)
     return FileResult(
-        path, doc.metadata["bytes"], doc.kind, lines, sizes, len(over),
-        sum(1 for c in over if c.metadata.get("oversize")), fallback, doc.metadata.get("decode_problem"),
+        path,
+        doc.metadata["bytes"],
+        doc.kind,
+        lines,
+        sizes,
+        len(over),
+        sum(1 for c in over if c.metadata.get("oversize")),
+        fallback,
+        doc.metadata.get("decode_problem"),
     )
 
 
@@ -255,6 +298,7 @@ def _results(files: list[str], config: _Config, jobs: int) -> Iterator[FileResul
         for path in files:
             yield chunk_file(path, config)
         return
+
     def died(path: str, detail: str) -> FileResult:
         return FileResult(path, problem=("failed", "worker-died", detail))
 

@@ -8,14 +8,20 @@ import json
 
 def add_parser(subparsers) -> None:
     """Register the ``corpus`` subcommand and its actions."""
-    p = subparsers.add_parser("corpus", help="pinned code corpora: list them, fetch their wheels, describe them")
+    p = subparsers.add_parser(
+        "corpus", help="pinned code corpora: list them, fetch their wheels, describe them"
+    )
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     ls = sub.add_parser("list", help="the named corpora, their pins and whether they are fetched")
-    ls.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $CHUNKLAB_CACHE or .chunklab/cache)")
+    ls.add_argument(
+        "--cache-dir", metavar="DIR", help="cache folder (default: $CHUNKLAB_CACHE or .chunklab/cache)"
+    )
     ls.set_defaults(func=run_list)
     info = sub.add_parser("info", help="one corpus: wheels, download size, files and projects once fetched")
     info.add_argument("name")
-    info.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $CHUNKLAB_CACHE or .chunklab/cache)")
+    info.add_argument(
+        "--cache-dir", metavar="DIR", help="cache folder (default: $CHUNKLAB_CACHE or .chunklab/cache)"
+    )
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.set_defaults(func=run_info)
     fetch = sub.add_parser(
@@ -24,8 +30,12 @@ def add_parser(subparsers) -> None:
         description="Download the pinned wheels into the cache (resumable: verified wheels are skipped).",
     )
     fetch.add_argument("name")
-    fetch.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $CHUNKLAB_CACHE or .chunklab/cache)")
-    fetch.add_argument("--batch-size", type=int, default=16, metavar="N", help="wheels per pip call (default 16)")
+    fetch.add_argument(
+        "--cache-dir", metavar="DIR", help="cache folder (default: $CHUNKLAB_CACHE or .chunklab/cache)"
+    )
+    fetch.add_argument(
+        "--batch-size", type=int, default=16, metavar="N", help="wheels per pip call (default 16)"
+    )
     fetch.add_argument("--no-progress", action="store_true", help="no progress bar")
     fetch.set_defaults(func=run_fetch)
 
@@ -38,8 +48,10 @@ def run_list(args: argparse.Namespace) -> int:
         pins = load_pins(name)
         folder = corpus_dir(name, args.cache_dir)
         present = sum((folder / p.filename).is_file() for p in pins)
-        print(f"{name:12s} {len(pins):4d} wheels  {sum(p.size for p in pins) / 1e6:7.1f} MB  "
-              f"{present}/{len(pins)} fetched  ({folder})")
+        print(
+            f"{name:12s} {len(pins):4d} wheels  {sum(p.size for p in pins) / 1e6:7.1f} MB  "
+            f"{present}/{len(pins)} fetched  ({folder})"
+        )
     return 0
 
 
@@ -60,8 +72,12 @@ def run_info(args: argparse.Namespace) -> int:
     if info["fetched"] == len(pins):
         corpus = wheel_corpus(args.name, cache_dir=args.cache_dir)
         projects = corpus.projects()
-        info.update(files=len(corpus), projects=len(projects), source_mb=round(corpus.total_bytes / 1e6, 1),
-                    largest_projects=dict(projects.most_common(10)))
+        info.update(
+            files=len(corpus),
+            projects=len(projects),
+            source_mb=round(corpus.total_bytes / 1e6, 1),
+            largest_projects=dict(projects.most_common(10)),
+        )
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -76,9 +92,12 @@ def run_fetch(args: argparse.Namespace) -> int:
     """Fetch the wheels and print what was downloaded, how much and how long it took."""
     from chunklab.datasets.wheels import fetch_corpus
 
-    report = fetch_corpus(args.name, cache_dir=args.cache_dir, progress=not args.no_progress,
-                          batch_size=args.batch_size)
-    print(f"{report.name}: {report.wheels} wheels in {report.directory}; {report.present} already verified, "
-          f"{report.downloaded} downloaded ({report.downloaded_bytes / 1e6:.1f} MB of {report.total_bytes / 1e6:.1f} MB) "
-          f"in {report.seconds:.1f} s")
+    report = fetch_corpus(
+        args.name, cache_dir=args.cache_dir, progress=not args.no_progress, batch_size=args.batch_size
+    )
+    print(
+        f"{report.name}: {report.wheels} wheels in {report.directory}; {report.present} already verified, "
+        f"{report.downloaded} downloaded ({report.downloaded_bytes / 1e6:.1f} MB of {report.total_bytes / 1e6:.1f} MB) "
+        f"in {report.seconds:.1f} s"
+    )
     return 0

@@ -40,21 +40,42 @@ def add_parser(subparsers) -> None:
             "--report one self-contained HTML page."
         ),
     )
-    p.add_argument("--dataset", choices=("docs", "code"), default="docs",
-                   help="which built-in dataset (default docs; ignored with --corpus)")
+    p.add_argument(
+        "--dataset",
+        choices=("docs", "code"),
+        default="docs",
+        help="which built-in dataset (default docs; ignored with --corpus)",
+    )
     p.add_argument("--corpus", metavar="DIR", help="your corpus: a folder of documents (or a BEIR folder)")
-    p.add_argument("--questions", metavar="FILE", help="your questions (quotes JSON/JSONL, spans CSV/JSONL, "
-                   "or a BEIR qrels .tsv; default for BEIR: qrels/*.tsv)")
+    p.add_argument(
+        "--questions",
+        metavar="FILE",
+        help="your questions (quotes JSON/JSONL, spans CSV/JSONL, "
+        "or a BEIR qrels .tsv; default for BEIR: qrels/*.tsv)",
+    )
     p.add_argument("--format", choices=FORMATS, default="auto", help="question format (default auto)")
-    p.add_argument("--on-error", choices=("fail", "skip"), default="fail",
-                   help="an unreadable corpus file or a bad question: stop (default) or leave it out and say so")
-    p.add_argument("--convention", choices=CONVENTIONS, default="union",
-                   help="span metrics: 'union' counts a retrieved character once (default); 'chroma' sums "
-                        "retrieved lengths as Chroma's chunking_evaluation report does")
-    p.add_argument("--model", choices=("minilm", "static"), default="minilm", help="embedding model (default minilm)")
-    p.add_argument("--tokenizer", metavar="PATH",
-                   help="a tokenizer.json (Hugging Face tokenizers format): every strategy measures its sizes "
-                        "(size, max_chars, min_chars, levels) in that file's tokens instead of its own unit")
+    p.add_argument(
+        "--on-error",
+        choices=("fail", "skip"),
+        default="fail",
+        help="an unreadable corpus file or a bad question: stop (default) or leave it out and say so",
+    )
+    p.add_argument(
+        "--convention",
+        choices=CONVENTIONS,
+        default="union",
+        help="span metrics: 'union' counts a retrieved character once (default); 'chroma' sums "
+        "retrieved lengths as Chroma's chunking_evaluation report does",
+    )
+    p.add_argument(
+        "--model", choices=("minilm", "static"), default="minilm", help="embedding model (default minilm)"
+    )
+    p.add_argument(
+        "--tokenizer",
+        metavar="PATH",
+        help="a tokenizer.json (Hugging Face tokenizers format): every strategy measures its sizes "
+        "(size, max_chars, min_chars, levels) in that file's tokens instead of its own unit",
+    )
     p.add_argument("--report", metavar="FILE", help="write one self-contained HTML report here")
     p.add_argument(
         "--strategies",
@@ -72,10 +93,17 @@ def add_parser(subparsers) -> None:
         metavar="PARAM=V1,V2",
         help="sweep parameters of --sweep-strategy instead, e.g. size=200,400,800 overlap=0,10%%",
     )
-    p.add_argument("--sweep-strategy", default="recursive", metavar="NAME",
-                   help="the strategy whose parameters --sweep varies (default recursive)")
-    p.add_argument("--split", help="only the questions of this split (docs: dev|heldout; yours: its split "
-                   "field; BEIR: the qrels file name)")
+    p.add_argument(
+        "--sweep-strategy",
+        default="recursive",
+        metavar="NAME",
+        help="the strategy whose parameters --sweep varies (default recursive)",
+    )
+    p.add_argument(
+        "--split",
+        help="only the questions of this split (docs: dev|heldout; yours: its split "
+        "field; BEIR: the qrels file name)",
+    )
     p.add_argument("--out", metavar="DIR", help="write CSV, JSON and PNG results into DIR")
     p.add_argument("--n-files", type=int, default=200, help="code dataset: files sampled (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of the code sample")
@@ -94,12 +122,28 @@ def run(args: argparse.Namespace) -> int:
 
     check_positive_int(args.k, "--k")
     strategies = build_strategies(args)
-    dataset = load_dataset(args.dataset, args.split, args.n_files, args.seed, args.corpus, args.questions,
-                           args.format, args.on_error)
+    dataset = load_dataset(
+        args.dataset,
+        args.split,
+        args.n_files,
+        args.seed,
+        args.corpus,
+        args.questions,
+        args.format,
+        args.on_error,
+    )
     for problem in getattr(dataset, "skipped", []):
         print(f"skipped: {problem}", file=sys.stderr)
-    bench = Benchmark(dataset, strategies, k=args.k, encoder=get_encoder(args.model), store_dir=args.store_dir,
-                      n_resamples=args.resamples, seed=args.seed, convention=args.convention)
+    bench = Benchmark(
+        dataset,
+        strategies,
+        k=args.k,
+        encoder=get_encoder(args.model),
+        store_dir=args.store_dir,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        convention=args.convention,
+    )
     result = bench.run(progress=not args.no_progress)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 40):
         print(
@@ -216,7 +260,9 @@ def write_outputs(result: Any, out_dir: str, sweep: bool = False) -> list[str]:
     result.summary.to_csv(out / "results.csv")
     result.per_question.to_csv(out / "per_question.csv", index=False)
     result.pairwise.to_csv(out / "pairwise.csv", index=False)
-    (out / "results.json").write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n", encoding="utf-8")
+    (out / "results.json").write_text(
+        json.dumps(result.to_json(), indent=1, default=str) + "\n", encoding="utf-8"
+    )
     written = ["results.csv", "per_question.csv", "pairwise.csv", "results.json"]
     written += save_figures(result, out, sweep=sweep)
     return written

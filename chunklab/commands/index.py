@@ -44,14 +44,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to index")
     add_strategy_arguments(p, available_strategies())
     p.add_argument(
-        "--context", action="store_true",
+        "--context",
+        action="store_true",
         help="embed each chunk with its document title and section path in front (the stored text is the chunk)",
     )
     p.add_argument("--store", default=None, metavar="DIR", help="Chroma directory (default .chunklab/chroma)")
     p.add_argument("--collection", default="chunks", help="collection name (default chunks)")
-    p.add_argument("--clear", action="store_true",
-                   help="empty the collection before indexing (needed to switch strategy, parameters or --root)")
-    p.add_argument("--prune", action="store_true", help="delete the documents under the root that are gone from disk")
+    p.add_argument(
+        "--clear",
+        action="store_true",
+        help="empty the collection before indexing (needed to switch strategy, parameters or --root)",
+    )
+    p.add_argument(
+        "--prune", action="store_true", help="delete the documents under the root that are gone from disk"
+    )
     p.add_argument("--query", "-q", action="append", default=[], help="search this query (repeatable)")
     p.add_argument("-k", type=int, default=5, help="results per query (default 5)")
     p.add_argument("--where", default=None, help='metadata filter as JSON, e.g. \'{"kind": "function"}\'')
@@ -86,7 +92,11 @@ def run(args: argparse.Namespace) -> int:
         hits = store.search(query, k=args.k, where=where)
         if args.json:
             for chunk, score in hits:
-                print(json.dumps({"query": query, "score": round(score, 4), **chunk.to_dict()}, ensure_ascii=False))
+                print(
+                    json.dumps(
+                        {"query": query, "score": round(score, 4), **chunk.to_dict()}, ensure_ascii=False
+                    )
+                )
             continue
         print(f"\nquery: {query}")
         for rank, (chunk, score) in enumerate(hits, 1):
@@ -97,15 +107,29 @@ def run(args: argparse.Namespace) -> int:
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     """``--engine`` and its options (chunklab.engines: worker processes or a Ray cluster)."""
-    p.add_argument("--model", choices=("minilm", "static"), default="minilm", help="embedding model (default minilm)")
-    p.add_argument("--engine", choices=("local", "ray"), default=None,
-                   help="run the ingest pipeline of chunklab.engines: local worker processes, or Ray Data "
-                        "(pip install 'chunklab[distributed]'); without it, index in this process")
+    p.add_argument(
+        "--model", choices=("minilm", "static"), default="minilm", help="embedding model (default minilm)"
+    )
+    p.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default=None,
+        help="run the ingest pipeline of chunklab.engines: local worker processes, or Ray Data "
+        "(pip install 'chunklab[distributed]'); without it, index in this process",
+    )
     p.add_argument("--workers", "-j", type=int, default=None, help="engine workers (default: the CPU count)")
-    p.add_argument("--address", default=None, help="--engine ray: join this Ray cluster (default: start a local one)")
-    p.add_argument("--num-gpus", type=int, default=0, help="--engine ray: one GPU per embedding actor, N actors")
-    p.add_argument("--out", default=None, metavar="DIR", help="write Parquet shards here instead of a Chroma store")
-    p.add_argument("--chroma-url", default=None, metavar="URL", help="upsert into this Chroma server (chroma run)")
+    p.add_argument(
+        "--address", default=None, help="--engine ray: join this Ray cluster (default: start a local one)"
+    )
+    p.add_argument(
+        "--num-gpus", type=int, default=0, help="--engine ray: one GPU per embedding actor, N actors"
+    )
+    p.add_argument(
+        "--out", default=None, metavar="DIR", help="write Parquet shards here instead of a Chroma store"
+    )
+    p.add_argument(
+        "--chroma-url", default=None, metavar="URL", help="upsert into this Chroma server (chroma run)"
+    )
 
 
 def index_with_engine(args: argparse.Namespace, strategy: Any) -> int:
@@ -113,12 +137,25 @@ def index_with_engine(args: argparse.Namespace, strategy: Any) -> int:
     from chunklab.engines import get_engine
 
     if args.query:
-        raise ValueError("--query is not combined with --engine/--out: search afterwards with chunklab index --query")
+        raise ValueError(
+            "--query is not combined with --engine/--out: search afterwards with chunklab index --query"
+        )
     try:
         report = get_engine(args.engine or "local")(
-            args.paths, strategy=strategy, model=args.model, store=args.store, chroma_url=args.chroma_url,
-            collection=args.collection, out=args.out, workers=args.workers, root=args.root, strict=args.strict,
-            context=args.context, address=args.address, num_gpus=args.num_gpus, progress=not args.no_progress,
+            args.paths,
+            strategy=strategy,
+            model=args.model,
+            store=args.store,
+            chroma_url=args.chroma_url,
+            collection=args.collection,
+            out=args.out,
+            workers=args.workers,
+            root=args.root,
+            strict=args.strict,
+            context=args.context,
+            address=args.address,
+            num_gpus=args.num_gpus,
+            progress=not args.no_progress,
         )
     except ImportError as exc:  # --engine ray without Ray: say how to install it
         raise ValueError(str(exc)) from exc
@@ -136,7 +173,9 @@ def _fitted_strategy(args: argparse.Namespace, window: int | None) -> Any:
         if strategy.params[key] > fit:
             args.size = fit
             strategy = strategy_from_args(args)
-            print(f"--size defaults to {fit} characters here, so that chunks fit the model's {window}-token window")
+            print(
+                f"--size defaults to {fit} characters here, so that chunks fit the model's {window}-token window"
+            )
     return strategy
 
 
@@ -160,12 +199,27 @@ def _index(args: argparse.Namespace, strategy: Any, encoder: Any) -> tuple[int, 
     files = list(iter_paths(args.paths))  # a path that does not exist at all is a usage error, up front
     root = os.path.abspath(args.root) if args.root is not None else corpus_root(args.paths)
     present = {doc_id_for(path, root) for path in files}  # also a file outside --root: an error now
-    config = json.loads(json.dumps({"strategy": strategy.kind, "params": strategy.params, "root": root,
-                                    "context": bool(args.context)}, default=str))
+    config = json.loads(
+        json.dumps(
+            {
+                "strategy": strategy.kind,
+                "params": strategy.params,
+                "root": root,
+                "context": bool(args.context),
+            },
+            default=str,
+        )
+    )
     # --clear builds the new collection beside the old one and swaps only when the run got through:
     # an interrupted or crashed run leaves the store as it was.
-    store = ChunkStore(path=args.store, collection=args.collection, encoder=encoder, embed_context=True,
-                       config=config, verify=not args.clear)
+    store = ChunkStore(
+        path=args.store,
+        collection=args.collection,
+        encoder=encoder,
+        embed_context=True,
+        config=config,
+        verify=not args.clear,
+    )
     report = FileReport()
     totals = {"added": 0, "unchanged": 0, "deleted": 0}
     chunks_seen = over_window = 0

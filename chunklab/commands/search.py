@@ -20,11 +20,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="query an existing Chroma index: doc, offsets, score, headings path and chunk text",
         description="Embed QUERY with the local model and print the k most similar chunks of the index in STORE.",
     )
-    p.add_argument("store", metavar="STORE", help="the Chroma directory (as written by chunklab index --store)")
+    p.add_argument(
+        "store", metavar="STORE", help="the Chroma directory (as written by chunklab index --store)"
+    )
     p.add_argument("query", metavar="QUERY", help="the question to search for")
     p.add_argument("--k", "-k", type=int, default=5, help="results (default 5)")
-    p.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
-                   help="keep chunks whose metadata KEY equals VALUE (repeatable: all must hold)")
+    p.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="keep chunks whose metadata KEY equals VALUE (repeatable: all must hold)",
+    )
     p.add_argument("--collection", default="chunks", help="collection name (default chunks)")
     p.add_argument("--json", action="store_true", help="one JSON object per hit")
     p.set_defaults(func=run)
@@ -40,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_positive_int(args.k, "--k")
     if not Path(args.store).is_dir():
-        raise ValueError(f"STORE {args.store!r} is not a directory (index files first with chunklab index --store)")
+        raise ValueError(
+            f"STORE {args.store!r} is not a directory (index files first with chunklab index --store)"
+        )
     store = ChunkStore(path=args.store, collection=args.collection, create=False)
     if store.count() == 0:
         raise ValueError(f"collection {args.collection!r} in {args.store} is empty (or does not exist)")
@@ -72,10 +81,23 @@ def format_hit(rank: int, chunk: Any, score: float, as_json: bool = False) -> st
     headings = chunk.metadata.get("headings") or []
     path = " > ".join(str(h) for h in headings) if isinstance(headings, list) else str(headings)
     if as_json:
-        return json.dumps({"rank": rank, "score": round(score, 4), "doc_id": chunk.doc_id, "start": chunk.start,
-                           "end": chunk.end, "headings_path": path, "text": chunk.text,
-                           "metadata": chunk.metadata}, ensure_ascii=False, default=str)
-    head = f"{rank:>2}. {score:.3f}  {chunk.doc_id}:{chunk.start}-{chunk.end}" + (f"  [{path}]" if path else "")
+        return json.dumps(
+            {
+                "rank": rank,
+                "score": round(score, 4),
+                "doc_id": chunk.doc_id,
+                "start": chunk.start,
+                "end": chunk.end,
+                "headings_path": path,
+                "text": chunk.text,
+                "metadata": chunk.metadata,
+            },
+            ensure_ascii=False,
+            default=str,
+        )
+    head = f"{rank:>2}. {score:.3f}  {chunk.doc_id}:{chunk.start}-{chunk.end}" + (
+        f"  [{path}]" if path else ""
+    )
     body = "\n".join("    " + line for line in chunk.text.strip().splitlines())
     return f"{head}\n{body}\n"
 

@@ -88,7 +88,9 @@ class CodeCorpus(Sequence[CodeFile]):
         return iter(self.files)
 
     def __repr__(self) -> str:
-        return f"CodeCorpus({len(self)} files, {self.total_bytes / 1e6:.1f} MB, {len(self.projects())} projects)"
+        return (
+            f"CodeCorpus({len(self)} files, {self.total_bytes / 1e6:.1f} MB, {len(self.projects())} projects)"
+        )
 
     @property
     def paths(self) -> list[str]:

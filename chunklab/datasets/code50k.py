@@ -59,7 +59,9 @@ def module_path(member: str) -> str | None:
     return member
 
 
-def wheel_corpus(name: str = "code-50k", *, cache_dir: str | os.PathLike[str] | None = None, dedupe: str = "content") -> CodeCorpus:
+def wheel_corpus(
+    name: str = "code-50k", *, cache_dir: str | os.PathLike[str] | None = None, dedupe: str = "content"
+) -> CodeCorpus:
     """Every ``.py`` file of the fetched wheels of corpus ``name``, in a deterministic order.
 
     Raises ``FileNotFoundError`` naming the fetch command when wheels are missing, and
@@ -103,13 +105,25 @@ def _members(pin: WheelPin, directory: str) -> Iterator[tuple[WheelFile, int]]:
         )
     root = pin.spec
     with zipfile.ZipFile(wheel) as zf:
-        infos = sorted((i for i in zf.infolist() if i.filename.endswith(".py") and not i.is_dir()), key=lambda i: i.filename)
+        infos = sorted(
+            (i for i in zf.infolist() if i.filename.endswith(".py") and not i.is_dir()),
+            key=lambda i: i.filename,
+        )
     for info in infos:
         rel = module_path(info.filename)
         if rel is None:
             continue
         yield (
-            WheelFile(f"{wheel}!/{info.filename}", root, rel, info.file_size, wheel, info.filename, pin.project, pin.version),
+            WheelFile(
+                f"{wheel}!/{info.filename}",
+                root,
+                rel,
+                info.file_size,
+                wheel,
+                info.filename,
+                pin.project,
+                pin.version,
+            ),
             info.CRC,
         )
 

@@ -196,7 +196,7 @@ def _strip(source: str, tree: ast.AST) -> StrippedSource:
         s = _offset(source, starts, expr.lineno, expr.col_offset)
         e = _offset(source, starts, expr.end_lineno or expr.lineno, expr.end_col_offset or 0)
         line_start = starts[expr.lineno - 1]
-        line_end_idx = (expr.end_lineno or expr.lineno)
+        line_end_idx = expr.end_lineno or expr.lineno
         next_line = starts[line_end_idx] if line_end_idx < len(starts) else len(source)
         head = source[line_start:s]
         tail = source[e:next_line]
@@ -249,7 +249,9 @@ def function_spans(source: str) -> list[tuple[str, int, int]]:
     return [(q, *_node_span(source, starts, n)) for q, n in _functions(tree, questions=False)]
 
 
-def _functions(tree: ast.AST, questions: bool = True) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+def _functions(
+    tree: ast.AST, questions: bool = True
+) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """Every function with its qualified name, in source order.
 
     For ``questions``, dunders and tests are skipped and nested functions included; else

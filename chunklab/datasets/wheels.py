@@ -108,7 +108,9 @@ def parse_pins(lines: Iterable[str], source: str = "<pins>") -> list[WheelPin]:
         if len(digest) != 64 or not set(digest) <= _HEX:
             raise ValueError(f"{where}: sha256 must be 64 lowercase hex digits, got {digest!r}")
         if not filename.endswith("-none-any.whl") or "/" in filename:
-            raise ValueError(f"{where}: filename must be a pure-Python wheel (*-none-any.whl), got {filename!r}")
+            raise ValueError(
+                f"{where}: filename must be a pure-Python wheel (*-none-any.whl), got {filename!r}"
+            )
         if not size.isdigit():
             raise ValueError(f"{where}: size must be a byte count, got {size!r}")
         if filename in seen:
@@ -172,7 +174,10 @@ def fetch_corpus(
     from tqdm.auto import tqdm
 
     bar = tqdm(
-        total=sum(p.size for p in todo), unit="B", unit_scale=True, desc=f"fetch {name}",
+        total=sum(p.size for p in todo),
+        unit="B",
+        unit_scale=True,
+        desc=f"fetch {name}",
         disable=not progress or not todo,
     )
     fetched = fetched_bytes = 0
@@ -189,7 +194,13 @@ def fetch_corpus(
     finally:
         bar.close()
     return FetchReport(
-        name, directory, len(pins), len(pins) - len(todo), fetched, fetched_bytes, total,
+        name,
+        directory,
+        len(pins),
+        len(pins) - len(todo),
+        fetched,
+        fetched_bytes,
+        total,
         time.perf_counter() - start,
     )
 
@@ -197,9 +208,24 @@ def fetch_corpus(
 def pip_download(pins: list[WheelPin], dest: Path) -> None:
     """Run ``pip download`` for ``pins`` into ``dest``: exact versions, pure wheels, no dependencies."""
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-        "--python-version", "3.11", "--implementation", "py", "--abi", "none", "--platform", "any",
-        "--disable-pip-version-check", "--quiet", "--dest", str(dest),
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--python-version",
+        "3.11",
+        "--implementation",
+        "py",
+        "--abi",
+        "none",
+        "--platform",
+        "any",
+        "--disable-pip-version-check",
+        "--quiet",
+        "--dest",
+        str(dest),
     ]
     cmd += [p.spec for p in pins]
     # a machine-wide pip constraints file (a cap on torch, ...) must not veto a corpus pin

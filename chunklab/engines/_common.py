@@ -148,14 +148,18 @@ class IngestReport:
     def add_problems(self, table: pa.Table) -> None:
         """Record the skipped/failed rows of a stage output."""
         for source, status, error in zip(
-            table.column("source").to_pylist(), table.column("status").to_pylist(),
-            table.column("error").to_pylist(), strict=True,
+            table.column("source").to_pylist(),
+            table.column("status").to_pylist(),
+            table.column("error").to_pylist(),
+            strict=True,
         ):
             (self.skipped if status == "skipped" else self.failed).append((source, error))
 
 
 # -- sources ------------------------------------------------------------------------------
-def resolve_sources(sources: str | os.PathLike[str] | Iterable[Any], root: str | None = None) -> list[WorkItem]:
+def resolve_sources(
+    sources: str | os.PathLike[str] | Iterable[Any], root: str | None = None
+) -> list[WorkItem]:
     """Work items for paths, directories, glob patterns and named corpora (``code-50k``, ``installed``).
 
     Files are listed by :func:`chunklab.documents.iter_paths` and get ids relative to ``root``
@@ -171,7 +175,9 @@ def resolve_sources(sources: str | os.PathLike[str] | Iterable[Any], root: str |
     items: list[WorkItem] = []
     for src in sources:
         if not isinstance(src, (str, os.PathLike)):
-            raise ValueError(f"sources must be paths, glob patterns or corpus names, got {type(src).__name__}")
+            raise ValueError(
+                f"sources must be paths, glob patterns or corpus names, got {type(src).__name__}"
+            )
         name = os.fspath(src)
         if os.path.lexists(name):
             paths.append(name)
@@ -212,8 +218,13 @@ def encode_items(items: Sequence[WorkItem]) -> pa.Table:
     return pa.table({"item": pa.array([pickle.dumps(i) for i in items], pa.binary())})
 
 
-def chunk_items(batch: pa.Table, spec: StrategySpec, strict: bool = False, context: bool = False,
-                embed_context: bool = True) -> pa.Table:
+def chunk_items(
+    batch: pa.Table,
+    spec: StrategySpec,
+    strict: bool = False,
+    context: bool = False,
+    embed_context: bool = True,
+) -> pa.Table:
     """Chunk the work items of ``batch`` (made by :func:`encode_items`): one row per chunk.
 
     A document that cannot be read, or that the chunker fails on, gives one row with
@@ -284,12 +295,19 @@ class Embedder:
     without the ``embed`` column.
     """
 
-    def __init__(self, model: str = "static", device: str = "auto", cache_dir: str | None = None,
-                 threads: int | None = None, batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        model: str = "static",
+        device: str = "auto",
+        cache_dir: str | None = None,
+        threads: int | None = None,
+        batch_size: int = 64,
+    ) -> None:
         from chunklab.embed import Encoder
 
-        self.encoder = Encoder(model, device, cache_dir=cache_dir, threads=threads, batch_size=batch_size,
-                               show_progress=False)
+        self.encoder = Encoder(
+            model, device, cache_dir=cache_dir, threads=threads, batch_size=batch_size, show_progress=False
+        )
         self.dim = self.encoder.dim
 
     def __call__(self, batch: pa.Table) -> pa.Table:

@@ -68,7 +68,9 @@ def ingest(
     if address is not None:
         raise ValueError("address is for the ray engine; the local engine runs on this machine")
     if num_gpus not in (0, 1):
-        raise ValueError(f"num_gpus must be 0 or 1 for the local engine (one process embeds), got {num_gpus!r}")
+        raise ValueError(
+            f"num_gpus must be 0 or 1 for the local engine (one process embeds), got {num_gpus!r}"
+        )
     spec = StrategySpec.of(strategy)
     items = resolve_sources(sources, root)
     sink = open_sink(store, chroma_url, out, model, collection, spec)
@@ -79,10 +81,14 @@ def ingest(
     from chunklab.embed_models import torch_threads_for_workers
 
     threads = torch_threads_for_workers(workers + 1) if pool is not None else None
-    embedder = Embedder(model, "cuda" if num_gpus else device, threads=threads, batch_size=min(batch_size, 256))
+    embedder = Embedder(
+        model, "cuda" if num_gpus else device, threads=threads, batch_size=min(batch_size, 256)
+    )
     bar = _bar(len(items), progress)
     try:
-        for size, table in _chunked(items, task_size(len(items), workers), spec, strict, context, embed_context, pool):
+        for size, table in _chunked(
+            items, task_size(len(items), workers), spec, strict, context, embed_context, pool
+        ):
             for part in _rows(table, batch_size):
                 report.take(embedder(part), sink)
             if bar is not None:
@@ -96,8 +102,15 @@ def ingest(
     return report.finish(len(items), sink, t0)
 
 
-def _chunked(items: Sequence[WorkItem], per_task: int, spec: StrategySpec, strict: bool, context: bool,
-             embed_context: bool, pool: Any) -> Iterator[tuple[int, Any]]:
+def _chunked(
+    items: Sequence[WorkItem],
+    per_task: int,
+    spec: StrategySpec,
+    strict: bool,
+    context: bool,
+    embed_context: bool,
+    pool: Any,
+) -> Iterator[tuple[int, Any]]:
     """``(documents, chunk table)`` per task, in input order."""
     tasks = ((list(part), spec, strict, context, embed_context) for part in batched(items, per_task))
     results = pool.imap(_chunk_task, tasks) if pool is not None else map(_chunk_task, tasks)

@@ -127,8 +127,9 @@ def ingest(
         report = IngestReport("ray", model, workers=n, startup_seconds=startup)
         if items:
             ray.data.DataContext.get_current().enable_progress_bars = bool(progress)
-            for table in _pipeline(ray, items, n, spec, strict, context, embed_context, model, device, num_gpus,
-                                   batch_size).iter_batches(batch_size=batch_size, batch_format="pyarrow"):
+            for table in _pipeline(
+                ray, items, n, spec, strict, context, embed_context, model, device, num_gpus, batch_size
+            ).iter_batches(batch_size=batch_size, batch_format="pyarrow"):
                 report.take(table, sink)
     finally:
         sink.close()
@@ -137,24 +138,44 @@ def ingest(
     return report.finish(len(items), sink, t0)
 
 
-def _pipeline(ray: Any, items: list[Any], workers: int, spec: StrategySpec, strict: bool, context: bool,
-              embed_context: bool, model: str, device: str, num_gpus: int, batch_size: int) -> Any:
+def _pipeline(
+    ray: Any,
+    items: list[Any],
+    workers: int,
+    spec: StrategySpec,
+    strict: bool,
+    context: bool,
+    embed_context: bool,
+    model: str,
+    device: str,
+    num_gpus: int,
+    batch_size: int,
+) -> Any:
     """The Ray Data dataset: work-item blocks -> chunking tasks -> embedding actors."""
     from chunklab.paths import cache_dir
 
     per_task = task_size(len(items), workers)
     ds = ray.data.from_arrow([encode_items(part) for part in batched(items, per_task)])
     ds = ds.map_batches(
-        chunk_items, batch_size=per_task, batch_format="pyarrow",
-        compute=ray.data.TaskPoolStrategy(size=workers), num_cpus=CHUNK_CPUS,
+        chunk_items,
+        batch_size=per_task,
+        batch_format="pyarrow",
+        compute=ray.data.TaskPoolStrategy(size=workers),
+        num_cpus=CHUNK_CPUS,
         fn_kwargs={"spec": spec, "strict": strict, "context": context, "embed_context": embed_context},
     )
     actors = {"num_gpus": 1} if num_gpus else {"num_cpus": EMBED_CPUS}
     return ds.map_batches(
-        Embedder, batch_size=batch_size, batch_format="pyarrow",
-        compute=ray.data.ActorPoolStrategy(size=num_gpus or workers), **actors,
+        Embedder,
+        batch_size=batch_size,
+        batch_format="pyarrow",
+        compute=ray.data.ActorPoolStrategy(size=num_gpus or workers),
+        **actors,
         fn_constructor_kwargs={
-            "model": model, "device": "cuda" if num_gpus else device, "cache_dir": str(cache_dir()),
-            "threads": 1, "batch_size": min(batch_size, 256),
+            "model": model,
+            "device": "cuda" if num_gpus else device,
+            "cache_dir": str(cache_dir()),
+            "threads": 1,
+            "batch_size": min(batch_size, 256),
         },
     )

@@ -125,8 +125,14 @@ class StoreSink:
         return f"collection {self.store.name!r} at {self.store.url or self.store.path}"
 
 
-def open_sink(store: Any, chroma_url: str | None, out: str | os.PathLike[str] | None, model: str,
-              collection: str, strategy: StrategySpec) -> ParquetSink | StoreSink:
+def open_sink(
+    store: Any,
+    chroma_url: str | None,
+    out: str | os.PathLike[str] | None,
+    model: str,
+    collection: str,
+    strategy: StrategySpec,
+) -> ParquetSink | StoreSink:
     """The sink for an engine's arguments: Parquet shards (``out``), a Chroma server, or a store folder."""
     if sum(x is not None for x in (store, chroma_url, out)) > 1:
         raise ValueError("give at most one of store=, chroma_url= and out=")

@@ -109,7 +109,9 @@ class Benchmark:
     def _check_dataset(self) -> None:
         docs = {}
         for d in self.documents:
-            if not isinstance(getattr(d, "doc_id", None), str) or not isinstance(getattr(d, "text", None), str):
+            if not isinstance(getattr(d, "doc_id", None), str) or not isinstance(
+                getattr(d, "text", None), str
+            ):
                 raise ValueError(f"a document needs str doc_id and text, got {d!r:.80}")
             if d.doc_id in docs:
                 raise ValueError(f"document id {d.doc_id!r} appears twice")
@@ -131,7 +133,9 @@ class Benchmark:
             n = len(docs[q.doc_id].text)
             for s, e in q.gold_spans:
                 if not 0 <= s < e <= n:
-                    raise ValueError(f"question {q.id!r}: gold span ({s}, {e}) outside its document (length {n})")
+                    raise ValueError(
+                        f"question {q.id!r}: gold span ({s}, {e}) outside its document (length {n})"
+                    )
 
     # ------------------------------------------------------------------------------ run
     def run(self, progress: bool = True) -> BenchmarkResult:
@@ -162,10 +166,18 @@ class Benchmark:
         finally:
             if own_dir:
                 shutil.rmtree(root, ignore_errors=True)
-        per_question = pd.DataFrame(rows, columns=["strategy", "question_id", "doc_id", *METRICS, "retrieved_chars"])
+        per_question = pd.DataFrame(
+            rows, columns=["strategy", "question_id", "doc_id", *METRICS, "retrieved_chars"]
+        )
         names = [st.name for st in self.strategies]
         summary, pairwise = summarize(
-            per_question, names, [q.id for q in self.questions], self.metrics, costs, self.n_resamples, self.seed
+            per_question,
+            names,
+            [q.id for q in self.questions],
+            self.metrics,
+            costs,
+            self.n_resamples,
+            self.seed,
         )
         return BenchmarkResult(
             per_question,
@@ -175,8 +187,14 @@ class Benchmark:
             self.n_resamples,
             self.seed,
             self.dataset_name,
-            {s.name: {"kind": s.kind, **s.params, **({"sweep": s.sweep} if getattr(s, "sweep", None) else {})}
-             for s in self.strategies},
+            {
+                s.name: {
+                    "kind": s.kind,
+                    **s.params,
+                    **({"sweep": s.sweep} if getattr(s, "sweep", None) else {}),
+                }
+                for s in self.strategies
+            },
             time.perf_counter() - t_start,
             convention=self.convention,
             relevance=self.relevance,
@@ -220,7 +238,9 @@ class Benchmark:
         store.add(leaves, show_progress=progress and len(leaves) >= 2000)
         return Indexed(chunks, leaves, store, chunk_s, chunk_s + time.perf_counter() - t1, chunker_texts)
 
-    def retrieve(self, strategy: Any, indexed: Indexed, query_vecs: np.ndarray) -> tuple[list[list[Chunk]], list[float]]:
+    def retrieve(
+        self, strategy: Any, indexed: Indexed, query_vecs: np.ndarray
+    ) -> tuple[list[list[Chunk]], list[float]]:
         """The top ``k`` chunks per question (auto-merged when the strategy says so) and latencies in ms."""
         by_id = {c.id: c for c in indexed.chunks}
         post = getattr(strategy, "postprocess", None)
@@ -235,18 +255,26 @@ class Benchmark:
             retrieved.append([c for c, _ in hits])
         return retrieved, latencies
 
-    def score_strategy(self, name: str, leaves: Sequence[Chunk], retrieved: Sequence[Sequence[Chunk]]) -> list[dict[str, Any]]:
+    def score_strategy(
+        self, name: str, leaves: Sequence[Chunk], retrieved: Sequence[Sequence[Chunk]]
+    ) -> list[dict[str, Any]]:
         """One row of :data:`METRICS` per question for one strategy's retrieved chunks."""
         spans_by_doc: dict[str, list[tuple[str, int, int]]] = {}
         for c in leaves:
             spans_by_doc.setdefault(c.doc_id, []).append((c.doc_id, c.start, c.end))
         return [
-            {"strategy": name, "question_id": q.id, "doc_id": q.doc_id,
-             **self.score(found, q, spans_by_doc.get(q.doc_id, []))}
+            {
+                "strategy": name,
+                "question_id": q.id,
+                "doc_id": q.doc_id,
+                **self.score(found, q, spans_by_doc.get(q.doc_id, [])),
+            }
             for q, found in zip(self.questions, retrieved, strict=True)
         ]
 
-    def score(self, retrieved: Sequence[Chunk], question: Any, doc_chunk_spans: Sequence[tuple[str, int, int]]) -> dict[str, float]:
+    def score(
+        self, retrieved: Sequence[Chunk], question: Any, doc_chunk_spans: Sequence[tuple[str, int, int]]
+    ) -> dict[str, float]:
         """Every metric of :data:`METRICS` for one question's retrieved chunks (already cut to k).
 
         Under document-level relevance the span metrics are NaN (not measured).
@@ -299,6 +327,7 @@ class Benchmark:
             "query_p95_ms": float(np.percentile(latencies, 95)),
         }
 
+
 def as_strategies(strategies: Any) -> list[Any]:
     """Normalize names, Strategy objects, or a ``{name: callable}`` mapping to Strategy objects."""
     from chunklab.strategies import Strategy, get_strategy, parse_strategies
@@ -307,7 +336,9 @@ def as_strategies(strategies: Any) -> list[Any]:
         return parse_strategies(strategies)
     if isinstance(strategies, Mapping):
         items: Iterable[Any] = [  # the mapping's key names the strategy
-            dataclasses.replace(s, name=str(n)) if isinstance(s, Strategy) else Strategy(str(n), "custom", {}, _wrap(s))
+            dataclasses.replace(s, name=str(n))
+            if isinstance(s, Strategy)
+            else Strategy(str(n), "custom", {}, _wrap(s))
             for n, s in strategies.items()
         ]
     elif isinstance(strategies, Iterable):
@@ -329,7 +360,9 @@ def as_strategies(strategies: Any) -> list[Any]:
 
 def _relevance(questions: Sequence[Any]) -> str:
     """``"document"`` when every question comes with ``relevant_docs`` and no gold spans, else ``"span"``."""
-    doc_level = [not getattr(q, "gold_spans", None) and bool(getattr(q, "relevant_docs", None)) for q in questions]
+    doc_level = [
+        not getattr(q, "gold_spans", None) and bool(getattr(q, "relevant_docs", None)) for q in questions
+    ]
     if all(doc_level):
         return "document"
     if any(doc_level):

@@ -68,7 +68,9 @@ def text_hit(chunk_text: str, gold_text: str) -> bool:
     return gold in chunk or chunk in gold
 
 
-def span_hit(chunk_span: Sequence[Any], gold_span: Sequence[Any], min_gold_overlap: float = MIN_GOLD_OVERLAP) -> bool:
+def span_hit(
+    chunk_span: Sequence[Any], gold_span: Sequence[Any], min_gold_overlap: float = MIN_GOLD_OVERLAP
+) -> bool:
     """Offset-based hit test: is the retrieved span relevant to the gold span?
 
     Both spans must be in the same document. The retrieved span ``[s, e)`` is relevant when
@@ -87,7 +89,9 @@ def span_hit(chunk_span: Sequence[Any], gold_span: Sequence[Any], min_gold_overl
     return overlap >= min_gold_overlap * (ge - gs) or (gs <= cs and ce <= ge)
 
 
-def hits_by_text(retrieved_texts: Sequence[str], gold_text: str | Sequence[str], k: int | None = None) -> list[set[int]]:
+def hits_by_text(
+    retrieved_texts: Sequence[str], gold_text: str | Sequence[str], k: int | None = None
+) -> list[set[int]]:
     """For each of the top ``k`` retrieved texts, the indices of the gold quotes it hits (:func:`text_hit`)."""
     golds = _gold_texts(gold_text)
     top = _top(retrieved_texts, k)
@@ -297,7 +301,9 @@ def _gold_texts(gold_text: str | Sequence[str]) -> list[str]:
     golds = [gold_text] if isinstance(gold_text, str) else list(_nonempty(gold_text, "gold_text"))
     for g in golds:
         if not isinstance(g, str):
-            raise ValueError(f"gold_text must be a str or a list of str, got an item of type {type(g).__name__}")
+            raise ValueError(
+                f"gold_text must be a str or a list of str, got an item of type {type(g).__name__}"
+            )
         if not _norm(g):
             raise ValueError("gold_text must not be empty or whitespace only")
     return golds

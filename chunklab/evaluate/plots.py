@@ -144,7 +144,11 @@ def plot_sweep(
 
 
 def plot_cost_quality(
-    result: Any, cost: str = "retrieved_chars", metric: str = "recall", ax: Any = None, title: str | None = None
+    result: Any,
+    cost: str = "retrieved_chars",
+    metric: str = "recall",
+    ax: Any = None,
+    title: str | None = None,
 ) -> Any:
     """Scatter of one cost column against one metric, with CI whiskers, one labelled point per strategy."""
     summary = _summary(result)
@@ -156,7 +160,9 @@ def plot_cost_quality(
         y = float(row[metric])
         err = [[y - float(row.get(metric + "_lo", y))], [float(row.get(metric + "_hi", y)) - y]]
         ax.errorbar(float(row[cost]), y, yerr=err, fmt="o", capsize=3)
-        ax.annotate(str(name), (float(row[cost]), y), textcoords="offset points", xytext=(5, 5), fontsize="small")
+        ax.annotate(
+            str(name), (float(row[cost]), y), textcoords="offset points", xytext=(5, 5), fontsize="small"
+        )
     ax.set_xlabel(LABELS.get(cost, cost))
     ax.set_ylabel(LABELS.get(metric, metric) + " (95% CI)")
     ax.set_title(title or f"{LABELS.get(metric, metric)} against {LABELS.get(cost, cost)}")
@@ -177,9 +183,15 @@ def save_figures(result: Any, out_dir: Any, sweep: bool = False) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     reported = getattr(result, "reported_metrics", None)
-    metrics = [m for m in ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou")
-               if reported is None or m in reported]
-    figures = [("metrics.png", plot_metrics(result, metrics=metrics)), ("cost_quality.png", plot_cost_quality(result))]
+    metrics = [
+        m
+        for m in ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou")
+        if reported is None or m in reported
+    ]
+    figures = [
+        ("metrics.png", plot_metrics(result, metrics=metrics)),
+        ("cost_quality.png", plot_cost_quality(result)),
+    ]
     if sweep:
         figures.append(("sweep.png", plot_sweep(result)))
     for name, fig in figures:

@@ -49,18 +49,21 @@ def render_report(result: Any, benchmark: Any) -> str:
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; style-src \'unsafe-inline\'">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">",
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         f"<p>{len(benchmark.questions)} questions, {len(benchmark.documents)} documents, k = {result.k}; "
         f"means with 95% intervals over {result.n_resamples} paired bootstrap resamples (seed {result.seed}); "
         f"{_e(result.note())}. Wall time {result.wall_s:.1f} s.</p>",
         "<h2>Summary</h2>",
-        _table(result.table(), caption="mean [95% interval] per metric, then costs (see results.json for definitions)"),
+        _table(
+            result.table(),
+            caption="mean [95% interval] per metric, then costs (see results.json for definitions)",
+        ),
         "<h2>Plots</h2>",
         *_plots(result),
         "<h2>Pairwise win shares</h2>",
-        '<p class="note">Share of bootstrap resamples in which A\'s mean beats B\'s (ties are the rest). '
+        "<p class=\"note\">Share of bootstrap resamples in which A's mean beats B's (ties are the rest). "
         "A difference is established when one side wins at least 97.5% of resamples.</p>",
         _pairwise(result),
         "<h2>Questions where the strategies disagree</h2>",
@@ -94,8 +97,14 @@ def _plots(result: Any) -> list[str]:
 
     metrics = [m for m in MAIN_METRICS if m in result.reported_metrics]
     figures = [
-        (plot_metrics(result, metrics=metrics), "Each metric's mean per strategy; whiskers are 95% bootstrap intervals."),
-        (plot_cost_quality(result), "Recall against the characters handed on per question (the context cost)."),
+        (
+            plot_metrics(result, metrics=metrics),
+            "Each metric's mean per strategy; whiskers are 95% bootstrap intervals.",
+        ),
+        (
+            plot_cost_quality(result),
+            "Recall against the characters handed on per question (the context cost).",
+        ),
     ]
     out = []
     for fig, caption in figures:
@@ -103,8 +112,10 @@ def _plots(result: Any) -> list[str]:
         fig.savefig(buf, format="png", dpi=100)
         plt.close(fig)
         data = base64.b64encode(buf.getvalue()).decode("ascii")
-        out.append(f'<figure><img alt="{_e(caption)}" src="data:image/png;base64,{data}">'
-                   f"<figcaption>{_e(caption)}</figcaption></figure>")
+        out.append(
+            f'<figure><img alt="{_e(caption)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{_e(caption)}</figcaption></figure>"
+        )
     return out
 
 
@@ -115,10 +126,14 @@ def _pairwise(result: Any) -> str:
     rows = []
     for _, r in pw.iterrows():
         lead = r["a"] if r["a_wins"] >= 0.975 else r["b"] if r["b_wins"] >= 0.975 else ""
-        rows.append(f"<tr><td>{_e(r['metric'])}</td><td>{_e(r['a'])}</td><td>{_e(r['b'])}</td>"
-                    f"<td>{r['a_wins']:.1%}</td><td>{r['b_wins']:.1%}</td><td>{r['ties']:.1%}</td>"
-                    f"<td>{_e(lead or '—')}</td></tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("metric", "A", "B", "A wins", "B wins", "ties", "established lead"))
+        rows.append(
+            f"<tr><td>{_e(r['metric'])}</td><td>{_e(r['a'])}</td><td>{_e(r['b'])}</td>"
+            f"<td>{r['a_wins']:.1%}</td><td>{r['b_wins']:.1%}</td><td>{r['ties']:.1%}</td>"
+            f"<td>{_e(lead or '—')}</td></tr>"
+        )
+    head = "".join(
+        f"<th>{h}</th>" for h in ("metric", "A", "B", "A wins", "B wins", "ties", "established lead")
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
@@ -129,17 +144,22 @@ def _disagreements(result: Any, benchmark: Any, docs: dict[str, Any]) -> list[st
     tables = {m: pq.pivot(index="question_id", columns="strategy", values=m) for m in metrics}
     spread = sum(t.max(axis=1) - t.min(axis=1) for t in tables.values()).to_dict()
     order = {q.id: i for i, q in enumerate(benchmark.questions)}
-    picked = sorted((q for q in benchmark.questions if spread.get(q.id, 0) > 0),
-                    key=lambda q: (-spread[q.id], order[q.id]))
+    picked = sorted(
+        (q for q in benchmark.questions if spread.get(q.id, 0) > 0),
+        key=lambda q: (-spread[q.id], order[q.id]),
+    )
     if not picked:
         return [f"<p>Every strategy scored the same {', '.join(metrics)} on every question.</p>"]
-    out = [f'<p class="note">{len(picked)} question(s) where {", ".join(metrics)} differ between strategies'
-           + (f"; the {MAX_QUESTIONS} widest shown" if len(picked) > MAX_QUESTIONS else "")
-           + ". Highlighted: characters a retrieved chunk shares with the gold.</p>"]
+    out = [
+        f'<p class="note">{len(picked)} question(s) where {", ".join(metrics)} differ between strategies'
+        + (f"; the {MAX_QUESTIONS} widest shown" if len(picked) > MAX_QUESTIONS else "")
+        + ". Highlighted: characters a retrieved chunk shares with the gold.</p>"
+    ]
     for q in picked[:MAX_QUESTIONS]:
         i = order[q.id]
-        scores = "; ".join(f"{_e(n)}: " + ", ".join(f"{m} {tables[m].loc[q.id, n]:.2f}" for m in metrics)
-                           for n in names)
+        scores = "; ".join(
+            f"{_e(n)}: " + ", ".join(f"{m} {tables[m].loc[q.id, n]:.2f}" for m in metrics) for n in names
+        )
         body = [f"<details><summary>{_e(q.id)}: {_e(q.question)}</summary>", f"<p>{scores}</p>"]
         body.append(_gold(q, docs))
         for n in names:
@@ -155,10 +175,12 @@ def _disagreements(result: Any, benchmark: Any, docs: dict[str, Any]) -> list[st
 def _gold(question: Any, docs: dict[str, Any]) -> str:
     relevant = getattr(question, "relevant_docs", ())
     if not question.gold_spans:
-        return f"<p class=\"gold\">relevant documents: {_e(', '.join(relevant))}</p>"
+        return f'<p class="gold">relevant documents: {_e(", ".join(relevant))}</p>'
     text = docs[question.doc_id].text
-    quotes = "".join(f"<pre class=\"gold\">{_e(question.doc_id)}:{s}-{e}\n{_e(text[s:e])}</pre>"
-                     for s, e in question.gold_spans)
+    quotes = "".join(
+        f'<pre class="gold">{_e(question.doc_id)}:{s}-{e}\n{_e(text[s:e])}</pre>'
+        for s, e in question.gold_spans
+    )
     return "<p>gold:</p>" + quotes
 
 
@@ -168,7 +190,7 @@ def _chunk_view(rank: int, chunk: Any, question: Any, docs: dict[str, Any]) -> s
     label = "hit" if shared or chunk.doc_id in getattr(question, "relevant_docs", ()) else "miss"
     head = f'<span class="{label}">#{rank} {_e(chunk.doc_id)}:{chunk.start}-{chunk.end}, {shared} gold chars</span>'
     doc = docs.get(chunk.doc_id)
-    if doc is None or doc.text[chunk.start:chunk.end] != chunk.text:  # HTML: text is not the source slice
+    if doc is None or doc.text[chunk.start : chunk.end] != chunk.text:  # HTML: text is not the source slice
         return f"<pre>{head}\n{_e(chunk.text)}</pre>"
     return f"<pre>{head}\n{_highlight(chunk.text, chunk.start, gold)}</pre>"
 

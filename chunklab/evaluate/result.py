@@ -71,7 +71,15 @@ COST_COLUMNS = (
 )
 
 #: cost columns shown by :meth:`BenchmarkResult.table`
-DISPLAY_COSTS = ("chunks", "vectors", "tokens_embedded", "retrieved_chars", "index_bytes", "ingest_s", "query_p95_ms")
+DISPLAY_COSTS = (
+    "chunks",
+    "vectors",
+    "tokens_embedded",
+    "retrieved_chars",
+    "index_bytes",
+    "ingest_s",
+    "query_p95_ms",
+)
 
 METRIC_DOCS = {
     "hit": "1 if any top-k chunk is relevant to a gold span (span_hit: >= 50% of the gold, or inside it)",
@@ -139,11 +147,15 @@ class BenchmarkResult:
     def note(self) -> str:
         """One line saying how the metrics were computed (shown under every table)."""
         if self.relevance == "document":
-            return ("document-level relevance (qrels): a chunk is a hit when its document is relevant; "
-                    "span metrics (char_recall, char_precision, iou, precision_omega) are not reported")
+            return (
+                "document-level relevance (qrels): a chunk is a hit when its document is relevant; "
+                "span metrics (char_recall, char_precision, iou, precision_omega) are not reported"
+            )
         return f"span metrics in the {self.convention!r} convention"
 
-    def compare(self, a: str, b: str, metric: str = "recall", questions: Iterable[str] | None = None) -> dict[str, Any]:
+    def compare(
+        self, a: str, b: str, metric: str = "recall", questions: Iterable[str] | None = None
+    ) -> dict[str, Any]:
         """Strategy ``a`` against ``b`` on ``metric``: the paired difference and how sure it is.
 
         Over the chosen question ids (all by default): ``diff`` the mean of a - b per question,
@@ -163,9 +175,13 @@ class BenchmarkResult:
         means = bootstrap_means(diffs[None, :], resample_counts(len(qids), self.n_resamples, self.seed))[0]
         lo, hi = confidence_interval(means)
         out = {
-            "diff": float(diffs.mean()), "lo": float(lo), "hi": float(hi),
-            "a_ahead": float(np.mean(means > 0)), "b_ahead": float(np.mean(means < 0)),
-            "ties": float(np.mean(means == 0)), "n": len(qids),
+            "diff": float(diffs.mean()),
+            "lo": float(lo),
+            "hi": float(hi),
+            "a_ahead": float(np.mean(means > 0)),
+            "b_ahead": float(np.mean(means < 0)),
+            "ties": float(np.mean(means == 0)),
+            "n": len(qids),
             "sd": float(diffs.std(ddof=1)) if len(qids) > 1 else 0.0,
         }
         out["established"] = is_established(out)
@@ -174,18 +190,25 @@ class BenchmarkResult:
     def subset(self, questions: Iterable[str]) -> BenchmarkResult:
         """The same run restricted to these question ids: summary and pairwise recomputed, costs kept."""
         qids = self._question_ids(questions)
-        per_question = self.per_question[self.per_question["question_id"].isin(set(qids))].reset_index(drop=True)
+        per_question = self.per_question[self.per_question["question_id"].isin(set(qids))].reset_index(
+            drop=True
+        )
         names = list(self.summary.index)
-        costs = {n: {c: self.summary.loc[n, c] for c in COST_COLUMNS if c in self.summary.columns} for n in names}
-        summary, pairwise = summarize(per_question, names, qids, self.reported_metrics, costs, self.n_resamples, self.seed)
+        costs = {
+            n: {c: self.summary.loc[n, c] for c in COST_COLUMNS if c in self.summary.columns} for n in names
+        }
+        summary, pairwise = summarize(
+            per_question, names, qids, self.reported_metrics, costs, self.n_resamples, self.seed
+        )
         keep = set(qids)
         order = [q for q in dict.fromkeys(self.per_question["question_id"]) if q in keep]
         retrieved = {}
         for name, lists in self.retrieved.items():
             by_q = dict(zip(self._question_ids(None), lists, strict=False))
             retrieved[name] = [by_q[q] for q in order if q in by_q]
-        return dataclasses.replace(self, per_question=per_question, summary=summary, pairwise=pairwise,
-                                   retrieved=retrieved)
+        return dataclasses.replace(
+            self, per_question=per_question, summary=summary, pairwise=pairwise, retrieved=retrieved
+        )
 
     def _question_ids(self, questions: Iterable[str] | None) -> list[str]:
         """Question ids in run order; the chosen ones, each checked to be in the run."""
@@ -202,9 +225,12 @@ class BenchmarkResult:
             raise ValueError("questions must name at least one question id")
         return [q for q in every if q in wanted]
 
-    def table(self, metrics: Sequence[str] = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou"),
-              costs: Sequence[str] = DISPLAY_COSTS,
-              digits: int = 3) -> pd.DataFrame:
+    def table(
+        self,
+        metrics: Sequence[str] = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou"),
+        costs: Sequence[str] = DISPLAY_COSTS,
+        digits: int = 3,
+    ) -> pd.DataFrame:
         """A display table: ``mean [lo, hi]`` strings per metric and the chosen cost columns.
 
         Metrics the run did not measure (span metrics under document-level relevance) are left out.
@@ -223,9 +249,12 @@ class BenchmarkResult:
         df.index.name = "strategy"
         return df
 
-    def markdown(self, metrics: Sequence[str] = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou"),
-                 costs: Sequence[str] = DISPLAY_COSTS,
-                 digits: int = 3) -> str:
+    def markdown(
+        self,
+        metrics: Sequence[str] = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou"),
+        costs: Sequence[str] = DISPLAY_COSTS,
+        digits: int = 3,
+    ) -> str:
         """:meth:`table` as a GitHub-flavoured Markdown table (for reports and notes)."""
         table = self.table(metrics, costs, digits)
         header = ["strategy", *table.columns]
@@ -253,7 +282,6 @@ class BenchmarkResult:
             "pairwise": _records(self.pairwise),
             "per_question": _records(self.per_question),
         }
-
 
 
 def measured_metrics(relevance: str) -> tuple[str, ...]:
@@ -305,8 +333,14 @@ def summarize(
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
                 pair_rows.append(
-                    {"metric": m, "a": a, "b": b, "a_wins": wins[a, b], "b_wins": wins[b, a],
-                     "ties": max(0.0, round(1.0 - wins[a, b] - wins[b, a], 12))}
+                    {
+                        "metric": m,
+                        "a": a,
+                        "b": b,
+                        "a_wins": wins[a, b],
+                        "b_wins": wins[b, a],
+                        "ties": max(0.0, round(1.0 - wins[a, b] - wins[b, a], 12)),
+                    }
                 )
     return summary, pd.DataFrame(pair_rows, columns=["metric", "a", "b", "a_wins", "b_wins", "ties"])
 

@@ -119,8 +119,10 @@ def load_user_dataset(
             problems.append(f"question id {q.id!r} appears twice")
         seen.add(q.id)
     if problems and on_error == "fail":
-        raise ValueError(f"{len(problems)} problem(s) in {qpath or root} (use --on-error skip to leave them out)"
-                         + _listing(problems))
+        raise ValueError(
+            f"{len(problems)} problem(s) in {qpath or root} (use --on-error skip to leave them out)"
+            + _listing(problems)
+        )
     if len(seen) != len(items):  # skip mode: keep the first of each id
         items = list({q.id: q for q in reversed(items)}.values())[::-1]
     if not items:
@@ -142,8 +144,10 @@ def detect_format(corpus_dir: Path, questions: Path | None) -> str:
         return "spans"
     if isinstance(first, dict) and "answer" in first:
         return "quotes"
-    raise ValueError(f"cannot detect the format of {questions}: the first question has neither "
-                     "'answer' (quotes) nor 'references' (spans); pass --format")
+    raise ValueError(
+        f"cannot detect the format of {questions}: the first question has neither "
+        "'answer' (quotes) nor 'references' (spans); pass --format"
+    )
 
 
 # ------------------------------------------------------------------------------ corpus and rows
@@ -168,8 +172,10 @@ def _read_rows(path: Path) -> list[Any]:
         reader = csv.DictReader(text.splitlines())
         missing = {"question", "corpus_id", "references"} - set(reader.fieldnames or [])
         if missing:
-            raise ValueError(f"{path}: missing column(s) {sorted(missing)}; a spans CSV needs question, "
-                             "corpus_id, references")
+            raise ValueError(
+                f"{path}: missing column(s) {sorted(missing)}; a spans CSV needs question, "
+                "corpus_id, references"
+            )
         return list(reader)
     stripped = text.lstrip()
     if not stripped:
@@ -219,7 +225,11 @@ def _quote_question(row: Any, n: int, by_id: dict[str, Any], problems: list[str]
         problems.append(f"{where}: doc {row['doc']!r} is not a readable file of the corpus")
         return None
     answers = [row["answer"]] if isinstance(row["answer"], str) else row["answer"]
-    if not isinstance(answers, list) or not answers or not all(isinstance(a, str) and a.strip() for a in answers):
+    if (
+        not isinstance(answers, list)
+        or not answers
+        or not all(isinstance(a, str) and a.strip() for a in answers)
+    ):
         problems.append(f"{where}: 'answer' must be a non-empty string or a list of them")
         return None
     spans = []
@@ -229,7 +239,9 @@ def _quote_question(row: Any, n: int, by_id: dict[str, Any], problems: list[str]
         except ValueError as exc:
             problems.append(f"{where}: answer {_short(quote)} {exc} in {doc_id}")
             return None
-    return UserQuestion(qid, row["question"].strip(), doc_id, spans, list(answers), str(row.get("split") or ""))
+    return UserQuestion(
+        qid, row["question"].strip(), doc_id, spans, list(answers), str(row.get("split") or "")
+    )
 
 
 # ------------------------------------------------------------------------------ spans
@@ -251,7 +263,9 @@ def _span_question(row: Any, n: int, by_id: dict[str, Any], problems: list[str])
             problems.append(f"{where}: 'references' is not valid JSON ({exc})")
             return None
     if not isinstance(refs, list) or not refs:
-        problems.append(f"{where}: 'references' must be a non-empty list of {{content, start_index, end_index}}")
+        problems.append(
+            f"{where}: 'references' must be a non-empty list of {{content, start_index, end_index}}"
+        )
         return None
     spans, answers = [], []
     for j, ref in enumerate(refs):
@@ -271,8 +285,10 @@ def _by_corpus_id(corpus_id: str, by_id: dict[str, Any], where: str, problems: l
     if len(stem_matches) == 1:
         return stem_matches[0]
     if stem_matches:
-        problems.append(f"{where}: corpus_id {corpus_id!r} matches several files "
-                        f"({', '.join(d.doc_id for d in stem_matches)}); add the extension")
+        problems.append(
+            f"{where}: corpus_id {corpus_id!r} matches several files "
+            f"({', '.join(d.doc_id for d in stem_matches)}); add the extension"
+        )
     else:
         problems.append(f"{where}: corpus_id {corpus_id!r} is not a readable file of the corpus")
     return None
@@ -290,8 +306,10 @@ def _reference(ref: Any, doc: Any, where: str, problems: list[str]) -> tuple[int
         problems.append(f"{where}: span ({s}, {e}) out of range for {doc.doc_id} (length {len(doc.text)})")
         return None
     if doc.text[s:e] != ref["content"]:
-        problems.append(f"{where}: {doc.doc_id}[{s}:{e}] is {_short(doc.text[s:e])}, "
-                        f"not the content {_short(str(ref['content']))}")
+        problems.append(
+            f"{where}: {doc.doc_id}[{s}:{e}] is {_short(doc.text[s:e])}, "
+            f"not the content {_short(str(ref['content']))}"
+        )
         return None
     return s, e
 
@@ -308,7 +326,11 @@ def _beir(root: Path, qrels: Path | None, problems: list[str]) -> tuple[list[Any
     documents = []
     for n, row in _jsonl(root / "corpus.jsonl"):
         where = f"corpus.jsonl line {n}"
-        if not isinstance(row, dict) or not isinstance(row.get("_id"), str | int) or not isinstance(row.get("text"), str):
+        if (
+            not isinstance(row, dict)
+            or not isinstance(row.get("_id"), str | int)
+            or not isinstance(row.get("text"), str)
+        ):
             problems.append(f"{where}: needs '_id' and 'text'")
             continue
         title = row.get("title") if isinstance(row.get("title"), str) else ""
@@ -316,11 +338,17 @@ def _beir(root: Path, qrels: Path | None, problems: list[str]) -> tuple[list[Any
         documents.append(Document(str(row["_id"]), text, kind="text", title=title or None))
     queries = {}
     for n, row in _jsonl(root / "queries.jsonl"):
-        if not isinstance(row, dict) or not isinstance(row.get("_id"), str | int) or not isinstance(row.get("text"), str):
+        if (
+            not isinstance(row, dict)
+            or not isinstance(row.get("_id"), str | int)
+            or not isinstance(row.get("text"), str)
+        ):
             problems.append(f"queries.jsonl line {n}: needs '_id' and 'text'")
             continue
         queries[str(row["_id"])] = row["text"]
-    files = [qrels] if qrels is not None and qrels.is_file() else sorted((qrels or root / "qrels").glob("*.tsv"))
+    files = (
+        [qrels] if qrels is not None and qrels.is_file() else sorted((qrels or root / "qrels").glob("*.tsv"))
+    )
     if not files:
         raise ValueError(f"no qrels/*.tsv under {root}")
     doc_ids = {d.doc_id for d in documents}
@@ -343,8 +371,14 @@ def _beir(root: Path, qrels: Path | None, problems: list[str]) -> tuple[list[Any
             elif score > 0:
                 relevant.setdefault((path.stem, qid), []).append(did)
     questions = [
-        UserQuestion(f"{qid}" if len(files) == 1 else f"{split}:{qid}", queries[qid], docs[0], [],
-                     split=split, relevant_docs=tuple(dict.fromkeys(docs)))
+        UserQuestion(
+            f"{qid}" if len(files) == 1 else f"{split}:{qid}",
+            queries[qid],
+            docs[0],
+            [],
+            split=split,
+            relevant_docs=tuple(dict.fromkeys(docs)),
+        )
         for (split, qid), docs in relevant.items()
     ]
     return documents, questions

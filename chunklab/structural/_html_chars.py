@@ -54,7 +54,9 @@ def char_map(block: Block, src: str, events: list[int]) -> tuple[str, list[int],
                     if rep == ref:
                         keep = len(ref)
                     else:
-                        while keep < len(rep) - 1 and keep < len(ref) - 1 and rep[-1 - keep] == ref[-1 - keep]:
+                        while (
+                            keep < len(rep) - 1 and keep < len(ref) - 1 and rep[-1 - keep] == ref[-1 - keep]
+                        ):
                             keep += 1
                     grown = len(rep) - keep
                     chars.extend(rep)

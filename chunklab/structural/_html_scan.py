@@ -19,16 +19,85 @@ SEMANTIC = frozenset({"section", "article", "main", "aside", "nav"})
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP = frozenset({"script", "style", "template", "noscript", "head"})
 VOID = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
-     "track", "wbr", "keygen", "command", "basefont", "frame", "isindex"}
+    {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+        "keygen",
+        "command",
+        "basefont",
+        "frame",
+        "isindex",
+    }
 )
 BLOCK = frozenset(
-    {"address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details",
-     "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form",
-     "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li",
-     "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody",
-     "tfoot", "thead", "tr", "ul", "title", "listing", "xmp", "plaintext", "frameset",
-     "option", "select", "textarea", "button"}
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "caption",
+        "center",
+        "dd",
+        "details",
+        "dialog",
+        "dir",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "html",
+        "legend",
+        "li",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "tfoot",
+        "thead",
+        "tr",
+        "ul",
+        "title",
+        "listing",
+        "xmp",
+        "plaintext",
+        "frameset",
+        "option",
+        "select",
+        "textarea",
+        "button",
+    }
 )
 #: HTML5's "special" elements a new <li>, <dt> or <dd> does not close its open sibling through
 LIST_ITEM_BARRIERS = BLOCK - {"address", "div", "p", "li", "dt", "dd"}
@@ -40,14 +109,28 @@ BOILERPLATE = frozenset({"nav", "aside", "header", "footer"})
 SECTIONING = frozenset({"article", "section", "main", "aside", "nav"})
 #: what a heading's permalink anchor shows ("¶" in Sphinx, "#" in many themes)
 PERMALINK_MARKS = frozenset({"", "#", "\u00b6", "\u00a7", "\U0001f517", "\u2693", "link", "permalink"})
-_PERMALINK_CLASS = re.compile(r"\b(?:headerlink|anchor|permalink|heading-anchor|hash-link|anchorjs-link)\b", re.I)
+_PERMALINK_CLASS = re.compile(
+    r"\b(?:headerlink|anchor|permalink|heading-anchor|hash-link|anchorjs-link)\b", re.I
+)
 HEAD_ONLY = frozenset({"title", "meta", "link", "style", "script", "base", "noscript", "template", "head"})
 _WS = re.compile(r"\s+")
 
 
 class Block:
-    __slots__ = ("start", "end", "text", "tag", "id", "strength", "opener", "heading", "headings", "pre",
-                 "parts", "where")
+    __slots__ = (
+        "start",
+        "end",
+        "text",
+        "tag",
+        "id",
+        "strength",
+        "opener",
+        "heading",
+        "headings",
+        "pre",
+        "parts",
+        "where",
+    )
 
     def __init__(self, start, end, text, tag, id_, strength, opener, heading, headings, pre, parts, where):
         self.start = start
@@ -130,7 +213,12 @@ class BlockScanner(HTMLParser):
         if self._pending_end is not None:
             self._finish_end(at)
         self.events.append(at)
-        if tag in TRACKED or self.skip or self.title_parts is not None or (tag == "a" and self.link is not None):
+        if (
+            tag in TRACKED
+            or self.skip
+            or self.title_parts is not None
+            or (tag == "a" and self.link is not None)
+        ):
             # handled when the next token starts: that is where the parser resumed after this tag
             self._pending_end = (tag, at)
 
@@ -180,8 +268,18 @@ class BlockScanner(HTMLParser):
                     self.strength = 3
                 self.blocks.append(
                     Block(
-                        self.cur_start, at, text, tag, id_, self.strength, self.opener, heading,
-                        [t for _, t in self.heading_path], bool(self.pre), self.parts, self.where,
+                        self.cur_start,
+                        at,
+                        text,
+                        tag,
+                        id_,
+                        self.strength,
+                        self.opener,
+                        heading,
+                        [t for _, t in self.heading_path],
+                        bool(self.pre),
+                        self.parts,
+                        self.where,
                     )
                 )
                 self.cur_start = at
@@ -227,8 +325,9 @@ class BlockScanner(HTMLParser):
         elif tag in ("td", "th"):
             self._pop_sibling(("td", "th"), ("tr", "table"), at)
 
-    def _pop_sibling(self, same: tuple[str, ...], scope: tuple[str, ...], at: int,
-                     barriers: frozenset[str] = frozenset()) -> None:
+    def _pop_sibling(
+        self, same: tuple[str, ...], scope: tuple[str, ...], at: int, barriers: frozenset[str] = frozenset()
+    ) -> None:
         """Close the open ``same`` element a new sibling implies, searching no further than ``scope``.
 
         Nor past a ``barriers`` element, nor past the element whose content is being dropped

@@ -61,8 +61,9 @@ def chunk_document(
     if kind == "python":
         return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id, unit=unit)
     if kind == "html":
-        return chunk_html(source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate,
-                          unit=unit)
+        return chunk_html(
+            source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate, unit=unit
+        )
     if kind == "markdown":
         return chunk_markdown(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
     if kind == "rst":

@@ -134,7 +134,9 @@ def chunk_visible_text(document: Any, chunk_text: Callable[[Any], list[Chunk]]) 
     from chunklab.documents import Document
 
     text, where = html_text_map(document.text)
-    visible = Document(document.doc_id, text, getattr(document, "path", None), "text", getattr(document, "title", None))
+    visible = Document(
+        document.doc_id, text, getattr(document, "path", None), "text", getattr(document, "title", None)
+    )
     chunks = chunk_text(visible)
     last_end: dict[Any, int] = {}
     remapped: list[Chunk] = []
@@ -157,11 +159,18 @@ def chunk_visible_text(document: Any, chunk_text: Callable[[Any], list[Chunk]]) 
     if not any(c.metadata.get("parent_id") or c.metadata.get("child_ids") for c in remapped):
         return remapped
     return [
-        dataclasses.replace(c, metadata={
-            **c.metadata,
-            **({"parent_id": ids.get(c.metadata["parent_id"])} if c.metadata.get("parent_id") else {}),
-            **({"child_ids": [ids.get(x, x) for x in c.metadata["child_ids"]]} if c.metadata.get("child_ids") else {}),
-        })
+        dataclasses.replace(
+            c,
+            metadata={
+                **c.metadata,
+                **({"parent_id": ids.get(c.metadata["parent_id"])} if c.metadata.get("parent_id") else {}),
+                **(
+                    {"child_ids": [ids.get(x, x) for x in c.metadata["child_ids"]]}
+                    if c.metadata.get("child_ids")
+                    else {}
+                ),
+            },
+        )
         for c in remapped
     ]
 
@@ -325,7 +334,9 @@ class _Sectioner:
         self.chunks.append(Chunk(text, s, e, self.doc_id, meta))
 
 
-def _spans(text: str, start: int, size: int, unit: str = "chars", index: UnitIndex | None = None) -> list[list[int]]:
+def _spans(
+    text: str, start: int, size: int, unit: str = "chars", index: UnitIndex | None = None
+) -> list[list[int]]:
     """Recursive-separator pieces of ``text[start:]`` as ``[start, end]`` offsets into ``text``."""
     rest = text[start:] if start else text
     return [[start + a, start + e] for a, e, _lv, _sh in recursive_spans(rest, size, 0, unit, _LEVELS, index)]

@@ -59,8 +59,17 @@ def chunk_markdown(
     if _NONSPACE.search(text) is None:
         return []
     lines = LineIndex(text, universal=True)
-    return pack_blocks(text, markdown_blocks(text, lines), max_chars, max_level, doc_id=doc_id, params=params,
-                       path=path, lines=lines, unit=unit)
+    return pack_blocks(
+        text,
+        markdown_blocks(text, lines),
+        max_chars,
+        max_level,
+        doc_id=doc_id,
+        params=params,
+        path=path,
+        lines=lines,
+        unit=unit,
+    )
 
 
 def pack_blocks(
@@ -183,10 +192,7 @@ class _MarkdownChunker:
                 pieces = self.table_pieces(lo, hi, s, e)
             else:
                 piece_kind = "code" if kind == "code" else "section"
-                pieces = [
-                    (s + a, s + b, piece_kind, None)
-                    for a, b in self.cut(s, e, self.max, _LEVELS)
-                ]
+                pieces = [(s + a, s + b, piece_kind, None) for a, b in self.cut(s, e, self.max, _LEVELS)]
             if lead >= 0:
                 if pieces and self.size(lead, pieces[0][1]) <= self.max:
                     pieces[0] = (lead, *pieces[0][1:])
@@ -212,7 +218,9 @@ class _MarkdownChunker:
     def cut(self, s: int, e: int, budget: int, levels) -> list[tuple[int, int]]:
         """``text[s:e]`` cut by the recursive separators ``levels``, measured as it lies in the document."""
         index = None if self.unit == "chars" else self.index.slice(s, e)
-        return [(a, b) for a, b, _lv, _sh in recursive_spans(self.text[s:e], budget, 0, self.unit, levels, index)]
+        return [
+            (a, b) for a, b, _lv, _sh in recursive_spans(self.text[s:e], budget, 0, self.unit, levels, index)
+        ]
 
     def add(self, s, e, kind, headings, level, split=False, extra=None) -> None:
         meta: dict[str, Any] = {

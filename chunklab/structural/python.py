@@ -322,7 +322,8 @@ class _PythonChunker(PythonLines):
             if isinstance(node, tuple):
                 meta["oversize"] = True
                 meta["oversize_reason"] = (
-                    "a single line longer than max_chars" if self.size_unit == "chars"
+                    "a single line longer than max_chars"
+                    if self.size_unit == "chars"
                     else f"a single line over max_chars={self.max} in unit {self.size_unit!r}"
                 )
                 node = node[1]

@@ -55,12 +55,24 @@ def chunk_rst(
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
-    params: dict[str, Any] = {"format": "rst", "max_chars": max_chars, "max_level": max_level, **unit_params(unit)}
+    params: dict[str, Any] = {
+        "format": "rst",
+        "max_chars": max_chars,
+        "max_level": max_level,
+        **unit_params(unit),
+    }
     if _NONSPACE.search(text) is None:
         return []
     lines = LineIndex(text, universal=True)
     return pack_blocks(
-        text, rst_blocks(text, lines), max_chars, max_level, doc_id=doc_id, params=params, path=path, lines=lines,
+        text,
+        rst_blocks(text, lines),
+        max_chars,
+        max_level,
+        doc_id=doc_id,
+        params=params,
+        path=path,
+        lines=lines,
         unit=unit,
     )
 
@@ -89,7 +101,9 @@ def rst_blocks(text: str, lines: LineIndex | None = None) -> list[Block]:
         i = 1
     while i < n:
         row = rows[i]
-        after_break = i == 0 or not rows[i - 1].strip() or (out and out[-1].kind == "heading" and out[-1].last == i - 1)
+        after_break = (
+            i == 0 or not rows[i - 1].strip() or (out and out[-1].kind == "heading" and out[-1].last == i - 1)
+        )
         if not row.strip():
             j = i
             while j + 1 < n and not rows[j + 1].strip():
