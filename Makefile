@@ -47,7 +47,7 @@ book: $(STAMP)
 	@echo "Book built: open _build/html/index.html in a browser"
 
 # The Spanish edition: the same sources, prose from locales/es/LC_MESSAGES/**.po, figure labels and
-# numbers from chunklab.labels (CHUNKLAB_LANG=es reaches the chapters); own execution cache.
+# numbers from chunklab.book.labels (CHUNKLAB_LANG=es reaches the chapters); own execution cache.
 book-es: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python scripts/book_edition.py --language es
 	@echo

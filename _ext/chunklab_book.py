@@ -17,7 +17,7 @@ Three small jobs that Jupyter Book 1's configuration cannot express:
 And the glue of the two editions (English, and Spanish from ``locales/es/LC_MESSAGES``):
 
 - **The build's language reaches the chapters**: ``CHUNKLAB_LANG`` is set from Sphinx's
-  ``language`` before any chapter executes, so :mod:`chunklab.labels` gives the kernels the
+  ``language`` before any chapter executes, so :mod:`chunklab.book.labels` gives the kernels the
   edition's figure labels and number format; numbered captions read "Tabla 3.2" in Spanish.
 - **A language switch**: every page links to the same page of the other edition ("Español"
   on English pages, "English" on Spanish ones), in the article header. The other edition's

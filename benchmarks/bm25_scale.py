@@ -1,4 +1,4 @@
-"""BM25 at scale: build and query :class:`chunklab.lexical.BM25Index` over up to 1,000,000 code-like chunks.
+"""BM25 at scale: build and query :class:`chunklab.retrieval.lexical.BM25Index` over up to 1,000,000 code-like chunks.
 
 The chunks are synthetic but shaped like code: a ``def`` line with a snake_case or camelCase
 identifier, then words and identifiers drawn from a Zipf-distributed vocabulary of 50,000
@@ -90,8 +90,8 @@ def latency(fn, queries: list[str]) -> dict:
 
 
 def main() -> None:
-    from chunklab.filters import check_where
-    from chunklab.lexical import BM25Index
+    from chunklab.retrieval.filters import check_where
+    from chunklab.retrieval.lexical import BM25Index
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=1_000_000)

@@ -14,8 +14,8 @@ seconds spent chunking vs measuring, wall time, peak resident memory.
 **Retrieval**: CodeSearchNet-style questions (:func:`chunklab.datasets.code_questions`:
 the first docstring sentence asks, the function's span answers, docstrings stripped from the
 indexed copy) drawn from the whole corpus; every chunk of every file indexed with BM25
-(:class:`chunklab.lexical.BM25Index`) and the static embedding (``Encoder("static")``),
-reciprocal-rank fusion of the two on top (:func:`chunklab.hybrid.reciprocal_rank_fusion`), and MiniLM on a stratified sample of files
+(:class:`chunklab.retrieval.lexical.BM25Index`) and the static embedding (``Encoder("static")``),
+reciprocal-rank fusion of the two on top (:func:`chunklab.retrieval.hybrid.reciprocal_rank_fusion`), and MiniLM on a stratified sample of files
 (over every chunk too with ``--minilm-full``, the default when a CUDA GPU is present). The parent keeps no chunk
 text: workers return offsets, compile flags, static vectors and BM25 token counts (:func:`bm25_from_counts`). P@5,
 R@5, MRR, character recall and the share of retrieved chunks that do not compile, structural
@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from chunklab.vectors import exact_topk
+from chunklab.retrieval.vectors import exact_topk
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # one thread per worker process
 
@@ -257,7 +257,7 @@ _STRATEGY_CACHE: dict[Any, Any] = {}
 def _strategy(kind: str, params: tuple) -> Any:
     key = (kind, params)
     if key not in _STRATEGY_CACHE:
-        from chunklab.strategies import get_strategy
+        from chunklab.chunkers.catalog import get_strategy
 
         _STRATEGY_CACHE[key] = get_strategy(kind, **dict(params))
     return _STRATEGY_CACHE[key]
@@ -425,7 +425,7 @@ def minilm_at_full_scale(choice: str) -> bool:
     """Whether MiniLM also runs over every chunk: ``"yes"``, ``"no"``, or ``"auto"`` (a CUDA device is present)."""
     if choice in ("yes", "no"):
         return choice == "yes"
-    from chunklab.embed_models import resolve_device
+    from chunklab.embed.models import resolve_device
 
     return resolve_device("auto").startswith("cuda")
 
@@ -549,10 +549,10 @@ def build_index(corpus: Any, indices: list[int], name: str, workers: int, minilm
     header: a code chunk has none); the parent keeps no chunk text (only for MiniLM,
     on a sample). The BM25 weights are bm25s's Lucene variant with the kit's ``k1``/``b``,
     built straight into bm25s's sparse matrix (:func:`bm25_from_counts`), so the search
-    side is ``bm25s.BM25.get_scores_from_ids`` as in :class:`chunklab.lexical.BM25Index`.
+    side is ``bm25s.BM25.get_scores_from_ids`` as in :class:`chunklab.retrieval.lexical.BM25Index`.
     """
     from chunklab.embed import Encoder
-    from chunklab.vectors import VectorIndex
+    from chunklab.retrieval.vectors import VectorIndex
 
     global _CORPUS, _INDEX_STRATEGY, _KEEP_TEXT
     _CORPUS, _INDEX_STRATEGY, _KEEP_TEXT = corpus, name, minilm
@@ -688,7 +688,7 @@ def _index_file(i: int) -> tuple[dict[str, Any], float]:
     """One file's chunks for the index: offsets, compiles, static vectors, BM25 counts (worker side)."""
     global _STATIC
     from chunklab.embed import Encoder
-    from chunklab.lexical import tokenize
+    from chunklab.retrieval.lexical import tokenize
 
     t0 = time.process_time()
     f = _CORPUS[i]
@@ -717,7 +717,7 @@ def _index_file(i: int) -> tuple[dict[str, Any], float]:
 
 def bm25_search(index: dict[str, Any], query: str, k: int) -> list[int]:
     """Top ``k`` chunk positions for ``query`` (the kit's tokenizer; ties by position; zero scores dropped)."""
-    from chunklab.lexical import tokenize
+    from chunklab.retrieval.lexical import tokenize
 
     vocab = index["vocab"]
     ids = [vocab[t] for t in dict.fromkeys(tokenize(query)) if t in vocab]
@@ -784,7 +784,7 @@ def rank_all(
 def fuse(index: dict[str, Any], dense: list[int], lexical: list[int]) -> list[int]:
     """Reciprocal-rank fusion (the kit's) of two position rankings, best ``K`` positions."""
     from chunklab.chunk import Chunk
-    from chunklab.hybrid import reciprocal_rank_fusion
+    from chunklab.retrieval.hybrid import reciprocal_rank_fusion
 
     light = {
         i: Chunk(
@@ -808,10 +808,10 @@ def ann_tradeoff(
     """The IVF index against the exact scan: top-5 agreement and single-query latency per ``nprobe``.
 
     Every question's exact top 5 comes from one batched exact scan of the same vectors
-    (:func:`chunklab.vectors.exact_topk`); latency is encode + search of one query, as in
+    (:func:`chunklab.retrieval.vectors.exact_topk`); latency is encode + search of one query, as in
     :func:`rank_all`, on the first :data:`LATENCY_QUERIES` questions.
     """
-    from chunklab.vectors import agreement
+    from chunklab.retrieval.vectors import agreement
 
     t = time.perf_counter()
     exact = exact_topk(index["static"], qv, K)[1].tolist()

@@ -36,11 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-strategies", action="store_true")
     args = parser.parse_args(argv)
 
+    from chunklab.chunkers.catalog import parse_strategies, sweep_strategies
     from chunklab.commands.evaluate import write_outputs
     from chunklab.datasets.docs import load_docs
     from chunklab.embed import get_encoder
     from chunklab.evaluate import Benchmark
-    from chunklab.strategies import parse_strategies, sweep_strategies
 
     data = load_docs(split=args.split)
     encoder = get_encoder()

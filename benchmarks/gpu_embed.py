@@ -28,9 +28,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def sample_texts(n_chunks: int, strategy_name: str = "recursive", **params: object) -> list[str]:
     """The embedded text of the first ``n_chunks`` chunks of a fixed corpus sample."""
     from chunklab.chunk import embedding_text
+    from chunklab.chunkers.catalog import get_strategy
     from chunklab.datasets.code import code_corpus
     from chunklab.documents import Document, decode_bytes
-    from chunklab.strategies import get_strategy
 
     strategy = get_strategy(strategy_name, **params)
     texts: list[str] = []

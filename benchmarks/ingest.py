@@ -47,8 +47,8 @@ def stdlib_files(limit_bytes: int | None = None) -> list[Path]:
 
 def corpus_chunks(n: int, size: int = 800):
     """The first ``n`` recursive chunks of the standard library."""
+    from chunklab.chunkers.recursive import chunk_recursive
     from chunklab.documents import load_document
-    from chunklab.recursive import chunk_recursive
 
     out = []
     for path in stdlib_files():
@@ -79,7 +79,7 @@ class TimedEncoder:
 
 def run_once(chunks, cache_dir: Path, store_dir: Path, label: str) -> dict:
     from chunklab.embed import Encoder
-    from chunklab.store import ChunkStore
+    from chunklab.retrieval.store import ChunkStore
 
     encoder = Encoder(cache_dir=cache_dir, show_progress=False)
     encoder.model  # load outside the timed region: a fair chunks/s for the cold run  # noqa: B018

@@ -46,7 +46,7 @@ def corpus_paths(files: int | None) -> list[str]:
 
 def run(engine: str, paths: list[str], workers: int, strategy: str) -> dict[str, float | int | str]:
     """One ingest into a fresh Parquet folder; its report as a dict."""
-    from chunklab.engines import get_engine
+    from chunklab.ingest import get_engine
 
     tree = TreeSampler()
     with tree, tempfile.TemporaryDirectory(prefix=f"chunklab-{engine}-") as tmp:

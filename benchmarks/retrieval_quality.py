@@ -59,12 +59,12 @@ def paired(a: np.ndarray, b: np.ndarray) -> dict:
 
 
 def main() -> None:
+    from chunklab.chunkers.catalog import get_strategy
     from chunklab.datasets.docs import load_docs
     from chunklab.embed import Encoder
-    from chunklab.hybrid import HybridRetriever
-    from chunklab.lexical import BM25Index
-    from chunklab.store import ChunkStore
-    from chunklab.strategies import get_strategy
+    from chunklab.retrieval.hybrid import HybridRetriever
+    from chunklab.retrieval.lexical import BM25Index
+    from chunklab.retrieval.store import ChunkStore
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=5)

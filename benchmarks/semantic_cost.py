@@ -58,8 +58,8 @@ def main() -> None:
     if args.threads:
         os.environ["CHUNKLAB_TORCH_THREADS"] = str(args.threads)
     from chunklab.chunk import check_chunks
+    from chunklab.chunkers.semantic import analyze_semantic
     from chunklab.embed import Encoder
-    from chunklab.semantic import analyze_semantic
 
     text = docstring_text(args.mb)
     mb = len(text.encode("utf-8")) / 1e6

@@ -51,8 +51,8 @@ def _run_method(name: str, files: list[str], size: int, queue) -> None:
     import logging
 
     logging.disable(logging.WARNING)
+    from chunklab.chunkers.structural import chunk_html
     from chunklab.documents import decode_bytes
-    from chunklab.structural import chunk_html
 
     raws = [open(f, "rb").read() for f in files]
     strs = [decode_bytes(r, "html").text for r in raws] if name != "chunklab structural" else None

@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter
 
+    from chunklab.chunkers.structural import chunk_markdown
     from chunklab.documents import load_document
-    from chunklab.structural import chunk_markdown
 
     texts = [load_document(f).text for f in markdown_files(args.roots)]
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
 
-    from chunklab.structural import chunk_python
+    from chunklab.chunkers.structural import chunk_python
 
     texts = load_texts(args.sample, args.seed)
     mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6

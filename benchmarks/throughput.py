@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-    from chunklab.recursive import chunk_recursive
+    from chunklab.chunkers.recursive import chunk_recursive
 
     texts = stdlib_texts()
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6

@@ -20,8 +20,8 @@ import sysconfig
 import time
 from pathlib import Path
 
+from chunklab.chunkers.catalog import get_strategy
 from chunklab.documents import Document
-from chunklab.strategies import get_strategy
 from chunklab.units import get_tokenizer, length_function, model_path
 
 #: strategy -> (its size parameter, budget in characters, budget in tokens)

@@ -3,7 +3,7 @@
 Every chapter's hidden setup cell calls :func:`setup`, so that all computed tables print
 numbers the same way (thousands separators, two decimals), and every plot colours a strategy
 with :func:`strategy_color`: the package's one colour per strategy family
-(``chunklab.viz.STRATEGY_COLORS``, Okabe-Ito, colour-blind safe), plus shades for the few
+(``chunklab.book.viz.STRATEGY_COLORS``, Okabe-Ito, colour-blind safe), plus shades for the few
 variants the chapters compare side by side.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-#: the book's own variants of a family (chunklab.viz.STRATEGY_COLORS gives the families)
+#: the book's own variants of a family (chunklab.book.viz.STRATEGY_COLORS gives the families)
 VARIANT_COLORS: dict[str, str] = {
     "recursive (size-matched)": "#2c7da0",  # a darker recursive blue: the fair flat comparison
     "leaves only": "#9ecae1",  # hierarchical blues, light to dark: leaves, parents, auto-merge
@@ -21,8 +21,8 @@ VARIANT_COLORS: dict[str, str] = {
 
 
 def strategy_color(name: str) -> str:
-    """The colour of a strategy label: a variant of this book, else its family's (chunklab.viz)."""
-    from chunklab.viz import strategy_color as family_color
+    """The colour of a strategy label: a variant of this book, else its family's (chunklab.book.viz)."""
+    from chunklab.book.viz import strategy_color as family_color
 
     return VARIANT_COLORS.get(str(name).strip(), None) or family_color(str(name))
 
@@ -30,7 +30,7 @@ def strategy_color(name: str) -> str:
 def _frame_html(df: Any) -> str:
     """A DataFrame as HTML with thousands separators and two decimals.
 
-    A table a chapter presents through :func:`chunklab.labels.frame` in Spanish writes its
+    A table a chapter presents through :func:`chunklab.book.labels.frame` in Spanish writes its
     numbers the Spanish way ("0,64", "55 478"); any other frame is program output and keeps
     Python's way.
     """
@@ -49,7 +49,7 @@ def _spanish_cell(value: Any) -> str:
 
     import pandas as pd
 
-    from chunklab.labels import fmt_int, fmt_number
+    from chunklab.book.labels import fmt_int, fmt_number
 
     if isinstance(value, str):
         return value

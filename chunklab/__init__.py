@@ -10,8 +10,8 @@ import importlib
 from typing import Any
 
 from chunklab.chunk import Chunk, check_chunks, embedding_text
-from chunklab.fixed import chunk_fixed, sliding_window
-from chunklab.recursive import chunk_recursive, pack_paragraphs
+from chunklab.chunkers.fixed import chunk_fixed, sliding_window
+from chunklab.chunkers.recursive import chunk_recursive, pack_paragraphs
 
 __version__ = "0.1.0"
 
@@ -19,23 +19,23 @@ _LAZY = {
     "Document": "chunklab.documents",
     "load_document": "chunklab.documents",
     "iter_documents": "chunklab.documents",
-    "chunk_python": "chunklab.structural",
-    "chunk_html": "chunklab.structural",
-    "chunk_markdown": "chunklab.structural",
-    "chunk_document": "chunklab.structural",
-    "FallbackStats": "chunklab.structural",
-    "chunk_semantic": "chunklab.semantic",
-    "analyze_semantic": "chunklab.semantic",
+    "chunk_python": "chunklab.chunkers.structural",
+    "chunk_html": "chunklab.chunkers.structural",
+    "chunk_markdown": "chunklab.chunkers.structural",
+    "chunk_document": "chunklab.chunkers.structural",
+    "FallbackStats": "chunklab.chunkers.structural",
+    "chunk_semantic": "chunklab.chunkers.semantic",
+    "analyze_semantic": "chunklab.chunkers.semantic",
     "split_sentences": "chunklab.text",
-    "chunk_hierarchical": "chunklab.hierarchical",
-    "chunk_markdown_hierarchy": "chunklab.hierarchical",
-    "auto_merge": "chunklab.hierarchical",
-    "HierarchicalRetriever": "chunklab.hierarchical",
-    "add_context": "chunklab.context",
+    "chunk_hierarchical": "chunklab.chunkers.hierarchical",
+    "chunk_markdown_hierarchy": "chunklab.chunkers.hierarchical",
+    "auto_merge": "chunklab.chunkers.hierarchical",
+    "HierarchicalRetriever": "chunklab.chunkers.hierarchical",
+    "add_context": "chunklab.chunkers.context",
     "Encoder": "chunklab.embed",
     "get_encoder": "chunklab.embed",
     "count_tokens": "chunklab.units",
-    "ChunkStore": "chunklab.store",
+    "ChunkStore": "chunklab.retrieval.store",
     "Benchmark": "chunklab.evaluate",
 }
 

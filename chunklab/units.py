@@ -7,7 +7,7 @@ A unit index turns "how many units lie in source[s:e]" and "the furthest cut tha
 span within N units" into bisections over precomputed offsets, so chunkers can work on
 character offsets while measuring in any unit: the document is encoded once, and a candidate
 span (a group of Markdown blocks, a run of Python lines) costs two bisections, not an encoding.
-Every strategy of :mod:`chunklab.strategies` takes ``unit=`` for its sizes. A piece cut out
+Every strategy of :mod:`chunklab.chunkers.catalog` takes ``unit=`` for its sizes. A piece cut out
 of a document can re-tokenize longer on its own than in place (:func:`over_budget` finds it);
 chunkers mark such a chunk ``oversize`` with the reason.
 """

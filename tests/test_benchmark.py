@@ -9,14 +9,14 @@ import pytest
 os.environ.setdefault("CHUNKLAB_TORCH_THREADS", "1")
 
 from chunklab.chunk import Chunk  # noqa: E402
-from chunklab.datasets.docs import Dataset, Document, Question  # noqa: E402
-from chunklab.strategies import (  # noqa: E402
+from chunklab.chunkers.catalog import (  # noqa: E402
     Strategy,
     available_strategies,
     get_strategy,
     parse_strategies,
     sweep_strategies,
 )
+from chunklab.datasets.docs import Dataset, Document, Question  # noqa: E402
 
 TEXTS = {
     "bees": (
@@ -330,8 +330,8 @@ def test_semantic_strategy_uses_the_given_encoder(encoder):
 
 
 def test_parse_sweep_reads_lists_and_percentages():
+    from chunklab.chunkers.catalog import parse_param_value
     from chunklab.commands.evaluate import parse_sweep
-    from chunklab.strategies import parse_param_value
 
     assert parse_sweep(["size=200,400", "overlap=0,10%"], parse_param_value) == {
         "size": [200, 400],

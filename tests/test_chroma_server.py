@@ -14,7 +14,7 @@ import pytest
 from test_lexical import HashEncoder, _chunks
 
 from chunklab.chunk import Chunk
-from chunklab.store import ChunkStore
+from chunklab.retrieval.store import ChunkStore
 
 pytestmark = pytest.mark.slow
 
@@ -107,7 +107,7 @@ def test_two_processes_writing_at_once_lose_nothing(server):
         sys.path.insert(0, sys.argv[3])
         from test_lexical import HashEncoder
         from chunklab.chunk import Chunk
-        from chunklab.store import ChunkStore
+        from chunklab.retrieval.store import ChunkStore
         store = ChunkStore(url=sys.argv[1], collection="concurrent", encoder=HashEncoder())
         tag = sys.argv[2]
         for batch in range(10):

@@ -228,7 +228,7 @@ def test_a_subcommand_that_fails_to_import_is_listed_with_its_error(monkeypatch,
 
 
 def test_chunk_and_evaluate_help_list_the_same_strategy_names(capsys):
-    from chunklab.strategies import available_strategies
+    from chunklab.chunkers.catalog import available_strategies
 
     for command in ("chunk", "evaluate"):
         with pytest.raises(SystemExit):

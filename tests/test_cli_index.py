@@ -37,7 +37,7 @@ def small(tmp_path):
 
 def stored(store_dir, collection="chunks"):
     from chunklab.embed import Encoder
-    from chunklab.store import ChunkStore
+    from chunklab.retrieval.store import ChunkStore
 
     store = ChunkStore(path=store_dir, collection=collection, encoder=Encoder())
     return list(store.iter_chunks())
@@ -115,7 +115,7 @@ def test_reindex_after_an_edit_replaces_the_documents_chunks(small, tmp_path):
 
 
 def test_index_and_chunk_accept_the_same_strategy_names_and_alias(small, tmp_path):
-    from chunklab.strategies import available_strategies
+    from chunklab.chunkers.catalog import available_strategies
 
     assert "markdown-hierarchy" in available_strategies()
     for name in ("markdown-hierarchy", "hierarchical_md"):

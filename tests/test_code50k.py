@@ -374,7 +374,7 @@ def test_streamed_bm25_scores_like_the_kits_bm25_index(texts, queries):
     from collections import Counter
 
     from chunklab.chunk import Chunk
-    from chunklab.lexical import BM25Index, tokenize
+    from chunklab.retrieval.lexical import BM25Index, tokenize
 
     assume(any(tokenize(t) for t in texts))  # BM25Index itself fails inside bm25s when no chunk has a token
     bench = _benchmark()

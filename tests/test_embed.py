@@ -13,7 +13,7 @@ import pytest
 
 from chunklab import embed
 from chunklab.embed import EmbeddingCache, Encoder, get_encoder
-from chunklab.embed_models import resolve_device, static_model_dir, torch_threads_for_workers
+from chunklab.embed.models import resolve_device, static_model_dir, torch_threads_for_workers
 from chunklab.paths import cache_dir, find_project_root, project_root
 from chunklab.units import count_tokens as units_count_tokens
 
@@ -172,7 +172,7 @@ def test_importing_embed_sets_no_environment_variables(tmp_path):
         """
         import os
         before = dict(os.environ)
-        import chunklab.embed, chunklab.store, chunklab.lexical, chunklab.hybrid
+        import chunklab.embed, chunklab.retrieval.store, chunklab.retrieval.lexical, chunklab.retrieval.hybrid
         changed = sorted(k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k))
         print(changed)
         """,

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from test_chroma_server import server  # noqa: F401  (the `chroma run` fixture, one server per module)
 
 from chunklab.chunk import embedding_text
+from chunklab.chunkers.catalog import get_strategy
 from chunklab.documents import load_document
-from chunklab.engines import get_engine
-from chunklab.engines._common import StrategySpec, WorkItem, chunk_items, encode_items
-from chunklab.engines.sinks import chunks_of
-from chunklab.strategies import get_strategy
+from chunklab.ingest import get_engine
+from chunklab.ingest._common import StrategySpec, WorkItem, chunk_items, encode_items
+from chunklab.ingest.sinks import chunks_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.*", "ignore::UserWarning:ray.*")
 
@@ -77,7 +77,7 @@ def local_out(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray")
-    from chunklab.engines.ray import connect
+    from chunklab.ingest.ray import connect
 
     # Ray's helper processes skip a slow, unused import (see tests/_rayshim): on a shared
     # 2-core machine they would otherwise miss the raylet's start-up deadline.
@@ -161,7 +161,7 @@ def test_reindexing_with_either_engine_is_an_idempotent_upsert(
     corpus: Path, ray_cluster, tmp_path: Path
 ) -> None:
     from chunklab.embed import Encoder
-    from chunklab.store import ChunkStore
+    from chunklab.retrieval.store import ChunkStore
 
     folder = tmp_path / "chroma"
     first = get_engine("local")(
@@ -223,7 +223,7 @@ def test_engine_arguments_are_checked(corpus: Path, tmp_path: Path) -> None:
 
 def test_importing_chunklab_never_imports_ray() -> None:
     code = (
-        "import sys, chunklab, chunklab.engines, chunklab.engines.ray, chunklab.engines.local, "
+        "import sys, chunklab, chunklab.ingest, chunklab.ingest.ray, chunklab.ingest.local, "
         "chunklab.commands.index, chunklab.cli; chunklab.cli.build_parser(); print('ray' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
@@ -275,7 +275,7 @@ def test_both_engines_upsert_the_same_chunks_into_a_chroma_server(
     ray_cluster,
     server: str,  # noqa: F811
 ) -> None:
-    from chunklab.store import ChunkStore
+    from chunklab.retrieval.store import ChunkStore
 
     options = {"strategy": STRATEGY, "chroma_url": server, "collection": "engines", "progress": False}
     by_ray = get_engine("ray")([str(corpus)], workers=2, **options)

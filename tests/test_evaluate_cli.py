@@ -106,7 +106,7 @@ def spans_file(tmp_path: Path) -> Path:
 
 
 def test_spans_format_reproduces_hand_computed_span_metrics(cache, corpus, tmp_path):
-    from chunklab.fixed import chunk_fixed
+    from chunklab.chunkers.fixed import chunk_fixed
 
     assert [(c.start, c.end) for c in chunk_fixed(A, 60, 20, "chars", "d")] == [(0, 60), (40, 100)]
     union = evaluate(corpus, spans_file(tmp_path), tmp_path / "union")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from strategies import any_text, nasty_text
 
 from chunklab.chunk import check_chunks
-from chunklab.fixed import chunk_fixed, sliding_window
+from chunklab.chunkers.fixed import chunk_fixed, sliding_window
 from chunklab.units import count_tokens, count_words, length_function
 
 
@@ -110,7 +110,7 @@ def word_tokenizer(tmp_path_factory):
 def test_a_tokenizer_file_is_a_unit_for_counting_and_for_windows(word_tokenizer):
     import re
 
-    from chunklab.recursive import chunk_recursive
+    from chunklab.chunkers.recursive import chunk_recursive
     from chunklab.units import check_unit, is_token_unit
 
     text = "Alpha beta, gamma delta. Epsilon zeta eta theta iota kappa lambda mu."

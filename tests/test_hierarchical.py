@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from strategies import nasty_text
 
 from chunklab.chunk import Chunk, check_chunks
-from chunklab.hierarchical import (
+from chunklab.chunkers.hierarchical import (
     HierarchicalRetriever,
     auto_merge,
     chunk_hierarchical,
@@ -203,7 +203,7 @@ def test_auto_merge_rejects_bad_input():
 @pytest.mark.slow
 def test_retriever_over_a_store_merges_retrieved_siblings(tmp_path):
     from chunklab.embed import Encoder
-    from chunklab.store import ChunkStore
+    from chunklab.retrieval.store import ChunkStore
 
     text = (
         "Cats purr when they are happy. Cats sleep for most of the day. Cats chase mice at night.\n\n"

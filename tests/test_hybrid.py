@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from test_lexical import CORPUS, HashEncoder
 
 from chunklab.chunk import Chunk
-from chunklab.hybrid import HybridRetriever, reciprocal_rank_fusion, weighted_fusion
-from chunklab.lexical import BM25Index
-from chunklab.store import ChunkStore
+from chunklab.retrieval.hybrid import HybridRetriever, reciprocal_rank_fusion, weighted_fusion
+from chunklab.retrieval.lexical import BM25Index
+from chunklab.retrieval.store import ChunkStore
 
 
 def _c(name: str) -> Chunk:

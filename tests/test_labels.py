@@ -1,4 +1,4 @@
-"""chunklab.labels: one dictionary of figure/table words in both languages, numbers written per language."""
+"""chunklab.book.labels: one dictionary of figure/table words in both languages, numbers written per language."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chunklab import labels as L
-from chunklab.labels import (
+from chunklab.book import labels as L
+from chunklab.book.labels import (
     NBSP,
     fmt_estimate,
     fmt_int,

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.chunk import Chunk
-from chunklab.filters import matches
-from chunklab.lexical import BM25Index, tokenize
+from chunklab.retrieval.filters import matches
+from chunklab.retrieval.lexical import BM25Index, tokenize
 
 CORPUS = {
     "config": (
@@ -145,7 +145,7 @@ WHERES = [
 
 @pytest.mark.parametrize("where", WHERES, ids=[str(w) for w in WHERES])
 def test_where_filters_select_what_the_store_selects(where, index):
-    from chunklab.store import ChunkStore
+    from chunklab.retrieval.store import ChunkStore
 
     store = ChunkStore(in_memory=True, encoder=HashEncoder())
     store.add(_chunks(), show_progress=False)
@@ -184,7 +184,7 @@ def _where(draw):
 
 @given(_RECORDS, _where())
 def test_python_filters_agree_with_chroma_on_random_records(records, where):
-    from chunklab.store_backend import make_client
+    from chunklab.retrieval.backend import make_client
 
     client = make_client(None, None, in_memory=True)
     coll = client.get_or_create_collection("filters-agree", embedding_function=None)
@@ -214,7 +214,7 @@ def test_saved_index_reloads_in_another_process_with_the_same_results(index, tmp
     query = "parse the config for the user name"
     code = textwrap.dedent(
         f"""
-        from chunklab.lexical import BM25Index
+        from chunklab.retrieval.lexical import BM25Index
         idx = BM25Index.load({str(tmp_path / "bm25")!r})
         for chunk, score in idx.search({query!r}, k=3, where={{"kind": {{"$ne": "doc"}}}}):
             print(chunk.id, chunk.doc_id, round(score, 5), chunk.metadata.get("line_start"))

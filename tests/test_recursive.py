@@ -9,7 +9,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 from strategies import any_text, nasty_text
 
 from chunklab.chunk import check_chunks
-from chunklab.recursive import chunk_recursive, pack_paragraphs
+from chunklab.chunkers.recursive import chunk_recursive, pack_paragraphs
 from chunklab.units import count_tokens, count_words
 
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from strategies import nasty_text
 
 from chunklab.chunk import check_chunks, uncovered
+from chunklab.chunkers.semantic import analyze_semantic, breakpoint_threshold, chunk_semantic, split_sentences
 from chunklab.embed import Encoder
-from chunklab.semantic import analyze_semantic, breakpoint_threshold, chunk_semantic, split_sentences
 
 CATS = [
     "Cats are small domesticated felines.",

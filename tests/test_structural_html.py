@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks, embedding_text
+from chunklab.chunkers.structural import chunk_html
 from chunklab.documents import decode_bytes
-from chunklab.structural import chunk_html
 
 
 def ok(chunks, html, max_chars=1500):
@@ -444,9 +444,9 @@ def test_permalink_markers_are_stripped_from_headings_and_their_paths():
 
 
 def test_structural_strategy_and_chunk_document_pass_keep_boilerplate():
+    from chunklab.chunkers.catalog import get_strategy
+    from chunklab.chunkers.structural import chunk_document
     from chunklab.documents import Document
-    from chunklab.strategies import get_strategy
-    from chunklab.structural import chunk_document
 
     page = "<nav>Menu</nav><main><p>Body.</p></main>"
     doc = Document.from_text(page, doc_id="p.html", kind="html")
@@ -472,9 +472,9 @@ def test_a_marked_section_html_parser_cannot_read_falls_back_with_its_reason():
     ],
 )
 def test_plain_text_strategies_on_html_chunk_the_visible_text_with_spans_on_the_markup(name, params):
+    from chunklab.chunkers.catalog import get_strategy
+    from chunklab.chunkers.structural.html import html_text_map
     from chunklab.documents import Document
-    from chunklab.strategies import get_strategy
-    from chunklab.structural.html import html_text_map
 
     page = PAGE.replace("<p>Run", "<p>" + "Plain words to fill the budget. " * 8 + "Run")
     doc = Document.from_text(page, doc_id="page.html", kind="html")

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks, embedding_text
-from chunklab.structural import chunk_markdown
+from chunklab.chunkers.structural import chunk_markdown
 
 
 def ok(chunks, md, max_chars=1500):
@@ -208,7 +208,7 @@ def test_property_every_piece_of_a_split_table_has_its_header(n_rows, max_chars)
 def test_pack_blocks_packs_any_block_list_the_way_chunk_markdown_does():
     from dataclasses import replace
 
-    from chunklab.structural.markdown import pack_blocks
+    from chunklab.chunkers.structural.markdown import pack_blocks
     from chunklab.text import markdown_blocks
 
     md = "# A\n\nPara one.\n\n```\ncode\n```\n\n## B\n\nPara two.\n"

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks
-from chunklab.structural import chunk_python
+from chunklab.chunkers.structural import chunk_python
 
 
 def ok(chunks, source, max_chars=1500, overlap=0):

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks
+from chunklab.chunkers.structural import chunk_document, chunk_rst
+from chunklab.chunkers.structural.rst import rst_blocks
 from chunklab.documents import load_document
-from chunklab.structural import chunk_document, chunk_rst
-from chunklab.structural.rst import rst_blocks
 
 DOC = """\
 =========
@@ -195,7 +195,7 @@ def test_installed_rst_files_keep_the_contract():
 def test_a_lone_byte_order_mark_line_is_kept_like_markdown_does(text, max_chars):
     """A BOM alone on the first line is not whitespace: it must land in a chunk (hypothesis found it lost)."""
     from chunklab.chunk import check_chunks
-    from chunklab.structural.rst import chunk_rst
+    from chunklab.chunkers.structural.rst import chunk_rst
 
     chunks = chunk_rst(text, max_chars=max_chars)
     assert check_chunks(chunks, text) == []

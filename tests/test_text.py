@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import nasty_text
 
-from chunklab.context import add_context
-from chunklab.hierarchical import chunk_markdown_hierarchy
-from chunklab.recursive import chunk_recursive, pack_paragraphs
-from chunklab.structural.markdown import chunk_markdown
+from chunklab.chunkers.context import add_context
+from chunklab.chunkers.hierarchical import chunk_markdown_hierarchy
+from chunklab.chunkers.recursive import chunk_recursive, pack_paragraphs
+from chunklab.chunkers.structural.markdown import chunk_markdown
 from chunklab.text import (
     LineIndex,
     markdown_blocks,

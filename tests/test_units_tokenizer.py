@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from strategies import piece
 
 from chunklab.chunk import check_chunks
+from chunklab.chunkers.catalog import available_strategies, get_strategy
+from chunklab.chunkers.semantic import chunk_semantic
+from chunklab.chunkers.structural.html import html_text_map
 from chunklab.documents import Document
-from chunklab.semantic import chunk_semantic
-from chunklab.strategies import available_strategies, get_strategy
-from chunklab.structural.html import html_text_map
 from chunklab.units import UnitIndex, count_tokens, get_tokenizer, length_function, tokenizer_for
 
 TRAINING_TEXT = [

@@ -1,4 +1,4 @@
-"""chunklab.vectors: the exact scan and faiss's IVF index behind the static tier at scale."""
+"""chunklab.retrieval.vectors: the exact scan and faiss's IVF index behind the static tier at scale."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from chunklab.vectors import EXACT_BELOW, VectorIndex, agreement, exact_topk
+from chunklab.retrieval.vectors import EXACT_BELOW, VectorIndex, agreement, exact_topk
 
 
 def _unit(rng: np.random.Generator, n: int, d: int) -> np.ndarray:

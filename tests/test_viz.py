@@ -1,4 +1,4 @@
-"""chunklab.viz: boundaries drawn from offsets, overlaps where they are, labelled figures."""
+"""chunklab.book.viz: boundaries drawn from offsets, overlaps where they are, labelled figures."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import pytest
 matplotlib.use("Agg")
 
 from chunklab import chunk_fixed, chunk_recursive  # noqa: E402
-from chunklab.chunk import Chunk  # noqa: E402
-from chunklab.viz import (  # noqa: E402
+from chunklab.book.viz import (  # noqa: E402
     HTMLView,
     boundary_stats,
     chunk_with,
@@ -22,6 +21,7 @@ from chunklab.viz import (  # noqa: E402
     render_chunks,
     size_histogram,
 )
+from chunklab.chunk import Chunk  # noqa: E402
 
 TEXT = (
     "Returns are accepted within 30 days of delivery.\n\n"
@@ -208,7 +208,7 @@ def test_boundary_stats_counts_cuts_inside_words_and_sentences():
 
 
 def test_strategy_color_maps_a_label_to_its_family_colour():
-    from chunklab.viz import STRATEGY_COLORS, strategy_color
+    from chunklab.book.viz import STRATEGY_COLORS, strategy_color
 
     assert strategy_color("recursive 1000, overlap 200") == STRATEGY_COLORS["recursive"]
     assert strategy_color("Recursive[size=400]") == STRATEGY_COLORS["recursive"]

@@ -1,7 +1,7 @@
 """``chunklab chunk``: chunk files (or the whole installed Python corpus) into JSONL, with a summary.
 
 Files are read by :func:`chunklab.documents.load_document` and chunked by a strategy from the
-catalog (:func:`chunklab.strategies.strategy_from_options`), in worker processes that return
+catalog (:func:`chunklab.chunkers.catalog.strategy_from_options`), in worker processes that return
 their chunks already serialized; the main process writes them out in input order as they
 come, so the corpus is never held in memory. A worker that dies (the OOM killer, ``kill -9``)
 is noticed, the file it was chunking is reported as failed, and a new worker takes over.
@@ -30,8 +30,8 @@ from chunklab.commands._workers import WorkerPool
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``chunklab chunk``."""
+    from chunklab.chunkers.catalog import available_strategies
     from chunklab.documents import EXTENSIONS
-    from chunklab.strategies import available_strategies
 
     exts = "/".join(e for exts in EXTENSIONS.values() for e in exts)
     p = subparsers.add_parser(
@@ -102,7 +102,7 @@ def add_strategy_arguments(p: argparse.ArgumentParser, names: list[str]) -> None
 
 def strategy_from_args(args: argparse.Namespace) -> Any:
     """The catalog strategy the flags of :func:`add_strategy_arguments` name."""
-    from chunklab.strategies import strategy_from_options
+    from chunklab.chunkers.catalog import strategy_from_options
 
     return strategy_from_options(
         args.strategy,
@@ -164,8 +164,8 @@ class Summary:
 def run(args: argparse.Namespace) -> int:
     """Chunk the files named by ``args`` and print the summary; 0 on success, 1 if a file failed."""
     from chunklab._validate import check_positive_int
+    from chunklab.chunkers.structural import FallbackStats
     from chunklab.documents import corpus_root, doc_id_for, iter_paths
-    from chunklab.structural import FallbackStats
 
     check_positive_int(args.jobs, "--jobs")
     strategy = strategy_from_args(args)
@@ -247,8 +247,8 @@ _STRATEGIES: dict[tuple[str, str], Any] = {}
 
 def chunk_file(path: str, config: _Config) -> FileResult:
     """Read and chunk one file (runs in a worker process); never raises, problems are reported."""
+    from chunklab.chunkers.catalog import get_strategy
     from chunklab.documents import DocumentError, load_document
-    from chunklab.strategies import get_strategy
 
     try:
         doc = load_document(path, root=config.root, strict=config.strict)

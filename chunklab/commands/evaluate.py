@@ -21,7 +21,7 @@ DEFAULT_STRATEGIES = "fixed,recursive,structural,semantic,hierarchical"
 
 def add_parser(subparsers) -> None:
     """Register the ``evaluate`` subcommand."""
-    from chunklab.strategies import DEFAULTS
+    from chunklab.chunkers.catalog import DEFAULTS
 
     epilog = "strategies and their defaults:\n" + "\n".join(
         f"  {name:16s} " + (", ".join(f"{k}={v}" for k, v in params.items()) or "(module defaults)")
@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
 
 def build_strategies(args: argparse.Namespace) -> list[Any]:
     """The strategies of ``--strategies`` / ``--sweep``, sized in ``--tokenizer`` tokens when given."""
-    from chunklab.strategies import parse_param_value, parse_strategies, sweep_strategies
+    from chunklab.chunkers.catalog import parse_param_value, parse_strategies, sweep_strategies
 
     if args.sweep:
         grid = parse_sweep(args.sweep, parse_param_value)
@@ -184,7 +184,7 @@ def _with_unit(strategy: Any, unit: str) -> Any:
     """``strategy`` rebuilt from the catalog measuring sizes in ``unit`` (same name in tables)."""
     import dataclasses
 
-    from chunklab.strategies import DEFAULTS, get_strategy
+    from chunklab.chunkers.catalog import DEFAULTS, get_strategy
 
     if "unit" not in DEFAULTS.get(strategy.kind, {}):  # a strategy registered without a size unit
         raise ValueError(f"--tokenizer: strategy {strategy.kind!r} has no size unit to measure in tokens")

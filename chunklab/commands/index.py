@@ -30,7 +30,7 @@ CHARS_PER_TOKEN = 2.4
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``chunklab index``."""
-    from chunklab.strategies import available_strategies
+    from chunklab.chunkers.catalog import available_strategies
 
     p = subparsers.add_parser(
         "index",
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     check_positive_int(args.k, "-k")
     where = _where(args.where)
     from chunklab.embed import Encoder
-    from chunklab.store import ChunkStore
+    from chunklab.retrieval.store import ChunkStore
 
     encoder = Encoder(args.model, show_progress=False if args.no_progress else None)
     strategy = _fitted_strategy(args, encoder.max_seq_length) if args.paths else None
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
-    """``--engine`` and its options (chunklab.engines: worker processes or a Ray cluster)."""
+    """``--engine`` and its options (chunklab.ingest: worker processes or a Ray cluster)."""
     p.add_argument(
         "--model", choices=("minilm", "static"), default="minilm", help="embedding model (default minilm)"
     )
@@ -114,7 +114,7 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
         "--engine",
         choices=("local", "ray"),
         default=None,
-        help="run the ingest pipeline of chunklab.engines: local worker processes, or Ray Data "
+        help="run the ingest pipeline of chunklab.ingest: local worker processes, or Ray Data "
         "(pip install 'chunklab[distributed]'); without it, index in this process",
     )
     p.add_argument("--workers", "-j", type=int, default=None, help="engine workers (default: the CPU count)")
@@ -134,7 +134,7 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 
 def index_with_engine(args: argparse.Namespace, strategy: Any) -> int:
     """Index with ``--engine`` (local when only ``--out`` or ``--chroma-url`` is given); prints the engine's report."""
-    from chunklab.engines import get_engine
+    from chunklab.ingest import get_engine
 
     if args.query:
         raise ValueError(
@@ -194,7 +194,7 @@ def _where(text: str | None) -> dict[str, Any] | None:
 def _index(args: argparse.Namespace, strategy: Any, encoder: Any) -> tuple[int, Any]:
     """Replace each document's chunks in the store (and prune with ``--prune``); the exit status and the store."""
     from chunklab.documents import corpus_root, doc_id_for, iter_paths
-    from chunklab.store import ChunkStore
+    from chunklab.retrieval.store import ChunkStore
 
     files = list(iter_paths(args.paths))  # a path that does not exist at all is a usage error, up front
     root = os.path.abspath(args.root) if args.root is not None else corpus_root(args.paths)
@@ -276,7 +276,7 @@ def document_chunks(
             report.fail(path, "chunker", f"{type(exc).__name__}: {exc}")
             continue
         if args.context:
-            from chunklab.context import add_context
+            from chunklab.chunkers.context import add_context
 
             chunks = add_context(chunks, title=doc.title, source=doc.text if doc.kind == "markdown" else None)
         report.document(doc)

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from chunklab.evaluate._validate import check_positive_int
-    from chunklab.store import ChunkStore
+    from chunklab.retrieval.store import ChunkStore
 
     check_positive_int(args.k, "--k")
     if not Path(args.store).is_dir():
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
 def parse_where(items: list[str]) -> dict[str, Any] | None:
     """``["kind=function", "line_start=3"]`` -> a Chroma filter (values read as int/float/bool/str)."""
-    from chunklab.strategies import parse_param_value
+    from chunklab.chunkers.catalog import parse_param_value
 
     conditions = []
     for item in items:

@@ -146,7 +146,7 @@ def _code_file(value: Any, shared: dict[str, Any]) -> Any:
 
 def _store(value: Any, shared: dict[str, Any]) -> Any:
     """A fresh in-memory store holding ``value``'s chunks, embedded by MiniLM without the vector cache."""
-    from chunklab.store import ChunkStore
+    from chunklab.retrieval.store import ChunkStore
 
     store = ChunkStore(collection="hidden-check", encoder=plain_encoder(shared), in_memory=True)
     store.add(_chunks(value, shared), show_progress=False)
@@ -182,10 +182,10 @@ def arguments(cases: Sequence[dict[str, Any]], convert: dict[str, str],
 
 _NUMPY = "import numpy as np\n"
 _SEMANTIC = _NUMPY + "from chunklab.course.hidden import plain_encoder\nencoder = plain_encoder()\nBUFFER = 2\n"
-_CHROMA = "from pathlib import Path\nfrom chunklab import Chunk\nfrom chunklab.store import ChunkStore\n" \
-          "from chunklab.structural import chunk_markdown\nimport dataclasses\nCOLLECTION = 'kit-docs'\n"
+_CHROMA = "from pathlib import Path\nfrom chunklab import Chunk\nfrom chunklab.retrieval.store import ChunkStore\n" \
+          "from chunklab.chunkers.structural import chunk_markdown\nimport dataclasses\nCOLLECTION = 'kit-docs'\n"
 _CODE = "from chunklab import Chunk\nfrom chunklab.datasets.code import CodeFile\n" \
-        "from chunklab.structural import chunk_python\n"
+        "from chunklab.chunkers.structural import chunk_python\n"
 
 #: hidden checks per course notebook (by solution file stem)
 HIDDEN: dict[str, list[HiddenCheck]] = {

@@ -1,7 +1,7 @@
 """The benchmark runner: chunk a corpus with each strategy, index it, ask every question, score.
 
 ``Benchmark(dataset, strategies, k=5).run()`` indexes each strategy in its own Chroma
-collection (:class:`chunklab.store.ChunkStore`, in a temporary folder unless ``store_dir``
+collection (:class:`chunklab.retrieval.store.ChunkStore`, in a temporary folder unless ``store_dir``
 is given), embeds all questions once in a batch, retrieves the top ``k`` chunks per question
 and scores them by **offsets** (doc_id + character spans), because chunk texts differ across
 strategies while the gold spans do not. Questions without gold spans but with
@@ -63,7 +63,7 @@ class Benchmark:
     ``dataset`` has ``documents`` (``doc_id``, ``text``, ...) and ``questions`` (``id``,
     ``question``, ``doc_id``, ``gold_spans``, optionally ``answers``; or ``relevant_docs``
     instead of gold spans for document-level relevance). ``strategies`` is a list of
-    :class:`chunklab.strategies.Strategy`, registry names, or a mapping
+    :class:`chunklab.chunkers.catalog.Strategy`, registry names, or a mapping
     ``name -> callable(document) -> list[Chunk]``. ``encoder`` defaults to the shared cached
     :func:`chunklab.embed.get_encoder`. Each strategy is indexed in its own collection under
     ``store_dir`` (a temporary folder removed after the run when not given). ``convention``
@@ -218,8 +218,8 @@ class Benchmark:
         return chunks, time.perf_counter() - t0, _texts_seen(encoder) - texts_before
 
     def open_store(self, strategy: Any, index: int, root: Path, encoder: Any) -> Any:
-        """An empty :class:`~chunklab.store.ChunkStore` of its own for strategy number ``index``."""
-        from chunklab.store import ChunkStore
+        """An empty :class:`~chunklab.retrieval.store.ChunkStore` of its own for strategy number ``index``."""
+        from chunklab.retrieval.store import ChunkStore
 
         name = f"s{index:02d}-" + re.sub(r"[^A-Za-z0-9._-]+", "-", strategy.name).strip("-._")[:60]
         config = {"strategy": strategy.name, "kind": strategy.kind, "params": strategy.params}
@@ -330,7 +330,7 @@ class Benchmark:
 
 def as_strategies(strategies: Any) -> list[Any]:
     """Normalize names, Strategy objects, or a ``{name: callable}`` mapping to Strategy objects."""
-    from chunklab.strategies import Strategy, get_strategy, parse_strategies
+    from chunklab.chunkers.catalog import Strategy, get_strategy, parse_strategies
 
     if isinstance(strategies, str):
         return parse_strategies(strategies)

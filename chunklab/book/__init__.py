@@ -1,0 +1,3 @@
+"""Helpers for the book and the notebooks: figures and widgets (``viz``) and the words of each
+edition (``labels``). The library never imports this package.
+"""

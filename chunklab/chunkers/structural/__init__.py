@@ -1,0 +1,21 @@
+"""Structural chunking: Python by its syntax tree, HTML by its elements, Markdown and reStructuredText by their headings.
+
+``chunk_document`` picks the chunker from the document kind (``chunklab.documents.detect_kind``);
+``FallbackStats`` counts how often a chunker had to fall back to plain recursive splitting, and why.
+"""
+
+from chunklab.chunkers.structural.dispatch import FallbackStats, chunk_document, chunk_text
+from chunklab.chunkers.structural.html import chunk_html
+from chunklab.chunkers.structural.markdown import chunk_markdown
+from chunklab.chunkers.structural.python import chunk_python
+from chunklab.chunkers.structural.rst import chunk_rst
+
+__all__ = [
+    "FallbackStats",
+    "chunk_document",
+    "chunk_html",
+    "chunk_markdown",
+    "chunk_python",
+    "chunk_rst",
+    "chunk_text",
+]

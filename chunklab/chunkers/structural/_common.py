@@ -1,0 +1,80 @@
+"""Helpers shared by the structural chunkers: argument checks and the recursive fallback.
+
+Bytes are decoded by :func:`chunklab.documents.decode_bytes`, the one decoder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from chunklab._validate import check_doc_id, check_positive_int
+from chunklab.chunk import Chunk
+from chunklab.chunkers.recursive import chunk_recursive
+from chunklab.text import LineIndex
+from chunklab.units import over_budget
+
+
+def resolve_doc_id(doc_id: Any, path: Any) -> str:
+    """``doc_id`` when given, else the path as a string, else ``"doc"``."""
+    if doc_id is not None:
+        return check_doc_id(doc_id)
+    if path is not None:
+        return str(path)
+    return "doc"
+
+
+def check_max_chars(max_chars: Any, name: str = "max_chars") -> int:
+    """A positive int budget, else ValueError."""
+    return check_positive_int(max_chars, name)
+
+
+def retokenized_oversize(text: str, max_size: int, unit: str) -> dict[str, Any]:
+    """Oversize metadata for a chunk over budget only when measured on its own, else ``{}``.
+
+    The structural chunkers measure candidate spans on one :class:`chunklab.units.UnitIndex`
+    of the whole document (a bisection, not a re-encoding per candidate); a piece cut out of
+    it can count more tokens on its own than it did in place, and then it says so. In
+    characters the two measures agree, so nothing is checked.
+    """
+    if unit == "chars" or not over_budget(text, max_size, unit):
+        return {}
+    return {"oversize": True, "oversize_reason": "longer on its own than in the document (re-tokenized)"}
+
+
+def check_source(source: Any, name: str) -> None:
+    """Raise ValueError unless ``source`` is str or bytes."""
+    if not isinstance(source, (str, bytes, bytearray)):
+        raise ValueError(f"{name} must be a str (or bytes), got {type(source).__name__}")
+
+
+def fallback_chunks(
+    text: str,
+    max_chars: int,
+    doc_id: str,
+    params: dict[str, Any],
+    reason: str,
+    extra: dict[str, Any] | None = None,
+    unit: str = "chars",
+) -> list[Chunk]:
+    """The recursive chunker with 10% overlap (both in ``unit``), every chunk marked ``fallback`` with ``reason``."""
+    overlap = max_chars // 10
+    chunks = chunk_recursive(text, max_chars, overlap, unit, doc_id=doc_id, strategy="structural")
+    lines = LineIndex(text, universal=True)
+    return [
+        dataclasses.replace(
+            c,
+            metadata={
+                **c.metadata,
+                "params": params,
+                "kind": "fallback",
+                "fallback": True,
+                "fallback_reason": reason,
+                "fallback_overlap": overlap,
+                "line_start": lines.line_of(c.start),
+                "line_end": lines.line_of(max(c.start, c.end - 1)),
+                **(extra or {}),
+            },
+        )
+        for c in chunks
+    ]

@@ -1,0 +1,191 @@
+"""Pick the structural chunker for a document by its kind, and count how often chunkers fall back.
+
+:func:`chunk_document` is the one place that maps a document kind (see
+:func:`chunklab.documents.detect_kind`) to its structural chunker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import PurePath
+from typing import Any
+
+from chunklab._validate import check_choice
+from chunklab.chunk import Chunk
+from chunklab.chunkers.structural._common import check_max_chars, check_source, resolve_doc_id
+from chunklab.chunkers.structural.html import chunk_html
+from chunklab.chunkers.structural.markdown import chunk_markdown
+from chunklab.chunkers.structural.python import chunk_python
+from chunklab.chunkers.structural.rst import chunk_rst
+from chunklab.documents import KINDS, detect_kind, document_kind
+
+__all__ = ["KINDS", "FallbackStats", "chunk_document", "chunk_text"]
+
+
+def chunk_document(
+    source: Any,
+    kind: str = "auto",
+    path: str | PurePath | None = None,
+    *,
+    max_chars: int = 1500,
+    min_chars: int = 200,
+    max_level: int = 3,
+    keep_boilerplate: bool = False,
+    doc_id: str | None = None,
+    unit: str = "chars",
+) -> list[Chunk]:
+    """Chunk a document with the structural chunker for its kind.
+
+    ``source`` is a str, bytes, or a document (:class:`chunklab.documents.Document`, or
+    anything with ``text`` and ``doc_id``: its kind, path and id are used). ``kind`` is
+    ``"auto"`` (extension, then sniffing), or one of :data:`KINDS`; ``"text"`` uses the
+    recursive chunker with 10% overlap. ``min_chars`` applies to Python, ``max_level`` to
+    Markdown and reStructuredText, ``keep_boilerplate`` to HTML. ``unit`` (any unit of
+    :mod:`chunklab.units`: ``"chars"``, ``"words"``, ``"tokens"``, ``"tokenizer:PATH"``)
+    measures ``max_chars`` and ``min_chars``, for every kind.
+    """
+    if not isinstance(source, (str, bytes, bytearray)) and isinstance(getattr(source, "text", None), str):
+        document = source
+        source = document.text
+        kind = document_kind(document) if kind == "auto" else kind
+        path = path if path is not None else getattr(document, "path", None)
+        doc_id = doc_id if doc_id is not None else getattr(document, "doc_id", None)
+    check_source(source, "source")
+    check_choice(kind, ("auto", *KINDS), "kind")
+    path_str = str(path) if path is not None else None
+    if kind == "auto":
+        kind = detect_kind(path_str, source[:4096])
+    if kind == "python":
+        return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id, unit=unit)
+    if kind == "html":
+        return chunk_html(
+            source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate, unit=unit
+        )
+    if kind == "markdown":
+        return chunk_markdown(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
+    if kind == "rst":
+        return chunk_rst(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
+    return chunk_text(source, max_chars, doc_id=doc_id, path=path_str, kind=kind, unit=unit)
+
+
+def chunk_text(
+    text: str | bytes,
+    max_chars: int = 1500,
+    *,
+    doc_id: str | None = None,
+    path: str | None = None,
+    kind: str = "text",
+    unit: str = "chars",
+) -> list[Chunk]:
+    """Plain text: the recursive chunker with 10% overlap (in ``unit``), labelled with the structural strategy."""
+    from chunklab._validate import check_text
+    from chunklab.chunkers.recursive import chunk_recursive
+    from chunklab.units import unit_params
+
+    check_source(text, "text")
+    max_chars = check_max_chars(max_chars)
+    text = check_text(text)
+    doc_id = resolve_doc_id(doc_id, path)
+    chunks = chunk_recursive(text, max_chars, max_chars // 10, unit, doc_id=doc_id, strategy="structural")
+    params = {"format": "text", "max_chars": max_chars, **unit_params(unit)}
+    extra = {"params": params, "kind": kind, "path": path}
+    return [dataclasses.replace(c, metadata={**c.metadata, **extra}) for c in chunks]
+
+
+class FallbackStats:
+    """Counts documents chunked, how many fell back to plain recursive splitting, and why.
+
+    Feed it each document's chunks with :meth:`add`; ``rate`` is the share of documents
+    that fell back, ``reasons`` counts the reasons (line numbers stripped so that the same
+    error groups together), ``examples`` keeps the full reason of each fallback by path.
+    The course warns when ``rate`` passes ``warn_rate`` (5%).
+    """
+
+    warn_rate = 0.05
+
+    def __init__(self) -> None:
+        self.documents = 0
+        self.fallbacks = 0
+        self.chunks = 0
+        self.reasons: Counter[str] = Counter()
+        self.examples: list[tuple[str, str]] = []
+
+    def add(self, chunks: Iterable[Chunk], path: str | None = None) -> bool:
+        """Record one document's chunks; True when that document fell back."""
+        reason = None
+        n = 0
+        for c in chunks:
+            n += 1
+            if reason is None and c.metadata.get("fallback"):
+                reason = str(c.metadata.get("fallback_reason") or "unknown")
+                path = path or c.metadata.get("path") or c.doc_id
+        self.documents += 1
+        self.chunks += n
+        if reason is None:
+            return False
+        self.record(reason, path)
+        return True
+
+    def record(self, reason: str, path: str | None = None, documents: int = 0) -> None:
+        """Count a fallback by its reason (and ``documents`` more documents seen)."""
+        self.documents += documents
+        self.fallbacks += 1
+        self.reasons[reason_key(reason)] += 1
+        self.examples.append((str(path) if path is not None else "?", reason))
+
+    def merge(self, other: FallbackStats) -> FallbackStats:
+        """Add another counter's numbers to this one (for worker pools); returns self."""
+        self.documents += other.documents
+        self.fallbacks += other.fallbacks
+        self.chunks += other.chunks
+        self.reasons.update(other.reasons)
+        self.examples.extend(other.examples)
+        return self
+
+    @property
+    def rate(self) -> float:
+        """Share of documents that fell back (0.0 when none were seen)."""
+        return self.fallbacks / self.documents if self.documents else 0.0
+
+    def top(self, n: int = 5) -> list[tuple[str, int]]:
+        """The ``n`` most common fallback reasons with their counts."""
+        return self.reasons.most_common(n)
+
+    def warning(self) -> str | None:
+        """A warning sentence when the fallback rate passes ``warn_rate``, else None."""
+        if self.rate > self.warn_rate:
+            return (
+                f"{self.rate:.1%} of documents fell back to recursive chunking "
+                f"(over {self.warn_rate:.0%}): check the top reasons {self.top(3)}"
+            )
+        return None
+
+    def summary(self) -> str:
+        """One line, then the top reasons."""
+        lines = [f"fallback: {self.fallbacks}/{self.documents} documents ({self.rate:.2%})"]
+        lines += [f"  {count:6d}  {reason}" for reason, count in self.top()]
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        return {
+            "documents": self.documents,
+            "fallbacks": self.fallbacks,
+            "rate": self.rate,
+            "reasons": dict(self.reasons.most_common()),
+            "examples": [list(e) for e in self.examples],
+        }
+
+    def __repr__(self) -> str:
+        return f"FallbackStats(documents={self.documents}, fallbacks={self.fallbacks}, rate={self.rate:.3f})"
+
+
+_LINE_INFO = re.compile(r"\s*\((?:line|byte) \d+[^)]*\)|\b(?:at )?byte \d+|line \d+")
+
+
+def reason_key(reason: str) -> str:
+    """A fallback reason without positions, so that the same error groups together."""
+    return _LINE_INFO.sub("", reason).strip()

@@ -1,0 +1,181 @@
+"""The Ray engine: the same ingest pipeline on Ray Data, from one laptop to a cluster.
+
+The driver lists the work items (it never reads a file) and hands them to Ray Data in blocks
+of at most 16 (:func:`~chunklab.ingest._common.task_size`). Chunking runs in stateless
+``map_batches`` **tasks**, anywhere in the cluster; embedding runs in an **actor pool**
+(``workers`` actors, the model loaded once per actor, one GPU each with ``num_gpus``). On
+CPUs both stages reserve the same half CPU, so Ray Data fuses them and each actor chunks its
+own blocks. The driver streams the embedded rows back in batches and writes them: Parquet
+shards (``out``) or an upsert into Chroma (a server at ``chroma_url``, or a store folder).
+Ray Data's streaming executor bounds the rows in flight between stages, so a slow writer
+slows the readers down instead of filling memory.
+
+Ray is an optional extra (``pip install 'chunklab[distributed]'``); this module imports it
+only when :func:`ingest` runs, and says how to install it when it is missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from chunklab._validate import check_positive_int
+from chunklab.ingest._common import (
+    Embedder,
+    IngestReport,
+    StrategySpec,
+    batched,
+    chunk_items,
+    clock,
+    encode_items,
+    resolve_sources,
+    task_size,
+)
+from chunklab.ingest.sinks import open_sink
+
+__all__ = ["CHUNK_CPUS", "EMBED_CPUS", "INSTALL_HINT", "connect", "ingest", "require_ray"]
+#: logical CPUs a chunking task and a CPU embedding actor each reserve: ``workers`` of each
+#: fit in ``workers`` CPUs (a chunking task and an actor take turns on one core), so that
+#: neither stage can take every CPU and starve the other
+CHUNK_CPUS = EMBED_CPUS = 0.5
+#: how many times a local cluster start is tried (a loaded machine can miss Ray's start-up deadlines)
+START_TRIES = 3
+INSTALL_HINT = "the ray engine needs Ray: pip install 'chunklab[distributed]' (it pins ray[data])"
+
+
+def require_ray() -> Any:
+    """The ``ray`` module with Ray Data, or ImportError saying how to install it."""
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(INSTALL_HINT) from exc
+    return ray
+
+
+def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None) -> bool:
+    """Join the Ray cluster at ``address``, or start a local one; True when this call connected.
+
+    An already initialized Ray (a test, a notebook) is used as it is and False is returned, so
+    the caller knows not to shut it down.
+    """
+    ray = require_ray()
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline: no usage report
+    quiet = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
+    if address is not None:
+        ray.init(address=address, **quiet)
+        return True
+    for attempt in range(START_TRIES):
+        try:
+            ray.init(num_cpus=num_cpus, num_gpus=num_gpus, **quiet)
+            return True
+        except Exception as exc:  # Ray raises a bare Exception when its agents start too slowly
+            ray.shutdown()
+            if "timed out during startup" not in str(exc) or attempt == START_TRIES - 1:
+                raise
+    return True  # pragma: no cover - the loop returns or raises
+
+
+def ingest(
+    sources: str | os.PathLike[str] | Iterable[Any],
+    *,
+    strategy: Any = "structural",
+    model: str = "static",
+    store: Any = None,
+    chroma_url: str | None = None,
+    collection: str = "chunks",
+    out: str | os.PathLike[str] | None = None,
+    batch_size: int = 256,
+    workers: int | None = None,
+    root: str | None = None,
+    strict: bool = False,
+    context: bool = False,
+    embed_context: bool = True,
+    device: str = "auto",
+    address: str | None = None,
+    num_gpus: int = 0,
+    progress: bool = True,
+) -> IngestReport:
+    """Chunk, embed and write ``sources`` with Ray Data; the arguments are the local engine's.
+
+    ``address`` joins a running cluster (``ray start --head`` prints it; ``"auto"`` finds a
+    local one); without it a local cluster of ``workers`` CPUs is started and shut down at
+    the end. ``workers`` is the cap on concurrent chunking tasks and the number of CPU
+    embedding actors (default: the cluster's CPUs).
+    ``num_gpus`` runs that many embedding actors instead, one GPU each. ``batch_size`` is the
+    number of chunks an actor embeds at once and the driver writes at once.
+    """
+    t0 = clock()
+    ray = require_ray()
+    batch_size = check_positive_int(batch_size, "batch_size")
+    if workers is not None:
+        check_positive_int(workers, "workers")
+    if isinstance(num_gpus, bool) or not isinstance(num_gpus, int) or num_gpus < 0:
+        raise ValueError(f"num_gpus must be a non-negative integer, got {num_gpus!r}")
+    spec = StrategySpec.of(strategy)
+    items = resolve_sources(sources, root)
+    sink = open_sink(store, chroma_url, out, model, collection, spec)
+    start = clock()
+    owned = connect(address, workers, num_gpus or None)
+    startup = clock() - start
+    try:
+        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        report = IngestReport("ray", model, workers=n, startup_seconds=startup)
+        if items:
+            ray.data.DataContext.get_current().enable_progress_bars = bool(progress)
+            for table in _pipeline(
+                ray, items, n, spec, strict, context, embed_context, model, device, num_gpus, batch_size
+            ).iter_batches(batch_size=batch_size, batch_format="pyarrow"):
+                report.take(table, sink)
+    finally:
+        sink.close()
+        if owned:
+            ray.shutdown()
+    return report.finish(len(items), sink, t0)
+
+
+def _pipeline(
+    ray: Any,
+    items: list[Any],
+    workers: int,
+    spec: StrategySpec,
+    strict: bool,
+    context: bool,
+    embed_context: bool,
+    model: str,
+    device: str,
+    num_gpus: int,
+    batch_size: int,
+) -> Any:
+    """The Ray Data dataset: work-item blocks -> chunking tasks -> embedding actors."""
+    from chunklab.paths import cache_dir
+
+    per_task = task_size(len(items), workers)
+    ds = ray.data.from_arrow([encode_items(part) for part in batched(items, per_task)])
+    ds = ds.map_batches(
+        chunk_items,
+        batch_size=per_task,
+        batch_format="pyarrow",
+        compute=ray.data.TaskPoolStrategy(size=workers),
+        num_cpus=CHUNK_CPUS,
+        fn_kwargs={"spec": spec, "strict": strict, "context": context, "embed_context": embed_context},
+    )
+    actors = {"num_gpus": 1} if num_gpus else {"num_cpus": EMBED_CPUS}
+    return ds.map_batches(
+        Embedder,
+        batch_size=batch_size,
+        batch_format="pyarrow",
+        compute=ray.data.ActorPoolStrategy(size=num_gpus or workers),
+        **actors,
+        fn_constructor_kwargs={
+            "model": model,
+            "device": "cuda" if num_gpus else device,
+            "cache_dir": str(cache_dir()),
+            "threads": 1,
+            "batch_size": min(batch_size, 256),
+        },
+    )

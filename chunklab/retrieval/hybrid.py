@@ -1,0 +1,156 @@
+"""Hybrid retrieval: fuse a dense ranking (the Chroma store) with a lexical one (BM25).
+
+Dense search finds paraphrases and misses exact identifiers; BM25 does the opposite. Fusing
+the two rankings keeps what each does well. Two fusions:
+
+- ``"rrf"``, reciprocal-rank fusion (Cormack et al., 2009): a chunk scores
+  ``sum(1 / (rrf_k + rank))`` over the rankings it appears in (ranks from 1). Only ranks
+  matter, so BM25's unbounded scores and cosine similarities never need reconciling.
+- ``"weighted"``: each ranking's scores are min-max scaled to [0, 1] over its candidates and
+  combined as ``w_dense * dense + w_lexical * lexical`` (a chunk missing from one ranking
+  gets 0 there).
+
+Both retrievers are asked for ``depth`` candidates with the same ``where`` filter; the
+fused list is cut to ``k``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from chunklab._validate import check_non_negative_int, check_positive_int
+from chunklab.chunk import Chunk
+from chunklab.retrieval.filters import check_queries, check_query
+
+__all__ = ["FUSIONS", "HybridRetriever", "reciprocal_rank_fusion", "weighted_fusion"]
+
+FUSIONS = ("rrf", "weighted")
+Ranking = Sequence[tuple[Chunk, float]]
+
+
+class Retriever(Protocol):
+    """What fusion needs from each side: ``search_many(queries, k, where)`` giving ``(Chunk, score)`` lists."""
+
+    def search_many(
+        self, queries: Sequence[str], k: int = 5, where: Mapping[str, Any] | None = None
+    ) -> list[list[tuple[Chunk, float]]]: ...
+
+
+def reciprocal_rank_fusion(
+    rankings: Iterable[Ranking], k: int | None = None, rrf_k: int = 60
+) -> list[tuple[Chunk, float]]:
+    """Fuse rankings by reciprocal rank: ``score(c) = sum over rankings of 1 / (rrf_k + rank(c))``.
+
+    Chunks are matched by ``chunk.id``; ties keep the order of first appearance (the first
+    ranking's order first). Returns the best ``k`` (all when None) as ``(chunk, fused score)``.
+    """
+    check_non_negative_int(rrf_k, "rrf_k")
+    scores: dict[str, float] = {}
+    chunks: dict[str, Chunk] = {}
+    for ranking in rankings:
+        for rank, (chunk, _score) in enumerate(ranking, start=1):
+            chunks.setdefault(chunk.id, chunk)
+            scores[chunk.id] = scores.get(chunk.id, 0.0) + 1.0 / (rrf_k + rank)
+    return _best(scores, chunks, k)
+
+
+def weighted_fusion(
+    rankings: Iterable[Ranking], weights: Sequence[float], k: int | None = None
+) -> list[tuple[Chunk, float]]:
+    """Fuse rankings by their min-max scaled scores, ``sum(weight_i * scaled_i)``; missing counts 0.
+
+    A ranking whose candidates all score the same scales them to 1. Returns the best ``k``
+    (all when None) as ``(chunk, fused score)``.
+    """
+    rankings = [list(r) for r in rankings]
+    weights = [float(w) for w in weights]
+    if len(weights) != len(rankings):
+        raise ValueError(f"weights must give one number per ranking ({len(rankings)}), got {len(weights)}")
+    if any(w < 0 for w in weights) or not any(w > 0 for w in weights):
+        raise ValueError(f"weights must be non-negative with at least one positive, got {weights}")
+    scores: dict[str, float] = {}
+    chunks: dict[str, Chunk] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        if not ranking:
+            continue
+        values = [s for _, s in ranking]
+        lo, hi = min(values), max(values)
+        for chunk, score in ranking:
+            scaled = (score - lo) / (hi - lo) if hi > lo else 1.0
+            chunks.setdefault(chunk.id, chunk)
+            scores[chunk.id] = scores.get(chunk.id, 0.0) + weight * scaled
+    return _best(scores, chunks, k)
+
+
+def _best(scores: dict[str, float], chunks: dict[str, Chunk], k: int | None) -> list[tuple[Chunk, float]]:
+    order = sorted(scores, key=lambda cid: -scores[cid])  # stable: first appearance breaks ties
+    if k is not None:
+        order = order[:k]
+    return [(chunks[cid], scores[cid]) for cid in order]
+
+
+class HybridRetriever:
+    """Dense and lexical retrieval fused: ``search(query, k=5, where=None)`` gives ``(Chunk, score)``.
+
+    ``dense`` is a :class:`chunklab.retrieval.store.ChunkStore` (or anything with ``search_many``),
+    ``lexical`` a :class:`chunklab.retrieval.lexical.BM25Index`. ``fusion`` is ``"rrf"`` (``rrf_k``,
+    default 60) or ``"weighted"`` (``weights`` for dense and lexical, default 0.5 each).
+    ``depth`` candidates are taken from each side (default 50, at least ``k``).
+    """
+
+    def __init__(
+        self,
+        dense: Retriever,
+        lexical: Retriever,
+        fusion: str = "rrf",
+        *,
+        rrf_k: int = 60,
+        weights: tuple[float, float] = (0.5, 0.5),
+        depth: int = 50,
+    ) -> None:
+        if fusion not in FUSIONS:
+            raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}; got {fusion!r}")
+        check_positive_int(depth, "depth")
+        for name, side in (("dense", dense), ("lexical", lexical)):
+            if not callable(getattr(side, "search_many", None)):
+                raise ValueError(
+                    f"{name} must have a search_many(queries, k, where) method, got {type(side).__name__}"
+                )
+        if fusion == "weighted":
+            weighted_fusion([[], []], weights)  # validates the weights once
+        check_non_negative_int(rrf_k, "rrf_k")
+        self.dense = dense
+        self.lexical = lexical
+        self.fusion = fusion
+        self.rrf_k = rrf_k
+        self.weights = (float(weights[0]), float(weights[1]))
+        self.depth = depth
+
+    def __repr__(self) -> str:
+        return f"HybridRetriever(fusion={self.fusion!r}, depth={self.depth}, dense={self.dense!r}, lexical={self.lexical!r})"
+
+    def search(
+        self, query: str, k: int = 5, where: Mapping[str, Any] | None = None
+    ) -> list[tuple[Chunk, float]]:
+        """The ``k`` best chunks for ``query`` by fused rank, with the fused score."""
+        return self.search_many([check_query(query)], k=k, where=where)[0]
+
+    def search_many(
+        self, queries: Sequence[str], k: int = 5, where: Mapping[str, Any] | None = None
+    ) -> list[list[tuple[Chunk, float]]]:
+        """:meth:`search` for several queries (the dense side embeds them in one batch)."""
+        check_positive_int(k, "k")
+        queries = check_queries(queries)
+        if not queries:
+            return []
+        depth = max(self.depth, k)
+        dense = self.dense.search_many(queries, k=depth, where=where)
+        lexical = self.lexical.search_many(queries, k=depth, where=where)
+        return [self.fuse(d, lx, k) for d, lx in zip(dense, lexical, strict=True)]
+
+    def fuse(self, dense: Ranking, lexical: Ranking, k: int) -> list[tuple[Chunk, float]]:
+        """Fuse one query's dense and lexical rankings with this retriever's fusion."""
+        if self.fusion == "rrf":
+            return reciprocal_rank_fusion([dense, lexical], k=k, rrf_k=self.rrf_k)
+        return weighted_fusion([dense, lexical], self.weights, k=k)

@@ -1,0 +1,423 @@
+"""A Chroma-backed index of chunks: idempotent upsert, metadata filters, parent lookup, persistence.
+
+Vectors come from chunklab's own :class:`~chunklab.embed.Encoder` (MiniLM or the static
+model), registered with Chroma as the embedding function ``chunklab-minilm`` so a collection
+reopened in another process (even by plain ``chromadb``, once ``chunklab.retrieval.store`` is imported)
+answers text queries with the same model. Chroma's default embedding function downloads a
+model and is never used. The store is a local folder (``path=``), a Chroma server
+(``url="http://127.0.0.1:8000"``, e.g. ``chroma run --path DIR``) or memory: same behaviour.
+
+Leaves go to the collection ``collection``; chunks that have children (their metadata lists
+``child_ids``, as :mod:`chunklab.chunkers.hierarchical` writes) go to the sibling collection
+``{collection}_parents``, so leaf search never returns a parent and
+:meth:`ChunkStore.get_parent` still finds it.
+
+**When to reopen.** A local-folder store opened in one process does not see what another
+process writes to the same folder afterwards (Chroma keeps the index in memory): a
+long-lived reader calls :meth:`ChunkStore.reopen` after a writer finished. A server store
+(``url=``) sees every write at once, which is why concurrent writers and readers should
+share a server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from chromadb.errors import NotFoundError
+
+from chunklab._validate import check_positive_int
+from chunklab.chunk import Chunk, embedding_text, is_leaf
+from chunklab.embed import Encoder
+from chunklab.paths import chunklab_dir
+from chunklab.retrieval.backend import (
+    PARENTS_SUFFIX,
+    ChunklabEmbeddingFunction,
+    StoreMismatchError,
+    batches,
+    check_record,
+    collection_names,
+    encoder_for,
+    make_client,
+    pages,
+    recorded_config,
+    recorded_encoder,
+)
+from chunklab.retrieval.filters import (
+    check_queries,
+    check_query,
+    check_where,
+    chunk_from_stored,
+    decode_metadata,
+    encode_metadata,
+)
+from chunklab.retrieval.store_documents import DocumentUpdates
+
+__all__ = [
+    "ChunkStore",
+    "ChunklabEmbeddingFunction",
+    "StoreMismatchError",
+    "decode_metadata",
+    "encode_metadata",
+]
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,470}[A-Za-z0-9]$")
+
+
+class ChunkStore(DocumentUpdates):
+    """Chunks in a Chroma collection, searched by cosine similarity of the encoder's vectors.
+
+    ``path`` defaults to ``<project root>/.chunklab/chroma``; ``url`` talks to a Chroma
+    server instead (``http://127.0.0.1:8000``); ``in_memory=True`` uses Chroma's in-process
+    client, with a collection private to this object. ``embed_context`` embeds
+    :func:`chunklab.chunk.embedding_text` (title, section path, table header in front of the
+    text) rather than the bare text; the stored document is always ``chunk.text``.
+
+    ``create=False`` opens for reading: a missing store folder or collection is a
+    ValueError that lists the collections that do exist. A collection records the encoder
+    that filled it and, when ``config`` is given (the chunker's strategy and parameters),
+    that configuration; opening it with another raises :class:`StoreMismatchError` unless
+    ``replace=True``, which empties it first. ``verify=False`` skips that comparison: for a
+    store about to be rebuilt beside itself with :meth:`rebuild` (``chunklab index --clear``).
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        collection: str = "chunks",
+        encoder: Encoder | None = None,
+        in_memory: bool = False,
+        embed_context: bool = True,
+        *,
+        url: str | None = None,
+        create: bool = True,
+        config: Mapping[str, Any] | None = None,
+        replace: bool = False,
+        verify: bool = True,
+    ) -> None:
+        if not isinstance(collection, str) or not _NAME_RE.match(collection) or ".." in collection:
+            raise ValueError(
+                "collection must be 3-472 characters of letters, digits, '.', '_' or '-', starting and "
+                f"ending with a letter or digit; got {collection!r}"
+            )
+        if sum([path is not None, url is not None, bool(in_memory)]) > 1:
+            raise ValueError("give at most one of path=..., url=... or in_memory=True")
+        if config is not None and not isinstance(config, Mapping):
+            raise ValueError(
+                f"config must be a dict (the chunker configuration), got {type(config).__name__}"
+            )
+        self.encoder: Encoder = encoder  # type: ignore[assignment]  # resolved once the client is open
+        self.embed_context = bool(embed_context)
+        self.in_memory = bool(in_memory)
+        self.url = url
+        self.name = collection
+        self.config = dict(config) if config is not None else None
+        self.path: Path | None = None
+        if in_memory:
+            # Chroma shares one in-memory system per process: keep this store's data private.
+            self._physical = f"{collection}-{uuid.uuid4().hex[:12]}"
+        else:
+            self._physical = collection
+            if url is None:
+                self.path = Path(path) if path is not None else chunklab_dir() / "chroma"
+                if self.path.exists() and not self.path.is_dir():
+                    raise ValueError(f"store path {self.path} exists and is not a directory")
+                if not create and not self.path.is_dir():
+                    raise ValueError(
+                        f"no store at {self.path}: index something into it first (chunklab index)"
+                    )
+                self.path.mkdir(parents=True, exist_ok=True)
+        self.client = make_client(self.path, url, self.in_memory)
+        if encoder is None:  # the model that filled the collection, else MiniLM
+            self.encoder = encoder_for(recorded_encoder(self.client, self._physical))
+        self._ef = ChunklabEmbeddingFunction(self.encoder)
+        self._parents: Any = None
+        self.collection = self._open(self._physical, create=create)
+        if self.collection is None:
+            where = self.url or str(self.path)
+            existing = collection_names(self.client)
+            raise ValueError(
+                f"no collection {collection!r} in the store at {where}; it holds "
+                + (", ".join(repr(n) for n in existing) if existing else "no collections")
+            )
+        if verify and check_record(self.collection, self.encoder, self.config, replace):
+            self.clear()
+
+    def __repr__(self) -> str:
+        where = "memory" if self.in_memory else (self.url or str(self.path))
+        return f"ChunkStore({where!r}, collection={self.name!r}, count={self.count()})"
+
+    # -- collections -------------------------------------------------------------------
+    def _open(self, name: str, create: bool) -> Any:
+        if create:
+            return self.client.get_or_create_collection(
+                name=name,
+                embedding_function=self._ef,
+                configuration={"hnsw": {"space": "cosine"}},
+            )
+        try:
+            return self.client.get_collection(name=name, embedding_function=self._ef)
+        except (NotFoundError, ValueError):  # chromadb raises one or the other depending on the client
+            return None
+
+    def _parents_collection(self, create: bool = False) -> Any:
+        if self._parents is None:
+            self._parents = self._open(self._physical + PARENTS_SUFFIX, create)
+        return self._parents
+
+    def recorded_config(self) -> dict[str, Any] | None:
+        """The chunker configuration this collection recorded (None when none was given)."""
+        return recorded_config(self.collection)
+
+    def reopen(self) -> None:
+        """See what other processes wrote since this store was opened (needed for local-folder stores).
+
+        Chroma's local client keeps the collection's index in memory, so a long-lived reader
+        misses later writes from other processes until it reopens; server and in-memory
+        stores need no reopening (it is harmless there).
+        """
+        if self.path is not None:
+            from chromadb.api.client import SharedSystemClient
+
+            SharedSystemClient.clear_system_cache()
+            self.client = make_client(self.path, None, False)
+        self._parents = None
+        self.collection = self._open(self._physical, create=True)
+
+    def clear(self) -> None:
+        """Remove every chunk (leaves and parents), keeping the collection and its records.
+
+        Useful before re-indexing with different chunker parameters: their chunks have other
+        ids, so an upsert alone would keep the old ones next to the new.
+        """
+        for name in (self._physical, self._physical + PARENTS_SUFFIX):
+            with contextlib.suppress(NotFoundError, ValueError):  # not created yet
+                self.client.delete_collection(name)
+        self._parents = None
+        self.collection = self._open(self._physical, create=True)
+        check_record(self.collection, self.encoder, self.config, replace=True)
+
+    def close(self) -> None:
+        """Drop an in-memory store's collections (a persistent store needs no closing)."""
+        if self.in_memory:
+            for name in (self._physical, self._physical + PARENTS_SUFFIX):
+                with contextlib.suppress(NotFoundError, ValueError):
+                    self.client.delete_collection(name)
+
+    # -- writing -----------------------------------------------------------------------
+    def embedded_text(self, chunk: Chunk) -> str:
+        """What this store embeds for ``chunk``: its contextual header and text, or the bare text."""
+        return embedding_text(chunk) if self.embed_context else chunk.text
+
+    def add(
+        self,
+        chunks: Iterable[Chunk],
+        batch_size: int = 512,
+        show_progress: bool | None = None,
+        vectors: np.ndarray | None = None,
+    ) -> int:
+        """Upsert ``chunks`` by ``chunk.id`` (re-adding the same chunks changes nothing).
+
+        Chunks are embedded and written in batches of ``batch_size`` so memory stays flat
+        for large corpora; a progress bar shows for 256 chunks or more. ``vectors``, an
+        (n, dim) array aligned with ``chunks``, skips embedding (a pipeline that embedded
+        :meth:`embedded_text` elsewhere). Returns how many chunks were written.
+        """
+        check_positive_int(batch_size, "batch_size")
+        if isinstance(chunks, Chunk):
+            raise ValueError("add expects an iterable of Chunk, not a single Chunk")
+        if vectors is not None:
+            chunks = list(chunks)
+            vectors = np.asarray(vectors, dtype=np.float32)
+            if vectors.ndim != 2 or vectors.shape[0] != len(chunks):
+                raise ValueError(
+                    f"vectors must be an array of shape ({len(chunks)}, dim), got {vectors.shape}"
+                )
+        total = len(chunks) if isinstance(chunks, Sequence) else None
+        limit = min(batch_size, self.client.get_max_batch_size())
+        bar = None
+        progress = show_progress if show_progress is not None else (total is None or total >= 256)
+        if progress and (total is None or total > 0):
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, desc="indexing", unit="chunk")
+        written = 0
+        try:
+            for batch in batches(chunks, limit):
+                rows = vectors[written : written + len(batch)] if vectors is not None else None
+                self._upsert(batch, rows)
+                written += len(batch)
+                if bar is not None:
+                    bar.update(len(batch))
+        finally:
+            if bar is not None:
+                bar.close()
+        return written
+
+    def _upsert(self, batch: list[Chunk], given: np.ndarray | None = None) -> None:
+        unique: dict[str, int] = {}
+        for i, c in enumerate(batch):
+            if not isinstance(c, Chunk):
+                raise ValueError(f"add: item {i} is {type(c).__name__}, expected Chunk")
+            if not c.text.strip():
+                raise ValueError(f"add: chunk {c.id} at {c.start}-{c.end} has no text to embed")
+            unique[c.id] = i
+        chunks = [batch[i] for i in unique.values()]
+        if given is not None:
+            vecs = given[list(unique.values())]
+            if vecs.shape[1] != self.encoder.dim:
+                raise ValueError(
+                    f"vectors must have {self.encoder.dim} columns (the encoder's), got {vecs.shape[1]}"
+                )
+        else:
+            vecs = self.encoder.encode([self.embedded_text(c) for c in chunks], show_progress=False)
+        leaves = [i for i, c in enumerate(chunks) if is_leaf(c)]
+        parents = [i for i, c in enumerate(chunks) if not is_leaf(c)]
+        for idx, coll in ((leaves, self.collection), (parents, None)):
+            if not idx:
+                continue
+            if coll is None:
+                coll = self._parents_collection(create=True)
+            coll.upsert(
+                ids=[chunks[i].id for i in idx],
+                embeddings=vecs[idx],
+                documents=[chunks[i].text for i in idx],
+                metadatas=[encode_metadata(chunks[i]) for i in idx],
+            )
+
+    def delete(self, doc_id: str | None = None, ids: Sequence[str] | None = None) -> int:
+        """Delete every chunk of ``doc_id`` (or the given ``ids``); returns how many went."""
+        if (doc_id is None) == (ids is None):
+            raise ValueError("delete needs exactly one of doc_id=... or ids=[...]")
+        if doc_id is not None and not isinstance(doc_id, str):
+            raise ValueError(f"doc_id must be a str, got {type(doc_id).__name__}")
+        before = self.count() + self.count(parents=True)
+        for coll in (self.collection, self._parents_collection()):
+            if coll is None:
+                continue
+            if doc_id is not None:
+                coll.delete(where={"doc_id": doc_id})
+            elif ids:
+                coll.delete(ids=list(ids))
+        return before - self.count() - self.count(parents=True)
+
+    # -- reading -----------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[tuple[Chunk, float]]:
+        """The ``k`` leaves most similar to ``query`` as ``(chunk, cosine similarity)`` pairs.
+
+        ``where`` is a Chroma metadata filter over the chunk's scalar metadata plus
+        ``doc_id``, ``start``, ``end``, ``section`` (the last heading) and ``headings_path``,
+        e.g. ``{"kind": "function"}`` or ``{"doc_id": {"$in": ["a", "b"]}}``.
+        """
+        return self.search_many([check_query(query)], k=k, where=where)[0]
+
+    def search_many(
+        self,
+        queries: Sequence[str],
+        k: int = 5,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[list[tuple[Chunk, float]]]:
+        """:meth:`search` for many queries at once (queries embedded in one batch)."""
+        queries = check_queries(queries)
+        if not queries:
+            return []
+        vecs = self.encoder.encode(queries, show_progress=False)
+        return self.search_vectors(vecs, k=k, where=where)
+
+    def search_vectors(
+        self,
+        vectors: np.ndarray,
+        k: int = 5,
+        where: Mapping[str, Any] | None = None,
+        parents: bool = False,
+    ) -> list[list[tuple[Chunk, float]]]:
+        """Nearest leaves (or parents) to already-embedded query vectors, one list per row."""
+        check_positive_int(k, "k")
+        vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        if vectors.shape[1] != self.encoder.dim:
+            raise ValueError(f"query vectors must have {self.encoder.dim} columns, got {vectors.shape[1]}")
+        where = check_where(where)
+        coll = self._parents_collection() if parents else self.collection
+        if coll is None:
+            return [[] for _ in range(len(vectors))]
+        try:
+            res = coll.query(
+                query_embeddings=vectors,
+                n_results=k,
+                where=where,
+                include=["documents", "metadatas", "distances"],
+            )
+        except ValueError as exc:
+            raise ValueError(f"search failed (check the where filter {where!r}): {exc}") from exc
+        out: list[list[tuple[Chunk, float]]] = []
+        for ids, docs, metas, dists in zip(
+            res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True
+        ):
+            hits = []
+            for _id, doc, meta, dist in zip(ids, docs, metas, dists, strict=True):
+                hits.append((chunk_from_stored(doc, meta), float(1.0 - dist)))
+            out.append(hits)
+        return out
+
+    def get(self, ids: Sequence[str]) -> list[Chunk]:
+        """The stored chunks (leaves or parents) with these ids, in the given order; unknown ids skipped."""
+        if isinstance(ids, str):
+            ids = [ids]
+        ids = list(ids)
+        found: dict[str, Chunk] = {}
+        for coll in (self.collection, self._parents_collection()):
+            want = [i for i in ids if i not in found]
+            if coll is None or not want:
+                continue
+            res = coll.get(ids=want, include=["documents", "metadatas"])
+            for _id, doc, meta in zip(res["ids"], res["documents"], res["metadatas"], strict=True):
+                found[_id] = chunk_from_stored(doc, meta)
+        return [found[i] for i in ids if i in found]
+
+    def get_parent(self, chunk: Chunk) -> Chunk | None:
+        """The chunk named by ``chunk.metadata["parent_id"]``, or None (no parent, or not stored)."""
+        pid = chunk.metadata.get("parent_id")
+        if not pid:
+            return None
+        got = self.get([str(pid)])
+        return got[0] if got else None
+
+    def iter_chunks(self, parents: bool = False, batch_size: int = 1000) -> Iterator[Chunk]:
+        """Every stored leaf (or parent), in no particular order."""
+        coll = self._parents_collection() if parents else self.collection
+        if coll is None:
+            return
+        for res in pages(coll, ["documents", "metadatas"], batch_size):
+            for doc, meta in zip(res["documents"], res["metadatas"], strict=True):
+                yield chunk_from_stored(doc, meta)
+
+    def count(self, parents: bool = False) -> int:
+        """Number of stored leaves (or parents with ``parents=True``)."""
+        coll = self._parents_collection() if parents else self.collection
+        return int(coll.count()) if coll is not None else 0
+
+    def stats(self) -> dict[str, Any]:
+        """Sizes: vectors (leaves + parents), dim, bytes on disk, and raw float32 vector bytes."""
+        leaves, parents = self.count(), self.count(parents=True)
+        vectors = leaves + parents
+        on_disk = 0
+        if self.path is not None:
+            on_disk = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+        return {
+            "vectors": vectors,
+            "leaves": leaves,
+            "parents": parents,
+            "dim": self.encoder.dim,
+            "bytes_on_disk": on_disk,
+            "raw_vector_bytes": 4 * vectors * self.encoder.dim,
+        }
