@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(REQ_HASH)
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test lint lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test lint format typecheck lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
 
 all: test
 
@@ -17,7 +17,9 @@ help:
 	@echo "make book         build the book into _build/html (open _build/html/index.html)"
 	@echo "make book-es      build the Spanish edition into _build/html-es (same sources, locales/es catalogs)"
 	@echo "make catalogs     re-extract the English messages and merge them into locales/es (sphinx-intl)"
-	@echo "make test         lint, unit and property tests, notebook tests (nbval)"
+	@echo "make test         lint, import contracts, type check, unit and property tests, notebook tests (nbval)"
+	@echo "make lint         ruff (lint and format check), the import contracts (lint-imports), mypy"
+	@echo "make format       ruff format and the safe ruff fixes, in place"
 	@echo "make lab          open JupyterLab on exercises/"
 	@echo "make grade NB=... grade one exercise notebook"
 	@echo "make exercises    regenerate exercises/ from solutions/"
@@ -74,12 +76,20 @@ sysdeps:
 	  fi; \
 	fi
 
-test: $(STAMP) sysdeps
-	$(BIN)/ruff check .
+test: $(STAMP) sysdeps lint
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest
 
+# Formatting and the architecture are checked, not reviewed: ruff (lint + format), the import
+# contracts of pyproject.toml ([tool.importlinter]) and the type checker on chunklab/.
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 # Lab serves the course root (its terminals open there, so `make grade NB=exercises/...` works),
 # with the venv first on PATH (`chunklab` is found) and no news pop-up (jupyter_lab_config.json).
