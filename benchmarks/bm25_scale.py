@@ -1,4 +1,5 @@
-"""BM25 at scale: build and query :class:`chunklab.retrieval.lexical.BM25Index` over up to 1,000,000 code-like chunks.
+"""BM25 at scale: build and query :class:`chunklab.retrieval.lexical.BM25Index` over up to 1,000,000
+code-like chunks.
 
 The chunks are synthetic but shaped like code: a ``def`` line with a snake_case or camelCase
 identifier, then words and identifiers drawn from a Zipf-distributed vocabulary of 50,000

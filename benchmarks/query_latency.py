@@ -158,10 +158,12 @@ def measure(size: int, work: Path, queries: int, encoder) -> dict:
         "query_embedding": percentiles(embed_only),
     }
     print(
-        f"{size:>7} chunks: indexed in {index_s:6.1f}s ({size / index_s:7.0f}/s), peak RSS {rss_after:6.0f} MB, "
+        f"{size:>7} chunks: indexed in {index_s:6.1f}s ({size / index_s:7.0f}/s), "
+        f"peak RSS {rss_after:6.0f} MB, "
         f"disk {result['bytes_on_disk_mb']:.0f} MB | by vector p50 {result['vector']['p50_ms']:.1f} ms "
         f"p95 {result['vector']['p95_ms']:.1f} ms | search() p50 {result['search']['p50_ms']:.1f} ms "
-        f"p95 {result['search']['p95_ms']:.1f} ms (query embedding p50 {result['query_embedding']['p50_ms']:.1f} ms) "
+        f"p95 {result['search']['p95_ms']:.1f} ms "
+        f"(query embedding p50 {result['query_embedding']['p50_ms']:.1f} ms) "
         f"| cached query p50 {result['search_cached_query']['p50_ms']:.1f} ms "
         f"p95 {result['search_cached_query']['p95_ms']:.1f} ms"
     )

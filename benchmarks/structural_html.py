@@ -154,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         f"structural / {k}": ours / v["mb_per_s"] for k, v in results.items() if k.startswith("LangChain")
     }
     print(f"{len(files)} HTML files, {mb:.1f} MB, size {args.size}")
-    header = f"{'method':34} {'MB/s':>6} {'failed':>6} {'chunks':>7} {'p50':>5} {'p90':>6} {'max':>8} {'over':>6} {'RSS MB':>7}"
+    header = (
+        f"{'method':34} {'MB/s':>6} {'failed':>6} {'chunks':>7} {'p50':>5} {'p90':>6} {'max':>8} "
+        f"{'over':>6} {'RSS MB':>7}"
+    )
     print(header)
     print("-" * len(header))
     for name, r in results.items():

@@ -111,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         f"structural / {k}": ours / v["mb_per_s"] for k, v in results.items() if k != "chunklab structural"
     }
     print(f"{len(texts)} Markdown files, {mb:.1f} MB, size {args.size}, median of {args.repeat}")
-    header = f"{'method':38} {'MB/s':>6} {'chunks':>7} {'p50':>5} {'p90':>6} {'p99':>6} {'max':>8} {'over':>6} {'fence':>6}"
+    header = (
+        f"{'method':38} {'MB/s':>6} {'chunks':>7} {'p50':>5} {'p90':>6} {'p99':>6} {'max':>8} "
+        f"{'over':>6} {'fence':>6}"
+    )
     print(header)
     print("-" * len(header))
     for name, r in results.items():

@@ -139,13 +139,17 @@ def main(argv: list[str] | None = None) -> int:
         "structural / naive AST": ours / results["naive AST (1 chunk/top-level node)"]["mb_per_cpu_s"],
     }
     print(f"{len(texts)} stdlib files, {mb:.1f} MB, size {args.size}, median of {args.repeat}")
-    header = f"{'method':38} {'MB/s':>6} {'MB/cpu-s':>8} {'chunks':>7} {'p50':>5} {'p90':>5} {'p99':>6} {'max':>7} {'over':>6} {'parses':>7}"
+    header = (
+        f"{'method':38} {'MB/s':>6} {'MB/cpu-s':>8} {'chunks':>7} {'p50':>5} {'p90':>5} {'p99':>6} "
+        f"{'max':>7} {'over':>6} {'parses':>7}"
+    )
     print(header)
     print("-" * len(header))
     for name, row in results.items():
         if row["chunks"]:
             print(
-                f"{name:38} {row['mb_per_s']:6.2f} {row['mb_per_cpu_s']:8.2f} {row['chunks']:7d} {row['p50']:5d} {row['p90']:5d} "
+                f"{name:38} {row['mb_per_s']:6.2f} {row['mb_per_cpu_s']:8.2f} {row['chunks']:7d} "
+                f"{row['p50']:5d} {row['p90']:5d} "
                 f"{row['p99']:6d} {row['max']:7d} {row['over_budget']:6d} {row['parse_ok']:7.1%}"
             )
         else:

@@ -7,7 +7,8 @@ by default the MiniLM file itself, so the two token rows must agree). A last row
 single ``encode`` of every file, the floor for any token-measured chunker: candidates are
 measured by bisection over that one encoding, and each finished chunk is encoded once more
 to check it; the benchmark also counts the candidate spans structural chunking measured,
-each of which a chunker that re-encoded candidates would encode. Prints a table and writes ``benchmarks/results/units_tokenizer.json``.
+each of which a chunker that re-encoded candidates would encode. Prints a table and writes
+``benchmarks/results/units_tokenizer.json``.
 
     nice python benchmarks/units_tokenizer.py [--every 5] [--limit 400] [--tokenizer PATH]
 """
@@ -122,7 +123,8 @@ def main() -> None:
     )
     for r in rows:
         print(
-            f"{r['strategy']:11s} {r['unit']:24s} {r['budget']:6d} {r['seconds']:8.2f} {mb / max(r['seconds'], 1e-9):6.2f} "
+            f"{r['strategy']:11s} {r['unit']:24s} {r['budget']:6d} {r['seconds']:8.2f} "
+            f"{mb / max(r['seconds'], 1e-9):6.2f} "
             f"{r['chunks']:7d} {r['mean_size']:7.1f} {r['over_budget']:5d} {r['marked_oversize']:6d}"
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)

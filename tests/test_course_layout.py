@@ -10,7 +10,7 @@ ALLOWED = ("course", "commands")  # the course itself and the thin CLI commands
 
 
 def imported_modules(path: Path, package_dir: Path = PACKAGE) -> set[str]:
-    """Every module a file imports: absolute names, relative imports resolved, ``import_module("...")`` too."""
+    """Every module a file imports: absolute names, relative imports resolved, ``import_module()`` too."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = list(path.relative_to(package_dir.parent).parts[:-1])
     found: set[str] = set()

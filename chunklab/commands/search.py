@@ -18,7 +18,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "search",
         help="query an existing Chroma index: doc, offsets, score, headings path and chunk text",
-        description="Embed QUERY with the local model and print the k most similar chunks of the index in STORE.",
+        description=(
+            "Embed QUERY with the local model and print the k most similar chunks of the index in STORE."
+        ),
     )
     p.add_argument(
         "store", metavar="STORE", help="the Chroma directory (as written by chunklab index --store)"
