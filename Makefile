@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(REQ_HASH)
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test lint format typecheck lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test fuzz lint format lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
 
 all: test
 
@@ -18,6 +18,7 @@ help:
 	@echo "make book-es      build the Spanish edition into _build/html-es (same sources, locales/es catalogs)"
 	@echo "make catalogs     re-extract the English messages and merge them into locales/es (sphinx-intl)"
 	@echo "make test         lint, import contracts, type check, unit and property tests, notebook tests (nbval)"
+	@echo "make fuzz         the property-based tests with fresh random examples, ten times as many"
 	@echo "make lint         ruff (lint and format check), the import contracts (lint-imports), mypy"
 	@echo "make format       ruff format and the safe ruff fixes, in place"
 	@echo "make lab          open JupyterLab on exercises/"
@@ -78,6 +79,11 @@ sysdeps:
 
 test: $(STAMP) sysdeps lint
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest
+
+# Property tests with new random draws (make test draws the same examples on every run).
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=explore HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q \
+	  -m "not slow" $$(grep -l "@given" tests/*.py)
 
 # Formatting and the architecture are checked, not reviewed: ruff (lint + format), the import
 # contracts of pyproject.toml ([tool.importlinter]) and the type checker on chunklab/.
