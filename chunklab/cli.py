@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="chunklab",
         description="Chunk documents, index them in Chroma, evaluate strategies, grade exercises.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         try:
@@ -44,6 +45,18 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         module.add_parser(sub)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (``chunklab-kit``), else the package's own."""
+    from importlib import metadata
+
+    from chunklab import __version__
+
+    try:
+        return metadata.version("chunklab-kit")
+    except metadata.PackageNotFoundError:
+        return __version__
 
 
 def _add_broken(sub: Any, name: str, exc: ImportError) -> None:
