@@ -52,7 +52,9 @@ class ChunklabNodeParser(NodeParser):
         **params: Any,
     ) -> None:
         built = build_strategy(strategy, params)
-        super().__init__(kind=kind, strategy_name=built.name)
+        super().__init__()
+        self.kind = kind
+        self.strategy_name = built.name
         self._strategy = built
         self._encoder = encoder
 
@@ -114,7 +116,7 @@ def _nodes_for(chunks: list[Chunk], source: BaseNode) -> list[TextNode]:
         child = nodes[chunk.id]
         child.relationships[NodeRelationship.PARENT] = parent.as_related_node_info()
         siblings = parent.relationships.get(NodeRelationship.CHILD) or []
-        parent.relationships[NodeRelationship.CHILD] = [*siblings, child.as_related_node_info()]  # type: ignore[list-item]
+        parent.relationships[NodeRelationship.CHILD] = [*siblings, child.as_related_node_info()]
     return list(nodes.values())
 
 
