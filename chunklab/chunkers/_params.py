@@ -1,13 +1,158 @@
-"""Strategy parameters as the catalog reads them: command-line values, percentages, level sizes.
+"""Strategy parameters: one typed dataclass per strategy, validated once, and how the catalog reads them.
 
-Helpers of :mod:`chunklab.chunkers.catalog` (which re-exports :func:`parse_param_value`).
+Each strategy of :mod:`chunklab.chunkers.catalog` takes its parameters as one frozen
+dataclass (Chonkie's ``RecursiveRules`` style): the fields and their defaults are the
+strategy's parameters, ``__post_init__`` validates them once (a ValueError names the
+parameter and the value), and the repr is what results print. ``SIZE`` names the field
+that holds the chunk-size budget, measured in ``unit`` (so ``max_chars`` counts tokens
+when ``unit="tokens"``): the one place that says which parameter ``--size`` sets.
+The helpers below read command-line values, percentage overlaps and level sizes.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-from chunklab._validate import check_positive_int
+from chunklab._validate import check_bool, check_non_negative_int, check_overlap, check_positive_int
+from chunklab.units import check_unit
+
+__all__ = [
+    "FixedParams",
+    "HierarchicalParams",
+    "MarkdownHierarchyParams",
+    "ParagraphsParams",
+    "RecursiveParams",
+    "SemanticParams",
+    "StrategyParams",
+    "StructuralParams",
+]
+
+
+@dataclass(frozen=True)
+class StrategyParams:
+    """Base of the strategies' parameter dataclasses."""
+
+    #: the field holding the chunk-size budget (in ``unit``); None when there is no single one
+    SIZE: ClassVar[str | None] = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The parameters by name, in field order (what stores and results record)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @property
+    def budget(self) -> int | None:
+        """The chunk-size budget, measured in ``unit`` (None without a single size)."""
+        return getattr(self, self.SIZE) if self.SIZE is not None else None
+
+
+@dataclass(frozen=True)
+class FixedParams(StrategyParams):
+    """Fixed windows of ``size`` (in ``unit``), each overlapping the previous by ``overlap``."""
+
+    SIZE: ClassVar[str | None] = "size"
+    size: int = 1000
+    overlap: int = 0
+    unit: str = "chars"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "overlap", resolve_overlap(self.overlap, self.size))  # "10%" of size
+        check_overlap(self.overlap, check_positive_int(self.size, "size"))
+        check_unit(self.unit)
+
+
+@dataclass(frozen=True)
+class RecursiveParams(FixedParams):
+    """The separator hierarchy's windows: ``size`` and ``overlap`` in ``unit``, as for fixed windows."""
+
+
+@dataclass(frozen=True)
+class StructuralParams(StrategyParams):
+    """Headings / AST / DOM units packed up to ``max_chars``, merged below ``min_chars`` (in ``unit``)."""
+
+    SIZE: ClassVar[str | None] = "max_chars"
+    max_chars: int = 1500
+    min_chars: int = 200
+    keep_boilerplate: bool = False
+    unit: str = "chars"
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.max_chars, "max_chars")
+        check_non_negative_int(self.min_chars, "min_chars")
+        check_bool(self.keep_boilerplate, "keep_boilerplate")
+        check_unit(self.unit)
+
+
+@dataclass(frozen=True)
+class SemanticParams(StrategyParams):
+    """Embedding breakpoints by ``method``; chunks between ``min_chars`` and ``max_chars`` (in ``unit``)."""
+
+    SIZE: ClassVar[str | None] = "max_chars"
+    method: str = "percentile"
+    percentile: float = 95
+    buffer_size: int = 1
+    min_chars: int = 100
+    max_chars: int = 2000
+    unit: str = "chars"
+
+    def __post_init__(self) -> None:
+        from chunklab.chunkers.semantic import check_semantic_params
+
+        check_semantic_params(
+            self.method,
+            None,
+            self.percentile,
+            self.buffer_size,
+            self.min_chars,
+            self.max_chars,
+            None,
+            "centered",
+            self.unit,
+        )
+
+
+@dataclass(frozen=True)
+class HierarchicalParams(StrategyParams):
+    """Nested ``levels`` (largest first, in ``unit``); auto-merge when ``merge_ratio`` of a parent came back."""
+
+    levels: tuple[int, ...] = (2048, 512, 128)
+    unit: str = "tokens"
+    merge_ratio: float = 0.5
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "levels", parse_levels(self.levels))
+        check_unit(self.unit)
+
+
+@dataclass(frozen=True)
+class MarkdownHierarchyParams(StrategyParams):
+    """Markdown sections as parents of ``max_chars`` paragraphs (in ``unit``); other kinds: token levels."""
+
+    SIZE: ClassVar[str | None] = "max_chars"
+    max_chars: int = 1000
+    merge_ratio: float = 0.5
+    unit: str = "chars"
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.max_chars, "max_chars")
+        check_unit(self.unit)
+
+
+@dataclass(frozen=True)
+class ParagraphsParams(StrategyParams):
+    """Whole paragraphs packed up to ``max_chars`` (in ``unit``), ``overlap_paragraphs`` repeated."""
+
+    SIZE: ClassVar[str | None] = "max_chars"
+    max_chars: int = 1000
+    overlap_paragraphs: int = 1
+    unit: str = "chars"
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.max_chars, "max_chars")
+        check_non_negative_int(self.overlap_paragraphs, "overlap_paragraphs")
+        check_unit(self.unit)
 
 
 def parse_param_value(value: str) -> Any:
@@ -47,7 +192,7 @@ def show_param(value: Any) -> str:
     return str(value)
 
 
-def parse_levels(levels: Any) -> tuple[int, ...]:
+def parse_levels(levels: str | int | Sequence[int]) -> tuple[int, ...]:
     """Level sizes, largest first: a sequence of ints, or ``"2048/512/128"`` (``"2048,512,128"`` accepted)."""
     if isinstance(levels, str):  # from the command line
         try:

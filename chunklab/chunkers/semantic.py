@@ -139,18 +139,9 @@ def analyze_semantic(
     """Run the semantic chunker and return its sentences, distance curve, breakpoints and chunks."""
     text = check_text(text)
     doc_id = check_doc_id(doc_id)
-    method = _check_method(method, threshold)
-    buffer_size = check_non_negative_int(buffer_size, "buffer_size")
-    if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 0 <= percentile <= 100:
-        raise ValueError(f"percentile must be a number in [0, 100], got {percentile!r}")
-    min_chars = check_non_negative_int(min_chars, "min_chars")
-    max_chars = check_positive_int(max_chars, "max_chars")
-    if min_chars > max_chars:
-        raise ValueError(f"min_chars ({min_chars}) must not exceed max_chars ({max_chars})")
-    if amount is not None and (isinstance(amount, bool) or not isinstance(amount, (int, float))):
-        raise ValueError(f"amount must be a number, got {amount!r}")
-    check_choice(window, ("centered", "split"), "window")
-    check_unit(unit)
+    method = check_semantic_params(
+        method, threshold, percentile, buffer_size, min_chars, max_chars, amount, window, unit
+    )
     params: dict[str, Any] = {
         "method": method,
         "buffer_size": buffer_size,
@@ -219,6 +210,33 @@ def breakpoint_threshold(
         return d, float(d.mean() + k * (q3 - q1))
     g = np.gradient(d) if d.size > 1 else np.zeros_like(d)
     return g, float(np.percentile(g, percentile))
+
+
+def check_semantic_params(
+    method: str,
+    threshold: float | None,
+    percentile: float,
+    buffer_size: int,
+    min_chars: int,
+    max_chars: int,
+    amount: float | None,
+    window: str,
+    unit: str,
+) -> str:
+    """Validate the semantic chunker's parameters (a ValueError names the bad one); the method's name."""
+    method = _check_method(method, threshold)
+    check_non_negative_int(buffer_size, "buffer_size")
+    if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 0 <= percentile <= 100:
+        raise ValueError(f"percentile must be a number in [0, 100], got {percentile!r}")
+    check_non_negative_int(min_chars, "min_chars")
+    check_positive_int(max_chars, "max_chars")
+    if min_chars > max_chars:
+        raise ValueError(f"min_chars ({min_chars}) must not exceed max_chars ({max_chars})")
+    if amount is not None and (isinstance(amount, bool) or not isinstance(amount, (int, float))):
+        raise ValueError(f"amount must be a number, got {amount!r}")
+    check_choice(window, ("centered", "split"), "window")
+    check_unit(unit)
+    return method
 
 
 def _check_method(method: str, threshold: float | None) -> str:
