@@ -37,7 +37,7 @@ def _includes() -> list[tuple[str, Path, str]]:
 
 
 def _object_lines(source: str, dotted: str) -> tuple[int, list[str]]:
-    """The first line number and the lines of ``dotted`` (``name`` or ``Class.method``), decorators included."""
+    """The first line number and the lines of ``dotted`` (``name`` or ``Class.method``), with decorators."""
     nodes: list[ast.stmt] = ast.parse(source).body
     node: ast.stmt | None = None
     for part in dotted.split("."):

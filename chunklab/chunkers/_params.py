@@ -115,7 +115,7 @@ class SemanticParams(StrategyParams):
 
 @dataclass(frozen=True)
 class HierarchicalParams(StrategyParams):
-    """Nested ``levels`` (largest first, in ``unit``); auto-merge when ``merge_ratio`` of a parent came back."""
+    """Nested ``levels`` (largest first, in ``unit``); merge when ``merge_ratio`` of a parent came back."""
 
     levels: tuple[int, ...] = (2048, 512, 128)
     unit: str = "tokens"

@@ -1,7 +1,8 @@
 """Semantic chunking: cut where the meaning of consecutive sentences changes most.
 
 The text is split into sentences by :func:`chunklab.text.split_sentences` (abbreviations,
-decimals, URLs, file names and fenced code survive); each sentence is embedded together with ``buffer_size`` neighbours on each side;
+decimals, URLs, file names and fenced code survive); each sentence is embedded together with
+``buffer_size`` neighbours on each side;
 the cosine distance between consecutive windows is the "distance curve"; a breakpoint rule
 (fixed threshold, percentile, standard deviation, interquartile range or gradient, as in
 Kamradt's "five levels" notebook, LangChain's SemanticChunker and LlamaIndex's
@@ -31,6 +32,7 @@ from chunklab._validate import (
 )
 from chunklab.chunk import Chunk
 from chunklab.chunkers.recursive import DEFAULT_SEPARATORS, recursive_spans
+from chunklab.protocols import EncoderLike
 from chunklab.text import split_sentences
 from chunklab.units import UnitIndex, check_unit, over_budget, unit_params
 
@@ -87,7 +89,7 @@ def chunk_semantic(
     buffer_size: int = 1,
     min_chars: int = 100,
     max_chars: int = 2000,
-    encoder: Any = None,
+    encoder: EncoderLike | None = None,
     method: str = "percentile",
     doc_id: str = "doc",
     *,
@@ -128,7 +130,7 @@ def analyze_semantic(
     buffer_size: int = 1,
     min_chars: int = 100,
     max_chars: int = 2000,
-    encoder: Any = None,
+    encoder: EncoderLike | None = None,
     method: str = "percentile",
     doc_id: str = "doc",
     *,
@@ -188,10 +190,11 @@ def breakpoint_threshold(
     percentile: float = 95,
     amount: float | None = None,
 ) -> tuple[np.ndarray, float | None]:
-    """``(signal, threshold)``: a cut falls after sentence ``i`` where ``signal[i] > threshold``.
+    """``(signal, threshold)``: cut after sentence ``i`` when ``signal[i] > threshold``.
 
-    The signal is the distance curve itself, except for the gradient rule (its gradient).
-    With no distances (fewer than two sentences) the threshold is None: nothing to cut.
+    The signal is the distance curve itself, except for the gradient rule (its
+    gradient). With no distances (fewer than two sentences) the threshold is None:
+    nothing to cut.
     """
     method = _check_method(method, threshold)
     d = np.asarray(distances, dtype=np.float64)
@@ -264,7 +267,11 @@ def _check_method(method: str, threshold: float | None) -> str:
 
 # -- distances and groups --------------------------------------------------------------------
 def _window_distances(
-    text: str, sentences: list[tuple[int, int]], buffer_size: int, encoder: Any, window: str = "centered"
+    text: str,
+    sentences: list[tuple[int, int]],
+    buffer_size: int,
+    encoder: EncoderLike | None,
+    window: str = "centered",
 ) -> np.ndarray:
     n = len(sentences)
     if n < 2:
@@ -274,13 +281,17 @@ def _window_distances(
 
         encoder = get_encoder()
     b = buffer_size
+
+    def joined(lo: int, hi: int) -> str:  # sentences lo..hi (inclusive) as one window
+        return text[sentences[lo][0] : sentences[hi][1]]
+
     if window == "centered":
-        windows = [text[sentences[max(0, i - b)][0] : sentences[min(n - 1, i + b)][1]] for i in range(n)]
+        windows = [joined(max(0, i - b), min(n - 1, i + b)) for i in range(n)]
         vecs = _unit(encoder.encode(windows))
         left, right = vecs[:-1], vecs[1:]
     else:
-        lefts = [text[sentences[max(0, i - b)][0] : sentences[i][1]] for i in range(n - 1)]
-        rights = [text[sentences[i + 1][0] : sentences[min(n - 1, i + 1 + b)][1]] for i in range(n - 1)]
+        lefts = [joined(max(0, i - b), i) for i in range(n - 1)]
+        rights = [joined(i + 1, min(n - 1, i + 1 + b)) for i in range(n - 1)]
         vecs = _unit(encoder.encode(lefts + rights))
         left, right = vecs[: n - 1], vecs[n - 1 :]
     sims = np.einsum("ij,ij->i", left, right)
@@ -313,7 +324,7 @@ def _merge_small(
     min_chars: int,
     measure: Callable[[int, int], int],
 ) -> list[list[int]]:
-    """Merge groups shorter than ``min_chars`` (by ``measure(start, end)``) into the neighbour they are more similar to."""
+    """Merge groups shorter than ``min_chars`` (by ``measure``) into the more similar neighbour."""
     if min_chars <= 0 or len(groups) < 2:
         return groups
 

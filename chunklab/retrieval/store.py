@@ -27,7 +27,7 @@ import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -55,6 +55,10 @@ from chunklab.retrieval.filters import (
     encode_metadata,
 )
 from chunklab.retrieval.store_documents import document_ids, plan_replacement
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
 
 __all__ = [
     "ChunkStore",
@@ -138,12 +142,12 @@ class ChunkStore:
         return f"ChunkStore({where!r}, collection={self.name!r}, count={self.count()})"
 
     @property
-    def client(self) -> Any:
+    def client(self) -> ClientAPI:
         """The Chroma client (a local folder's, a server's or the in-memory one)."""
         return self._collections.client
 
     @property
-    def collection(self) -> Any:
+    def collection(self) -> Collection:
         """The Chroma collection holding the leaves (parents live in ``{collection}_parents``)."""
         return self._collections.leaves
 

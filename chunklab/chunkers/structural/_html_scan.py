@@ -223,6 +223,7 @@ class BlockScanner(HTMLParser):
             self._pending_end = (tag, at)
 
     def _finish_end(self, end: int) -> None:
+        assert self._pending_end is not None  # called only while an end tag waits
         tag, at = self._pending_end
         self._pending_end = None
         self.end_tag(tag, at, end)
@@ -244,7 +245,14 @@ class BlockScanner(HTMLParser):
             self._finish_end(at)
         self.events.append(at)
 
-    handle_decl = handle_pi = unknown_decl = handle_comment
+    def handle_decl(self, decl: str) -> None:
+        self.handle_comment(decl)
+
+    def handle_pi(self, data: str) -> None:
+        self.handle_comment(data)
+
+    def unknown_decl(self, data: str) -> None:
+        self.handle_comment(data)
 
     # -- block boundaries ---------------------------------------------------------------
     def flush(
@@ -457,6 +465,7 @@ class BlockScanner(HTMLParser):
 
     def _close_link(self) -> None:
         """Drop the anchor's text when it is a permalink marker (a pilcrow, '#', a link icon)."""
+        assert self.link is not None  # called only inside an anchor
         first, marked = self.link
         self.link = None
         text = "".join(self.parts[first:]).strip()
