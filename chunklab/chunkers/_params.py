@@ -122,7 +122,11 @@ class HierarchicalParams(StrategyParams):
     merge_ratio: float = 0.5
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "levels", parse_levels(self.levels))
+        from chunklab.chunkers.hierarchical import check_levels
+
+        levels = parse_levels(self.levels)
+        check_levels(levels)
+        object.__setattr__(self, "levels", levels)
         check_unit(self.unit)
 
 

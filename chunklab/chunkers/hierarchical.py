@@ -30,6 +30,7 @@ from chunklab.units import UnitIndex, check_unit, over_budget, unit_params
 __all__ = [
     "HierarchicalRetriever",
     "auto_merge",
+    "check_levels",
     "chunk_hierarchical",
     "chunk_markdown_hierarchy",
     "leaves",
@@ -55,16 +56,7 @@ def chunk_hierarchical(
     text = check_text(text)
     doc_id = check_doc_id(doc_id)
     check_unit(unit)
-    is_list = isinstance(levels, Sequence) and not isinstance(levels, (str, bytes))
-    if not is_list or not levels:
-        raise ValueError(
-            f"levels must be a non-empty list of sizes, largest first; got {levels!r}",
-        )
-    sizes = [check_positive_int(s, "levels[i]") for s in levels]
-    if any(b >= a for a, b in zip(sizes, sizes[1:], strict=False)):
-        raise ValueError(
-            f"levels must be strictly decreasing (largest first), got {list(levels)}",
-        )
+    sizes = check_levels(levels)
     params = {"levels": sizes, "unit": unit}
     tiers: list[list[Chunk]] = []
     parents: list[Chunk | None] = [None]
@@ -93,6 +85,16 @@ def chunk_hierarchical(
         tiers.append(current)
         parents = list(current)
     return [c for tier in tiers for c in tier]
+
+
+def check_levels(levels: Sequence[int]) -> list[int]:
+    """``levels`` as a list of positive, strictly decreasing sizes, else a ValueError."""
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
+        raise ValueError(f"levels must be a non-empty list of sizes, largest first; got {levels!r}")
+    sizes = [check_positive_int(s, "levels[i]") for s in levels]
+    if any(b >= a for a, b in zip(sizes, sizes[1:], strict=False)):
+        raise ValueError(f"levels must be strictly decreasing (largest first), got {list(levels)}")
+    return sizes
 
 
 def chunk_markdown_hierarchy(

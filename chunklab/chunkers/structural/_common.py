@@ -43,10 +43,10 @@ def retokenized_oversize(text: str, max_size: int, unit: str) -> dict[str, Any]:
 
 
 def check_source(source: object, name: str) -> str | bytes:
-    """``source`` itself when it is str or bytes; else a ValueError naming ``name``."""
+    """``source`` as str or bytes (a bytearray copied to bytes); else a ValueError naming ``name``."""
     if not isinstance(source, (str, bytes, bytearray)):
         raise ValueError(f"{name} must be a str (or bytes), got {type(source).__name__}")
-    return source
+    return bytes(source) if isinstance(source, bytearray) else source
 
 
 def fallback_chunks(
