@@ -12,14 +12,22 @@ The helpers below read command-line values, percentage overlaps and level sizes.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from chunklab._validate import check_bool, check_non_negative_int, check_overlap, check_positive_int
+from chunklab._validate import (
+    check_bool,
+    check_choice,
+    check_non_negative_int,
+    check_overlap,
+    check_positive_int,
+)
 from chunklab.units import check_unit
 
 __all__ = [
+    "METHODS",
     "FixedParams",
     "HierarchicalParams",
     "MarkdownHierarchyParams",
@@ -28,6 +36,8 @@ __all__ = [
     "SemanticParams",
     "StrategyParams",
     "StructuralParams",
+    "check_method",
+    "check_semantic_params",
 ]
 
 
@@ -37,6 +47,14 @@ class StrategyParams:
 
     #: the field holding the chunk-size budget (in ``unit``); None when there is no single one
     SIZE: ClassVar[str | None] = None
+
+    def __post_init__(self) -> None:
+        """Check what every strategy shares: the size budget (a positive int) and the unit."""
+        if self.SIZE is not None:
+            check_positive_int(getattr(self, self.SIZE), self.SIZE)
+        unit = getattr(self, "unit", None)
+        if unit is not None:
+            check_unit(unit)
 
     def as_dict(self) -> dict[str, Any]:
         """The parameters by name, in field order (what stores and results record)."""
@@ -59,8 +77,8 @@ class FixedParams(StrategyParams):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "overlap", resolve_overlap(self.overlap, self.size))  # "10%" of size
-        check_overlap(self.overlap, check_positive_int(self.size, "size"))
-        check_unit(self.unit)
+        super().__post_init__()
+        check_overlap(self.overlap, self.size)
 
 
 @dataclass(frozen=True)
@@ -79,10 +97,9 @@ class StructuralParams(StrategyParams):
     unit: str = "chars"
 
     def __post_init__(self) -> None:
-        check_positive_int(self.max_chars, "max_chars")
+        super().__post_init__()
         check_non_negative_int(self.min_chars, "min_chars")
         check_bool(self.keep_boilerplate, "keep_boilerplate")
-        check_unit(self.unit)
 
 
 @dataclass(frozen=True)
@@ -98,8 +115,6 @@ class SemanticParams(StrategyParams):
     unit: str = "chars"
 
     def __post_init__(self) -> None:
-        from chunklab.chunkers.semantic import check_semantic_params
-
         check_semantic_params(
             self.method,
             None,
@@ -127,7 +142,7 @@ class HierarchicalParams(StrategyParams):
         levels = parse_levels(self.levels)
         check_levels(levels)
         object.__setattr__(self, "levels", levels)
-        check_unit(self.unit)
+        super().__post_init__()
 
 
 @dataclass(frozen=True)
@@ -138,10 +153,6 @@ class MarkdownHierarchyParams(StrategyParams):
     max_chars: int = 1000
     merge_ratio: float = 0.5
     unit: str = "chars"
-
-    def __post_init__(self) -> None:
-        check_positive_int(self.max_chars, "max_chars")
-        check_unit(self.unit)
 
 
 @dataclass(frozen=True)
@@ -154,9 +165,8 @@ class ParagraphsParams(StrategyParams):
     unit: str = "chars"
 
     def __post_init__(self) -> None:
-        check_positive_int(self.max_chars, "max_chars")
+        super().__post_init__()
         check_non_negative_int(self.overlap_paragraphs, "overlap_paragraphs")
-        check_unit(self.unit)
 
 
 def parse_param_value(value: str) -> Any:
@@ -209,3 +219,64 @@ def parse_levels(levels: str | int | Sequence[int]) -> tuple[int, ...]:
     if not out:
         raise ValueError("levels must name at least one size, like 2048/512/128")
     return out
+
+
+#: breakpoint rules; the aliases on the right map to the names on the left
+METHODS = ("threshold", "percentile", "standard_deviation", "interquartile", "gradient")
+_ALIASES = {
+    "fixed": "threshold",
+    "std": "standard_deviation",
+    "stddev": "standard_deviation",
+    "iqr": "interquartile",
+}
+
+
+def check_semantic_params(
+    method: str,
+    threshold: float | None,
+    percentile: float,
+    buffer_size: int,
+    min_chars: int,
+    max_chars: int,
+    amount: float | None,
+    window: str,
+    unit: str,
+) -> str:
+    """Validate the semantic chunker's parameters (a ValueError names the bad one); the method's name."""
+    method = check_method(method, threshold)
+    check_non_negative_int(buffer_size, "buffer_size")
+    if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 0 <= percentile <= 100:
+        raise ValueError(f"percentile must be a number in [0, 100], got {percentile!r}")
+    check_non_negative_int(min_chars, "min_chars")
+    check_positive_int(max_chars, "max_chars")
+    if min_chars > max_chars:
+        raise ValueError(f"min_chars ({min_chars}) must not exceed max_chars ({max_chars})")
+    if amount is not None and (isinstance(amount, bool) or not isinstance(amount, (int, float))):
+        raise ValueError(f"amount must be a number, got {amount!r}")
+    check_choice(window, ("centered", "split"), "window")
+    check_unit(unit)
+    return method
+
+
+def check_method(method: str, threshold: float | None) -> str:
+    """The semantic rule ``method`` names (aliases resolved), checked against ``threshold``."""
+    if not isinstance(method, str):
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    method = _ALIASES.get(method, method)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if threshold is not None:
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, (int, float))
+            or not math.isfinite(threshold)
+        ):
+            raise ValueError(f"threshold must be a finite number (a cosine distance), got {threshold!r}")
+        if method not in ("threshold", "percentile"):
+            raise ValueError(
+                f"threshold={threshold} is a fixed cut-off; it cannot be combined with method={method!r}"
+            )
+        return "threshold"
+    if method == "threshold":
+        raise ValueError("method='threshold' needs threshold=<cosine distance>, e.g. threshold=0.3")
+    return method

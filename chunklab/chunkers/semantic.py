@@ -24,17 +24,15 @@ from typing import Any
 import numpy as np
 
 from chunklab._validate import (
-    check_choice,
     check_doc_id,
-    check_non_negative_int,
-    check_positive_int,
     check_text,
 )
 from chunklab.chunk import Chunk
+from chunklab.chunkers._params import METHODS, check_method, check_semantic_params
 from chunklab.chunkers.recursive import DEFAULT_SEPARATORS, recursive_spans
 from chunklab.protocols import EncoderLike
 from chunklab.text import split_sentences
-from chunklab.units import UnitIndex, check_unit, over_budget, unit_params
+from chunklab.units import UnitIndex, over_budget, unit_params
 
 __all__ = [
     "METHODS",
@@ -45,14 +43,6 @@ __all__ = [
     "split_sentences",
 ]
 
-#: breakpoint rules; the aliases on the right map to the names on the left
-METHODS = ("threshold", "percentile", "standard_deviation", "interquartile", "gradient")
-_ALIASES = {
-    "fixed": "threshold",
-    "std": "standard_deviation",
-    "stddev": "standard_deviation",
-    "iqr": "interquartile",
-}
 _LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
 _DEFAULT_AMOUNT = {"standard_deviation": 3.0, "interquartile": 1.5}
 
@@ -196,7 +186,7 @@ def breakpoint_threshold(
     gradient). With no distances (fewer than two sentences) the threshold is None:
     nothing to cut.
     """
-    method = _check_method(method, threshold)
+    method = check_method(method, threshold)
     d = np.asarray(distances, dtype=np.float64)
     if d.size == 0:
         return d, None
@@ -213,56 +203,6 @@ def breakpoint_threshold(
         return d, float(d.mean() + k * (q3 - q1))
     g = np.gradient(d) if d.size > 1 else np.zeros_like(d)
     return g, float(np.percentile(g, percentile))
-
-
-def check_semantic_params(
-    method: str,
-    threshold: float | None,
-    percentile: float,
-    buffer_size: int,
-    min_chars: int,
-    max_chars: int,
-    amount: float | None,
-    window: str,
-    unit: str,
-) -> str:
-    """Validate the semantic chunker's parameters (a ValueError names the bad one); the method's name."""
-    method = _check_method(method, threshold)
-    check_non_negative_int(buffer_size, "buffer_size")
-    if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 0 <= percentile <= 100:
-        raise ValueError(f"percentile must be a number in [0, 100], got {percentile!r}")
-    check_non_negative_int(min_chars, "min_chars")
-    check_positive_int(max_chars, "max_chars")
-    if min_chars > max_chars:
-        raise ValueError(f"min_chars ({min_chars}) must not exceed max_chars ({max_chars})")
-    if amount is not None and (isinstance(amount, bool) or not isinstance(amount, (int, float))):
-        raise ValueError(f"amount must be a number, got {amount!r}")
-    check_choice(window, ("centered", "split"), "window")
-    check_unit(unit)
-    return method
-
-
-def _check_method(method: str, threshold: float | None) -> str:
-    if not isinstance(method, str):
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    method = _ALIASES.get(method, method)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    if threshold is not None:
-        if (
-            isinstance(threshold, bool)
-            or not isinstance(threshold, (int, float))
-            or not np.isfinite(threshold)
-        ):
-            raise ValueError(f"threshold must be a finite number (a cosine distance), got {threshold!r}")
-        if method not in ("threshold", "percentile"):
-            raise ValueError(
-                f"threshold={threshold} is a fixed cut-off; it cannot be combined with method={method!r}"
-            )
-        return "threshold"
-    if method == "threshold":
-        raise ValueError("method='threshold' needs threshold=<cosine distance>, e.g. threshold=0.3")
-    return method
 
 
 # -- distances and groups --------------------------------------------------------------------
