@@ -7,7 +7,7 @@ from typing import Any
 
 
 def check_text(text: Any, name: str = "text") -> str:
-    """Return ``text`` as str; bytes are decoded by :func:`chunklab.documents.decode_bytes`, anything else is an error."""
+    """``text`` as str: bytes decoded by :func:`chunklab.documents.decode_bytes`, anything else refused."""
     if isinstance(text, str):
         return text
     if isinstance(text, (bytes, bytearray)):

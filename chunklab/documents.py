@@ -119,7 +119,7 @@ def detect_kind(path: str | os.PathLike[str] | None, head: str | bytes | None = 
     return "text"
 
 
-def document_kind(document: Any) -> str:
+def document_kind(document: object) -> str:
     """The kind of any document-like object: ``kind``, else ``format``, else from its path or id."""
     for attr in ("kind", "format"):
         value = getattr(document, attr, None)
@@ -204,14 +204,14 @@ def iter_paths(paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str])
     """
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     seen: set[str] = set()
-    for p in map(os.fspath, paths):
+    for p in [os.fspath(x) for x in paths]:
         if not os.path.lexists(p) and glob.has_magic(p):  # a pattern the shell did not expand
             matches = sorted(glob.glob(p, recursive=True))
             if not matches:
                 raise FileNotFoundError(f"no file matches {p}")
             candidates = list(iter_paths(matches))
         elif os.path.isdir(p):
-            found = []
+            found: list[str] = []
             for dirpath, dirnames, filenames in os.walk(p):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
                 found.extend(
@@ -235,12 +235,12 @@ def corpus_root(paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str]
     if not paths:
         raise ValueError("corpus_root needs at least one path")
     folders = []
-    for p in map(os.fspath, paths):
+    for p in [os.fspath(x) for x in paths]:
         matches = glob.glob(p, recursive=True) if not os.path.lexists(p) and glob.has_magic(p) else [p]
         for a in map(os.path.abspath, matches):
             folders.append(a if os.path.isdir(a) else os.path.dirname(a))
     if not folders:
-        raise FileNotFoundError(f"no file matches {', '.join(map(os.fspath, paths))}")
+        raise FileNotFoundError(f"no file matches {', '.join(os.fspath(x) for x in paths)}")
     return os.path.commonpath(folders)
 
 

@@ -258,13 +258,14 @@ _ATOMIC = frozenset({"heading", "code", "table", "frontmatter"})
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence spans ``(start, end)`` of ``text``, trimmed of whitespace, covering all its words.
+    """Sentence spans ``(start, end)`` of ``text``, trimmed, covering all its words.
 
     Blank lines, Markdown headings, list items, tables and fenced code blocks are always
     boundaries (a fenced block or a table is one unit); inside prose a sentence ends at
-    ``.``, ``!`` or ``?`` followed by whitespace and not by a lowercase letter, unless the
-    word before is an abbreviation (Dr., e.g., U.S., Fig.) or an initial. Periods with no
-    whitespace after them (3.14, example.com/a.html, setup.py) never end a sentence.
+    ``.``, ``!`` or ``?`` followed by whitespace and not by a lowercase letter, unless
+    the word before is an abbreviation (Dr., e.g., U.S., Fig.) or an initial. Periods
+    with no whitespace after them (3.14, example.com/a.html, setup.py) never end a
+    sentence.
     """
     text = check_text(text)
     spans: list[tuple[int, int]] = []
@@ -275,7 +276,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
             _append_trimmed(text, block.start, block.end, spans)
         elif block.kind == "para":
             s = block.start
-            for k in range(block.first + 1, block.last + 1):  # a list item starts a new run
+            # a list item starts a new run
+            for k in range(block.first + 1, block.last + 1):
                 if _LIST_ITEM.match(text, edges[k]):
                     spans.extend(prose_sentences(text, s, edges[k]))
                     s = edges[k]
@@ -330,7 +332,7 @@ def _ends_sentence(text: str, s: int, p: int, punct: str, cut: int, end: int) ->
 
 
 def sentence_end_before(text: str, pos: int) -> bool:
-    """Whether a sentence ends at ``pos`` (whitespace before it skipped), by the rule of :func:`prose_sentences`.
+    """Whether a sentence ends at ``pos`` (whitespace before it skipped), by :func:`prose_sentences`'s rule.
 
     The word before the punctuation is read from the line that holds it; what follows
     ``pos`` decides the rest (a lowercase letter next continues the sentence).

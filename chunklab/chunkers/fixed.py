@@ -25,13 +25,14 @@ def chunk_fixed(
     *,
     strategy: str = "fixed",
 ) -> list[Chunk]:
-    """Split ``text`` into consecutive windows of ``size`` units; each repeats ``overlap`` units.
+    """Split ``text`` into windows of ``size`` units; each repeats ``overlap`` units.
 
-    ``unit`` is ``"chars"``, ``"words"`` (whitespace-separated), ``"tokens"`` (tokens of the
-    packaged MiniLM tokenizer) or ``"tokenizer:PATH"`` (of a ``tokenizer.json``). Token windows
-    cut between words, never inside one, so a chunk re-tokenizes to the count it was built
-    with; a single word longer than ``size`` tokens is cut between its word pieces and marked
-    ``oversize`` if it then re-tokenizes longer. Windows holding only whitespace are skipped.
+    ``unit`` is ``"chars"``, ``"words"`` (whitespace-separated), ``"tokens"`` (tokens of
+    the packaged MiniLM tokenizer) or ``"tokenizer:PATH"`` (of a ``tokenizer.json``).
+    Token windows cut between words, never inside one, so a chunk re-tokenizes to the
+    count it was built with; a single word longer than ``size`` tokens is cut between
+    its word pieces and marked ``oversize`` if it then re-tokenizes longer. Windows
+    holding only whitespace are skipped.
     """
     text = check_text(text)
     size = check_positive_int(size, "size")
@@ -48,11 +49,17 @@ def chunk_fixed(
     chunks: list[Chunk] = []
     prev_end = -1
     for i, (s, e, extra) in enumerate(spans):
-        meta: dict[str, Any] = {"strategy": strategy, "params": params, "index": i, "unit": unit}
+        meta: dict[str, Any] = {
+            "strategy": strategy,
+            "params": params,
+            "index": i,
+            "unit": unit,
+        }
         if extra:
             meta.update(extra)
         if overlap and chunks and s >= prev_end and "no_overlap_reason" not in meta:
-            meta["no_overlap_reason"] = "the text between the windows is whitespace only"
+            why = "the text between the windows is whitespace only"
+            meta["no_overlap_reason"] = why
         chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
         prev_end = e
     return chunks
@@ -61,14 +68,15 @@ def chunk_fixed(
 def sliding_window(
     text: str, window: int, stride: int, unit: str = "chars", doc_id: str = "doc"
 ) -> list[Chunk]:
-    """Windows of ``window`` units starting every ``stride`` units (``overlap = window - stride``).
+    """Windows of ``window`` units, one every ``stride`` (overlap ``window - stride``).
 
-    ``stride`` must be in ``[1, window]``: a stride longer than the window would skip text.
+    ``stride`` must be in ``[1, window]``: a longer stride would skip text.
     """
     window = check_positive_int(window, "window")
     stride = check_positive_int(stride, "stride")
     if stride > window:
-        raise ValueError(f"stride ({stride}) must not exceed window ({window}): text would be skipped")
+        why = "text would be skipped"
+        raise ValueError(f"stride ({stride}) must not exceed window ({window}): {why}")
     return chunk_fixed(text, window, window - stride, unit, doc_id, strategy="sliding")
 
 

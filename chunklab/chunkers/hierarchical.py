@@ -23,12 +23,14 @@ from typing import Any
 from chunklab._validate import check_doc_id, check_positive_int, check_text
 from chunklab.chunk import Chunk, is_leaf
 from chunklab.chunkers.recursive import DEFAULT_SEPARATORS, chunk_recursive, recursive_spans
+from chunklab.protocols import StoreLike
 from chunklab.text import Block, heading_path_at, markdown_blocks, trim_span
 from chunklab.units import UnitIndex, check_unit, over_budget, unit_params
 
 __all__ = [
     "HierarchicalRetriever",
     "auto_merge",
+    "check_levels",
     "chunk_hierarchical",
     "chunk_markdown_hierarchy",
     "leaves",
@@ -45,19 +47,16 @@ def chunk_hierarchical(
     unit: str = "tokens",
     doc_id: str = "doc",
 ) -> list[Chunk]:
-    """Nested chunks: level 0 cut at ``levels[0]`` units, each level cut inside its parent.
+    """Nested chunks: level 0 cut at ``levels[0]`` units, each level inside its parent.
 
-    Returned level by level (all roots first, then their children in order, ...). A parent
-    that fits in one child still gets that child, so every leaf is at the deepest level.
+    Returned level by level (all roots first, then their children in order, ...). A
+    parent that fits in one child still gets that child, so every leaf is at the deepest
+    level.
     """
     text = check_text(text)
     doc_id = check_doc_id(doc_id)
     check_unit(unit)
-    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
-        raise ValueError(f"levels must be a non-empty list of sizes, largest first; got {levels!r}")
-    sizes = [check_positive_int(s, "levels[i]") for s in levels]
-    if any(b >= a for a, b in zip(sizes, sizes[1:], strict=False)):
-        raise ValueError(f"levels must be strictly decreasing (largest first), got {list(levels)}")
+    sizes = check_levels(levels)
     params = {"levels": sizes, "unit": unit}
     tiers: list[list[Chunk]] = []
     parents: list[Chunk | None] = [None]
@@ -66,7 +65,7 @@ def chunk_hierarchical(
         for pi, parent in enumerate(parents):
             base = 0 if parent is None else parent.start
             piece = text if parent is None else parent.text
-            kids = []
+            kids: list[Chunk] = []
             for c in chunk_recursive(piece, size, unit=unit):
                 s, e = base + c.start, base + c.end
                 meta: dict[str, Any] = {
@@ -88,6 +87,16 @@ def chunk_hierarchical(
     return [c for tier in tiers for c in tier]
 
 
+def check_levels(levels: Sequence[int]) -> list[int]:
+    """``levels`` as a list of positive, strictly decreasing sizes, else a ValueError."""
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
+        raise ValueError(f"levels must be a non-empty list of sizes, largest first; got {levels!r}")
+    sizes = [check_positive_int(s, "levels[i]") for s in levels]
+    if any(b >= a for a, b in zip(sizes, sizes[1:], strict=False)):
+        raise ValueError(f"levels must be strictly decreasing (largest first), got {list(levels)}")
+    return sizes
+
+
 def chunk_markdown_hierarchy(
     md: str,
     max_chars: int = 1000,
@@ -98,18 +107,22 @@ def chunk_markdown_hierarchy(
 ) -> list[Chunk]:
     """Markdown sections (level 0) as parents, their paragraphs (level 1) as children.
 
-    A section runs from a heading to the next heading (text before the first heading is a
-    section too); children are blank-line separated blocks, a fenced code block kept whole,
-    a heading joined to the block after it; a block over ``max_chars`` is cut by the
-    recursive separators (:func:`chunklab.chunkers.recursive.recursive_spans`). Both levels carry
-    ``headings`` (the section path) and, when given, ``title``. Headings and blocks come from
-    :func:`chunklab.text.markdown_blocks`.
-    ``max_chars`` counts characters, or the units of ``unit`` (any of :mod:`chunklab.units`).
+    A section runs from a heading to the next heading (text before the first heading is
+    a section too); children are blank-line separated blocks, a fenced code block kept
+    whole, a heading joined to the block after it; a block over ``max_chars`` is cut by
+    the recursive separators (:func:`chunklab.chunkers.recursive.recursive_spans`). Both
+    levels carry ``headings`` (the section path) and, when given, ``title``. Headings
+    and blocks come from :func:`chunklab.text.markdown_blocks`. ``max_chars`` counts
+    characters, or the units of ``unit`` (any of :mod:`chunklab.units`).
     """
     md = check_text(md, "md")
     max_chars = check_positive_int(max_chars, "max_chars")
     doc_id = check_doc_id(doc_id)
-    params = {"max_chars": max_chars, "format": "markdown", **unit_params(check_unit(unit))}
+    params = {
+        "max_chars": max_chars,
+        "format": "markdown",
+        **unit_params(check_unit(unit)),
+    }
     index = UnitIndex(md, unit)
     blocks = markdown_blocks(md)
     heads = [(b.start, b.level, b.title) for b in blocks if b.kind == "heading"]
@@ -125,11 +138,11 @@ def chunk_markdown_hierarchy(
         base = {"strategy": "hierarchical", "params": params, "headings": path}
         if title:
             base["title"] = title
-        parent = Chunk(
-            md[s:e], s, e, doc_id, {**base, "level": 0, "parent_id": None, "index": len(out_parents)}
-        )
-        kids = []
-        section_blocks = blocks[bisect.bisect_left(starts, a) : bisect.bisect_left(starts, b)]
+        top = {**base, "level": 0, "parent_id": None, "index": len(out_parents)}
+        parent = Chunk(md[s:e], s, e, doc_id, top)
+        kids: list[Chunk] = []
+        first, stop = bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)
+        section_blocks = blocks[first:stop]
         for ps, pe in _paragraphs(md, section_blocks):
             spans = (
                 [(ps, pe)]
@@ -142,8 +155,10 @@ def chunk_markdown_hierarchy(
                 ]
             )
             for cs, ce in spans:
-                meta = {**base, "level": 1, "parent_id": parent.id, "index": len(out_children) + len(kids)}
-                if over_budget(md[cs:ce], max_chars, unit):  # only a piece that re-tokenizes longer alone
+                at = len(out_children) + len(kids)
+                meta = {**base, "level": 1, "parent_id": parent.id, "index": at}
+                # only a piece that re-tokenizes longer alone
+                if over_budget(md[cs:ce], max_chars, unit):
                     meta["oversize"] = True
                 kids.append(Chunk(md[cs:ce], cs, ce, doc_id, meta))
         out_parents.append(_with_children(parent, kids))
@@ -194,12 +209,13 @@ def auto_merge(
     chunks_by_id: Mapping[str, Chunk],
     ratio: float = 0.5,
 ) -> list[Hit]:
-    """Replace retrieved children by their parent when more than ``ratio`` of them came back.
+    """Replace retrieved children by their parent when over ``ratio`` of them came back.
 
-    ``results`` are ``(chunk, score)`` pairs from a leaf search; ``chunks_by_id`` finds a
-    parent by id (a dict of all chunks, or a store lookup). The parent's score is the mean
-    of its retrieved children's scores (as in LlamaIndex). Merging repeats upward until
-    nothing changes; a chunk whose ancestor is also returned is dropped. Sorted by score.
+    ``results`` are ``(chunk, score)`` pairs from a leaf search; ``chunks_by_id`` finds
+    a parent by id (a dict of all chunks, or a store lookup). The parent's score is the
+    mean of its retrieved children's scores (as in LlamaIndex). Merging repeats upward
+    until nothing changes; a chunk whose ancestor is also returned is dropped. Sorted by
+    score.
     """
     ratio = _check_ratio(ratio)
     current: dict[str, Hit] = {}
@@ -236,8 +252,11 @@ def auto_merge(
     return kept
 
 
-def retrieve_parents(results: Sequence[Hit], chunks_by_id: Mapping[str, Chunk]) -> list[Hit]:
-    """Swap each retrieved leaf for its parent (best child score wins; leaves without a parent stay)."""
+def retrieve_parents(
+    results: Sequence[Hit],
+    chunks_by_id: Mapping[str, Chunk],
+) -> list[Hit]:
+    """Swap each retrieved leaf for its parent (best child's score; orphans stay)."""
     best: dict[str, Hit] = {}
     for item in results:
         chunk, score = _check_hit(item)
@@ -256,7 +275,7 @@ class HierarchicalRetriever:
     them in its parent collection).
     """
 
-    def __init__(self, store: Any, ratio: float = 0.5) -> None:
+    def __init__(self, store: StoreLike, ratio: float = 0.5) -> None:
         self.store = store
         self.ratio = _check_ratio(ratio)
         self.lookup = StoreLookup(store)
@@ -277,7 +296,7 @@ class HierarchicalRetriever:
 class StoreLookup(Mapping[str, Chunk]):
     """A read-only ``id -> Chunk`` view of a store, fetched on demand and remembered."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: StoreLike) -> None:
         self.store = store
         self._seen: dict[str, Chunk] = {}
 

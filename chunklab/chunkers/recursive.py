@@ -47,11 +47,11 @@ def chunk_recursive(
     *,
     strategy: str = "recursive",
 ) -> list[Chunk]:
-    """Split ``text`` into chunks of at most ``size`` units, cutting at the best separator.
+    """Split ``text`` into chunks of at most ``size`` units, cut at the best separator.
 
-    ``separators`` is a list of levels, strongest first; each level is a string or a list of
-    strings; ``""`` means "anywhere" (the last resort). ``overlap`` units of each chunk's
-    tail (rounded to a word boundary when one exists) start the next chunk.
+    ``separators`` is a list of levels, strongest first; each level is a string or a
+    list of strings; ``""`` means "anywhere" (the last resort). ``overlap`` units of
+    each chunk's tail (rounded to a word boundary when one exists) start the next chunk.
     """
     text = check_text(text)
     size = check_positive_int(size, "size")
@@ -65,15 +65,22 @@ def chunk_recursive(
     spans = recursive_spans(text, size, overlap, unit, levels)
     chunks: list[Chunk] = []
     for i, (s, e, level, shared) in enumerate(spans):
-        meta: dict[str, Any] = {"strategy": strategy, "params": params, "index": i, "cut": names[level]}
+        meta: dict[str, Any] = {
+            "strategy": strategy,
+            "params": params,
+            "index": i,
+            "cut": names[level],
+        }
         if overlap and i:
             if shared:
                 meta["overlap_chars"] = shared
             else:
-                meta["no_overlap_reason"] = "whitespace between the chunks is longer than the size"
+                why = "whitespace between the chunks is longer than the size"
+                meta["no_overlap_reason"] = why
         if is_token_unit(unit) and count_tokens(text[s:e], unit) > size:
             meta["oversize"] = True
-            meta["oversize_reason"] = "a word cut between word pieces re-tokenizes longer"
+            why = "a word cut between word pieces re-tokenizes longer"
+            meta["oversize_reason"] = why
         chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
     return chunks
 
@@ -104,10 +111,13 @@ def recursive_spans(
     levels: Sequence[tuple[str, ...]],
     index: UnitIndex | None = None,
 ) -> list[tuple[int, int, int, int]]:
-    """The chunk spans as ``(start, end, level of the cut, characters shared with the previous)``.
+    """The chunk spans as ``(start, end, level of the cut, characters shared)``.
 
-    ``index`` measures ``text`` in ``unit`` when the caller has one (``UnitIndex.slice`` of
-    the whole document, so a piece counts what it counts in place); else ``text`` is encoded.
+    The shared characters are those each chunk repeats from the previous one.
+
+    ``index`` measures ``text`` in ``unit`` when the caller has one (``UnitIndex.slice``
+    of the whole document, so a piece counts what it counts in place); else ``text`` is
+    encoded.
     """
     n = len(text)
     m = _NONSPACE.search(text)
@@ -205,19 +215,19 @@ def pack_paragraphs(
     *,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """The course's paragraph packer: whole paragraphs per chunk, whole paragraphs as overlap.
+    """The course's paragraph packer: whole paragraphs per chunk and as overlap.
 
     Paragraphs (separated by blank lines) are packed greedily up to ``max_chars``. A
     paragraph longer than ``max_chars`` is split into sentences by
-    :func:`chunklab.text.prose_sentences` (and a sentence longer than
-    that by :func:`chunk_recursive`). Each chunk starts by repeating the last
-    ``overlap_paragraphs`` units of the previous one, but fewer when repeating them would
-    push the chunk past ``max_chars``: the limit always wins. ``max_chars`` counts
+    :func:`chunklab.text.prose_sentences` (and a sentence longer than that by
+    :func:`chunk_recursive`). Each chunk starts by repeating the last
+    ``overlap_paragraphs`` units of the previous one, but fewer when repeating them
+    would push the chunk past ``max_chars``: the limit always wins. ``max_chars`` counts
     characters, or the units of ``unit`` (``size(s, e)`` measures ``text[s:e]``).
     """
     text = check_text(text)
     max_chars = check_positive_int(max_chars, "max_chars")
-    overlap_paragraphs = check_non_negative_int(overlap_paragraphs, "overlap_paragraphs")
+    check_non_negative_int(overlap_paragraphs, "overlap_paragraphs")
     doc_id = check_doc_id(doc_id)
     params = {
         "max_chars": max_chars,
@@ -243,13 +253,16 @@ def pack_paragraphs(
         }
         if reason:
             meta["no_overlap_reason"] = reason
-        if over_budget(text[s:e], max_chars, unit):  # only a piece that re-tokenizes longer on its own
+        # only a piece that re-tokenizes longer on its own
+        if over_budget(text[s:e], max_chars, unit):
             meta["oversize"] = True
         chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
         if j >= len(units):
             break
         k = j
-        while j - k < overlap_paragraphs and k - 1 > i and size(units[k - 1][0], units[j][1]) <= max_chars:
+        while j - k < overlap_paragraphs and k - 1 > i:
+            if size(units[k - 1][0], units[j][1]) > max_chars:
+                break
             k -= 1
         reason = ""
         if overlap_paragraphs and k == j:

@@ -1,7 +1,8 @@
 """Semantic chunking: cut where the meaning of consecutive sentences changes most.
 
 The text is split into sentences by :func:`chunklab.text.split_sentences` (abbreviations,
-decimals, URLs, file names and fenced code survive); each sentence is embedded together with ``buffer_size`` neighbours on each side;
+decimals, URLs, file names and fenced code survive); each sentence is embedded together with
+``buffer_size`` neighbours on each side;
 the cosine distance between consecutive windows is the "distance curve"; a breakpoint rule
 (fixed threshold, percentile, standard deviation, interquartile range or gradient, as in
 Kamradt's "five levels" notebook, LangChain's SemanticChunker and LlamaIndex's
@@ -23,16 +24,15 @@ from typing import Any
 import numpy as np
 
 from chunklab._validate import (
-    check_choice,
     check_doc_id,
-    check_non_negative_int,
-    check_positive_int,
     check_text,
 )
 from chunklab.chunk import Chunk
+from chunklab.chunkers._params import METHODS, check_method, check_semantic_params
 from chunklab.chunkers.recursive import DEFAULT_SEPARATORS, recursive_spans
+from chunklab.protocols import EncoderLike
 from chunklab.text import split_sentences
-from chunklab.units import UnitIndex, check_unit, over_budget, unit_params
+from chunklab.units import UnitIndex, over_budget, unit_params
 
 __all__ = [
     "METHODS",
@@ -43,14 +43,6 @@ __all__ = [
     "split_sentences",
 ]
 
-#: breakpoint rules; the aliases on the right map to the names on the left
-METHODS = ("threshold", "percentile", "standard_deviation", "interquartile", "gradient")
-_ALIASES = {
-    "fixed": "threshold",
-    "std": "standard_deviation",
-    "stddev": "standard_deviation",
-    "iqr": "interquartile",
-}
 _LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
 _DEFAULT_AMOUNT = {"standard_deviation": 3.0, "interquartile": 1.5}
 
@@ -87,7 +79,7 @@ def chunk_semantic(
     buffer_size: int = 1,
     min_chars: int = 100,
     max_chars: int = 2000,
-    encoder: Any = None,
+    encoder: EncoderLike | None = None,
     method: str = "percentile",
     doc_id: str = "doc",
     *,
@@ -128,7 +120,7 @@ def analyze_semantic(
     buffer_size: int = 1,
     min_chars: int = 100,
     max_chars: int = 2000,
-    encoder: Any = None,
+    encoder: EncoderLike | None = None,
     method: str = "percentile",
     doc_id: str = "doc",
     *,
@@ -139,18 +131,9 @@ def analyze_semantic(
     """Run the semantic chunker and return its sentences, distance curve, breakpoints and chunks."""
     text = check_text(text)
     doc_id = check_doc_id(doc_id)
-    method = _check_method(method, threshold)
-    buffer_size = check_non_negative_int(buffer_size, "buffer_size")
-    if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 0 <= percentile <= 100:
-        raise ValueError(f"percentile must be a number in [0, 100], got {percentile!r}")
-    min_chars = check_non_negative_int(min_chars, "min_chars")
-    max_chars = check_positive_int(max_chars, "max_chars")
-    if min_chars > max_chars:
-        raise ValueError(f"min_chars ({min_chars}) must not exceed max_chars ({max_chars})")
-    if amount is not None and (isinstance(amount, bool) or not isinstance(amount, (int, float))):
-        raise ValueError(f"amount must be a number, got {amount!r}")
-    check_choice(window, ("centered", "split"), "window")
-    check_unit(unit)
+    method = check_semantic_params(
+        method, threshold, percentile, buffer_size, min_chars, max_chars, amount, window, unit
+    )
     params: dict[str, Any] = {
         "method": method,
         "buffer_size": buffer_size,
@@ -197,12 +180,13 @@ def breakpoint_threshold(
     percentile: float = 95,
     amount: float | None = None,
 ) -> tuple[np.ndarray, float | None]:
-    """``(signal, threshold)``: a cut falls after sentence ``i`` where ``signal[i] > threshold``.
+    """``(signal, threshold)``: cut after sentence ``i`` when ``signal[i] > threshold``.
 
-    The signal is the distance curve itself, except for the gradient rule (its gradient).
-    With no distances (fewer than two sentences) the threshold is None: nothing to cut.
+    The signal is the distance curve itself, except for the gradient rule (its
+    gradient). With no distances (fewer than two sentences) the threshold is None:
+    nothing to cut.
     """
-    method = _check_method(method, threshold)
+    method = check_method(method, threshold)
     d = np.asarray(distances, dtype=np.float64)
     if d.size == 0:
         return d, None
@@ -221,32 +205,13 @@ def breakpoint_threshold(
     return g, float(np.percentile(g, percentile))
 
 
-def _check_method(method: str, threshold: float | None) -> str:
-    if not isinstance(method, str):
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    method = _ALIASES.get(method, method)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    if threshold is not None:
-        if (
-            isinstance(threshold, bool)
-            or not isinstance(threshold, (int, float))
-            or not np.isfinite(threshold)
-        ):
-            raise ValueError(f"threshold must be a finite number (a cosine distance), got {threshold!r}")
-        if method not in ("threshold", "percentile"):
-            raise ValueError(
-                f"threshold={threshold} is a fixed cut-off; it cannot be combined with method={method!r}"
-            )
-        return "threshold"
-    if method == "threshold":
-        raise ValueError("method='threshold' needs threshold=<cosine distance>, e.g. threshold=0.3")
-    return method
-
-
 # -- distances and groups --------------------------------------------------------------------
 def _window_distances(
-    text: str, sentences: list[tuple[int, int]], buffer_size: int, encoder: Any, window: str = "centered"
+    text: str,
+    sentences: list[tuple[int, int]],
+    buffer_size: int,
+    encoder: EncoderLike | None,
+    window: str = "centered",
 ) -> np.ndarray:
     n = len(sentences)
     if n < 2:
@@ -256,13 +221,17 @@ def _window_distances(
 
         encoder = get_encoder()
     b = buffer_size
+
+    def joined(lo: int, hi: int) -> str:  # sentences lo..hi (inclusive) as one window
+        return text[sentences[lo][0] : sentences[hi][1]]
+
     if window == "centered":
-        windows = [text[sentences[max(0, i - b)][0] : sentences[min(n - 1, i + b)][1]] for i in range(n)]
+        windows = [joined(max(0, i - b), min(n - 1, i + b)) for i in range(n)]
         vecs = _unit(encoder.encode(windows))
         left, right = vecs[:-1], vecs[1:]
     else:
-        lefts = [text[sentences[max(0, i - b)][0] : sentences[i][1]] for i in range(n - 1)]
-        rights = [text[sentences[i + 1][0] : sentences[min(n - 1, i + 1 + b)][1]] for i in range(n - 1)]
+        lefts = [joined(max(0, i - b), i) for i in range(n - 1)]
+        rights = [joined(i + 1, min(n - 1, i + 1 + b)) for i in range(n - 1)]
         vecs = _unit(encoder.encode(lefts + rights))
         left, right = vecs[: n - 1], vecs[n - 1 :]
     sims = np.einsum("ij,ij->i", left, right)
@@ -295,7 +264,7 @@ def _merge_small(
     min_chars: int,
     measure: Callable[[int, int], int],
 ) -> list[list[int]]:
-    """Merge groups shorter than ``min_chars`` (by ``measure(start, end)``) into the neighbour they are more similar to."""
+    """Merge groups shorter than ``min_chars`` (by ``measure``) into the more similar neighbour."""
     if min_chars <= 0 or len(groups) < 2:
         return groups
 

@@ -10,7 +10,16 @@ from chunklab.embed.encoder import (
     MAX_SEQ_LENGTH,
     EmbeddingCache,
     Encoder,
+    count_tokens,
     get_encoder,
 )
 
-__all__ = ["DEFAULT_MODEL_NAME", "DIM", "MAX_SEQ_LENGTH", "EmbeddingCache", "Encoder", "get_encoder"]
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "DIM",
+    "MAX_SEQ_LENGTH",
+    "EmbeddingCache",
+    "Encoder",
+    "count_tokens",
+    "get_encoder",
+]

@@ -93,7 +93,8 @@ class EmbeddingCache:
                 self.path.with_name(self.path.name + suffix).unlink()
         self.disabled = True
         warnings.warn(
-            f"embedding cache {self.path} is corrupt ({exc}); moved it to {aside.name} and continuing uncached",
+            f"embedding cache {self.path} is corrupt ({exc}); "
+            f"moved it to {aside.name} and continuing uncached",
             stacklevel=3,
         )
 
@@ -244,7 +245,8 @@ class Encoder:
     def cache(self) -> EmbeddingCache | None:
         """The on-disk vector cache (None when disabled)."""
         if self._cache is None and self._cache_arg is not False:
-            directory = resolve_cache_dir(None if self._cache_arg in (None, True) else self._cache_arg)
+            arg = self._cache_arg
+            directory = resolve_cache_dir(arg if isinstance(arg, (str, Path)) else None)
             try:
                 self._cache = EmbeddingCache(directory, self.dim)
             except (OSError, sqlite3.Error) as exc:  # read-only or broken: embed without a cache
@@ -269,7 +271,7 @@ class Encoder:
         return self._model
 
     def count_tokens(self, text: str) -> int:
-        """Number of MiniLM tokens in ``text`` (special tokens excluded; the static model shares the tokenizer)."""
+        """Number of MiniLM tokens in ``text`` (special tokens excluded; the static model shares them)."""
         return count_tokens(text)
 
     def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:

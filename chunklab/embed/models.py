@@ -66,7 +66,7 @@ def resolve_device(device: str) -> str:
 
 
 def torch_threads_for_workers(workers: int) -> int | None:
-    """Torch threads each worker process should use: 1 when several workers share the CPU, else None (torch's default)."""
+    """Torch threads per worker process: 1 when several workers share the CPU, else None (torch's default)."""
     check_positive_int(workers, "workers")
     return 1 if workers > 1 else None
 

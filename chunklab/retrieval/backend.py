@@ -1,4 +1,4 @@
-"""What :class:`chunklab.retrieval.store.ChunkStore` needs from Chroma: clients, the embedding function, collection records.
+"""What :class:`~chunklab.retrieval.store.ChunkStore` needs from Chroma: clients, collections, records.
 
 A store lives in a local folder (``PersistentClient``), in memory (``EphemeralClient``) or on a
 Chroma server (``HttpClient``, e.g. one started with ``chroma run --path DIR --port 8000``);
@@ -9,23 +9,37 @@ another model's vectors or another chunking into it by accident.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Iterator
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlparse
 
+import numpy as np
+
+from chunklab.chunk import Chunk, is_leaf
 from chunklab.embed import DEFAULT_MODEL_NAME, Encoder, get_encoder
+from chunklab.protocols import EncoderLike, Hit
+from chunklab.retrieval.filters import chunk_from_stored, encode_metadata
 
 try:  # registration makes reopened collections find this embedding function by name
     from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+    from chromadb.errors import NotFoundError
     from chromadb.utils.embedding_functions import register_embedding_function
 except ImportError as exc:  # pragma: no cover - chromadb is in requirements.txt
     raise ImportError("chunklab.retrieval.store needs chromadb: install the pinned requirements.txt") from exc
 
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+    from chromadb.api.types import Embeddable, GetResult, Include, Where
+
 __all__ = [
     "EF_NAME",
     "ChunklabEmbeddingFunction",
+    "Collections",
     "StoreMismatchError",
     "check_record",
     "make_client",
@@ -34,6 +48,7 @@ __all__ = [
 
 EF_NAME = "chunklab-minilm"  # the registered name (kept from the MiniLM-only days: old stores reopen)
 PARENTS_SUFFIX = "_parents"
+T = TypeVar("T")
 ENCODER_KEY = "chunklab_encoder"
 CONFIG_KEY = "chunklab_config"
 
@@ -47,7 +62,7 @@ class ChunklabEmbeddingFunction(EmbeddingFunction[Documents]):
     """Chroma embedding function backed by :class:`chunklab.embed.Encoder` (local, cached)."""
 
     def __init__(
-        self, encoder: Encoder | None = None, model_path: str | None = None, model: str = "minilm"
+        self, encoder: EncoderLike | None = None, model_path: str | None = None, model: str = "minilm"
     ) -> None:
         self._encoder = encoder
         if encoder is not None:
@@ -58,7 +73,7 @@ class ChunklabEmbeddingFunction(EmbeddingFunction[Documents]):
         self._model = model
 
     @property
-    def encoder(self) -> Encoder:
+    def encoder(self) -> EncoderLike:
         """The encoder (the shared default one unless a model path was configured)."""
         if self._encoder is None:
             if self._model_path is None:
@@ -109,7 +124,7 @@ def parse_url(url: str) -> tuple[str, int, bool]:
     return parts.hostname, port, parts.scheme == "https"
 
 
-def make_client(path: Path | None, url: str | None, in_memory: bool) -> Any:
+def make_client(path: Path | None, url: str | None, in_memory: bool) -> ClientAPI:
     """The Chroma client for a folder, a server URL or memory (telemetry off)."""
     import chromadb
     from chromadb.config import Settings
@@ -128,13 +143,175 @@ def make_client(path: Path | None, url: str | None, in_memory: bool) -> Any:
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
-def collection_names(client: Any) -> list[str]:
+class Collections:
+    """A store's Chroma collections: leaves under ``name``, parents (when any) under ``{name}_parents``.
+
+    The one owner of the client, the embedding function and both collections, so the store
+    never opens, drops or renames a Chroma collection itself. :meth:`staging` gives a sibling
+    set that :meth:`swap_into` renames over this one (a rebuild that fails leaves it alone).
+    """
+
+    def __init__(
+        self, client: ClientAPI, name: str, ef: ChunklabEmbeddingFunction, leaves: Collection
+    ) -> None:
+        self.client = client
+        self.name = name
+        self.ef = ef
+        self.leaves = leaves
+        self._parents: Collection | None = None
+
+    @classmethod
+    def open(
+        cls, client: ClientAPI, name: str, ef: ChunklabEmbeddingFunction, create: bool
+    ) -> Collections | None:
+        """The collections named ``name`` (created when ``create``; None when missing and not created)."""
+        leaves = _open_collection(client, name, ef, create)
+        return cls(client, name, ef, leaves) if leaves is not None else None
+
+    def parents(self, create: bool = False) -> Collection | None:
+        """The parent collection (created on demand with ``create``; None while it does not exist)."""
+        if self._parents is None:
+            self._parents = _open_collection(self.client, self.name + PARENTS_SUFFIX, self.ef, create)
+        return self._parents
+
+    def both(self) -> list[Collection]:
+        """The leaf collection and, when it exists, the parent collection."""
+        parents = self.parents()
+        return [self.leaves] if parents is None else [self.leaves, parents]
+
+    def reset(self, client: ClientAPI | None = None) -> None:
+        """Open the collections afresh (through ``client`` when given: a reconnected one)."""
+        if client is not None:
+            self.client = client
+        self._parents = None
+        leaves = _open_collection(self.client, self.name, self.ef, create=True)
+        assert leaves is not None  # created
+        self.leaves = leaves
+
+    def drop(self, best_effort: bool = False) -> None:
+        """Delete both collections (missing ones are fine; ``best_effort`` swallows every error)."""
+        errors: tuple[type[BaseException], ...] = (Exception,) if best_effort else (NotFoundError, ValueError)
+        for name in (self.name, self.name + PARENTS_SUFFIX):
+            with contextlib.suppress(*errors):
+                self.client.delete_collection(name)
+
+    # -- chunks in, chunks out -----------------------------------------------------------
+    def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        """Write ``chunks`` with their ``vectors`` (rows aligned): leaves here, parents beside."""
+        for parents in (False, True):
+            rows = [i for i, c in enumerate(chunks) if is_leaf(c) != parents]
+            if not rows:
+                continue
+            coll = self.parents(create=True) if parents else self.leaves
+            assert coll is not None  # created
+            coll.upsert(
+                ids=[chunks[i].id for i in rows],
+                embeddings=vectors[rows],
+                documents=[chunks[i].text for i in rows],
+                metadatas=[encode_metadata(chunks[i]) for i in rows],
+            )
+
+    def delete(self, doc_id: str | None, ids: list[str]) -> None:
+        """Delete the chunks of ``doc_id`` (when given) or those with ``ids``, leaves and parents."""
+        for coll in self.both():
+            if doc_id is not None:
+                coll.delete(where={"doc_id": doc_id})
+            elif ids:
+                coll.delete(ids=ids)
+
+    def query(self, vectors: np.ndarray, k: int, where: Where | None, parents: bool) -> list[list[Hit]]:
+        """The ``k`` nearest leaves (or parents) to each row of ``vectors``, as ``(chunk, cosine)``."""
+        coll = self.parents() if parents else self.leaves
+        if coll is None:
+            return [[] for _ in range(len(vectors))]
+        try:
+            res = coll.query(
+                query_embeddings=vectors,
+                n_results=k,
+                where=where,
+                include=["documents", "metadatas", "distances"],
+            )
+        except ValueError as exc:
+            raise ValueError(f"search failed (check the where filter {where!r}): {exc}") from exc
+        return [
+            [
+                (chunk_from_stored(doc, meta), float(1.0 - dist))
+                for doc, meta, dist in zip(docs, metas, dists, strict=True)
+            ]
+            for docs, metas, dists in zip(
+                res["documents"] or [], res["metadatas"] or [], res["distances"] or [], strict=True
+            )
+        ]
+
+    def fetch(self, ids: list[str]) -> dict[str, Chunk]:
+        """The stored chunks (leaves or parents) among ``ids``, by id (unknown ids left out)."""
+        found: dict[str, Chunk] = {}
+        for coll in self.both():
+            want = [i for i in ids if i not in found]
+            if not want:
+                continue
+            res = coll.get(ids=want, include=["documents", "metadatas"])
+            for cid, doc, meta in zip(
+                res["ids"], res["documents"] or [], res["metadatas"] or [], strict=True
+            ):
+                found[cid] = chunk_from_stored(doc, meta)
+        return found
+
+    def iter_chunks(self, parents: bool, batch_size: int) -> Iterator[Chunk]:
+        """Every stored leaf (or parent), ``batch_size`` records per request."""
+        coll = self.parents() if parents else self.leaves
+        if coll is None:
+            return
+        for res in pages(coll, ["documents", "metadatas"], batch_size):
+            for doc, meta in zip(res["documents"] or [], res["metadatas"] or [], strict=True):
+                yield chunk_from_stored(doc, meta)
+
+    def count(self, parents: bool = False) -> int:
+        """Number of stored leaves (or parents)."""
+        coll = self.parents() if parents else self.leaves
+        return int(coll.count()) if coll is not None else 0
+
+    # -- rebuilding beside ---------------------------------------------------------------
+    def staging(self) -> Collections:
+        """A new, empty sibling set named ``{name}.staging-XXXXXXXX`` on the same client."""
+        staged = Collections.open(self.client, f"{self.name}.staging-{uuid.uuid4().hex[:8]}", self.ef, True)
+        assert staged is not None  # created
+        return staged
+
+    def swap_into(self, target: Collections) -> None:
+        """Replace ``target``'s collections by these: drop them, rename these to their names, reopen."""
+        parents = self.parents()
+        target.drop()
+        self.leaves.modify(name=target.name)
+        if parents is not None:
+            parents.modify(name=target.name + PARENTS_SUFFIX)
+        target.reset()
+
+
+def _open_collection(
+    client: ClientAPI, name: str, ef: ChunklabEmbeddingFunction, create: bool
+) -> Collection | None:
+    # chromadb types the parameter as a function of any Embeddable; this one embeds documents only
+    function = cast("EmbeddingFunction[Embeddable]", ef)
+    if create:
+        return client.get_or_create_collection(
+            name=name, embedding_function=function, configuration={"hnsw": {"space": "cosine"}}
+        )
+    try:
+        return client.get_collection(name=name, embedding_function=function)
+    except (NotFoundError, ValueError):  # chromadb raises one or the other depending on the client
+        return None
+
+
+def collection_names(client: ClientAPI) -> list[str]:
     """Names of the chunk collections in ``client`` (parent collections left out), sorted."""
     names = [c if isinstance(c, str) else c.name for c in client.list_collections()]
     return sorted(n for n in names if not n.endswith(PARENTS_SUFFIX))
 
 
-def check_record(collection: Any, encoder: Encoder, config: dict[str, Any] | None, replace: bool) -> bool:
+def check_record(
+    collection: Collection, encoder: EncoderLike, config: dict[str, Any] | None, replace: bool
+) -> bool:
     """Compare what ``collection`` recorded with this encoder and chunker config; record them if new.
 
     Returns True when the caller must clear the collection first (``replace=True`` and a
@@ -164,10 +341,8 @@ def check_record(collection: Any, encoder: Encoder, config: dict[str, Any] | Non
     return bool(problems)
 
 
-def recorded_encoder(client: Any, name: str) -> str | None:
+def recorded_encoder(client: ClientAPI, name: str) -> str | None:
     """The encoder name the collection ``name`` recorded (None when it does not exist or recorded none)."""
-    from chromadb.errors import NotFoundError
-
     try:
         collection = client.get_collection(name=name)
     except (NotFoundError, ValueError):
@@ -176,7 +351,7 @@ def recorded_encoder(client: Any, name: str) -> str | None:
 
 
 def encoder_for(name: str | None) -> Encoder:
-    """The encoder that writes vectors named ``name`` (as :attr:`Encoder.name`); the shared MiniLM when None."""
+    """The encoder that writes vectors named ``name`` (its :attr:`Encoder.name`); None: the shared MiniLM."""
     if name is None or name == DEFAULT_MODEL_NAME:
         return get_encoder()
     if name == f"static:{DEFAULT_MODEL_NAME}":
@@ -188,13 +363,13 @@ def encoder_for(name: str | None) -> Encoder:
     return get_encoder()  # another tool's name: check_record then reports the mismatch
 
 
-def recorded_config(collection: Any) -> dict[str, Any] | None:
+def recorded_config(collection: Collection) -> dict[str, Any] | None:
     """The chunker configuration a collection recorded (None when none was)."""
     raw = (collection.metadata or {}).get(CONFIG_KEY)
     return json.loads(raw) if raw else None
 
 
-def pages(collection: Any, include: list[str], batch_size: int = 1000) -> Iterator[dict[str, Any]]:
+def pages(collection: Collection, include: Include, batch_size: int = 1000) -> Iterator[GetResult]:
     """``collection.get`` results, ``batch_size`` records at a time, until none are left."""
     offset = 0
     while True:
@@ -205,9 +380,9 @@ def pages(collection: Any, include: list[str], batch_size: int = 1000) -> Iterat
         offset += len(res["ids"])
 
 
-def batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+def batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
     """``items`` in lists of at most ``size`` (the last may be shorter)."""
-    batch: list[Any] = []
+    batch: list[T] = []
     for item in items:
         batch.append(item)
         if len(batch) >= size:

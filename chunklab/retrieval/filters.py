@@ -107,7 +107,7 @@ def check_queries(queries: Any) -> list[str]:
 
 
 def check_where(where: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Validate a ``where`` filter as Chroma does, plus chunklab's own hints; returns it as a dict (or None)."""
+    """Validate a ``where`` filter as Chroma does, with chunklab's own hints; it as a dict (or None)."""
     if where is None:
         return None
     if not isinstance(where, Mapping):

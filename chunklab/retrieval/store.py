@@ -22,29 +22,28 @@ share a server.
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from chromadb.errors import NotFoundError
 
 from chunklab._validate import check_positive_int
-from chunklab.chunk import Chunk, embedding_text, is_leaf
-from chunklab.embed import Encoder
+from chunklab.chunk import Chunk, embedding_text
 from chunklab.paths import chunklab_dir
+from chunklab.protocols import EncoderLike
 from chunklab.retrieval.backend import (
-    PARENTS_SUFFIX,
     ChunklabEmbeddingFunction,
+    Collections,
     StoreMismatchError,
     batches,
     check_record,
     collection_names,
     encoder_for,
     make_client,
-    pages,
     recorded_config,
     recorded_encoder,
 )
@@ -52,11 +51,14 @@ from chunklab.retrieval.filters import (
     check_queries,
     check_query,
     check_where,
-    chunk_from_stored,
     decode_metadata,
     encode_metadata,
 )
-from chunklab.retrieval.store_documents import DocumentUpdates
+from chunklab.retrieval.store_documents import document_ids, plan_replacement
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
 
 __all__ = [
     "ChunkStore",
@@ -69,7 +71,7 @@ __all__ = [
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,470}[A-Za-z0-9]$")
 
 
-class ChunkStore(DocumentUpdates):
+class ChunkStore:
     """Chunks in a Chroma collection, searched by cosine similarity of the encoder's vectors.
 
     ``path`` defaults to ``<project root>/.chunklab/chroma``; ``url`` talks to a Chroma
@@ -90,7 +92,7 @@ class ChunkStore(DocumentUpdates):
         self,
         path: str | Path | None = None,
         collection: str = "chunks",
-        encoder: Encoder | None = None,
+        encoder: EncoderLike | None = None,
         in_memory: bool = False,
         embed_context: bool = True,
         *,
@@ -111,40 +113,27 @@ class ChunkStore(DocumentUpdates):
             raise ValueError(
                 f"config must be a dict (the chunker configuration), got {type(config).__name__}"
             )
-        self.encoder: Encoder = encoder  # type: ignore[assignment]  # resolved once the client is open
         self.embed_context = bool(embed_context)
         self.in_memory = bool(in_memory)
         self.url = url
         self.name = collection
         self.config = dict(config) if config is not None else None
-        self.path: Path | None = None
-        if in_memory:
-            # Chroma shares one in-memory system per process: keep this store's data private.
-            self._physical = f"{collection}-{uuid.uuid4().hex[:12]}"
-        else:
-            self._physical = collection
-            if url is None:
-                self.path = Path(path) if path is not None else chunklab_dir() / "chroma"
-                if self.path.exists() and not self.path.is_dir():
-                    raise ValueError(f"store path {self.path} exists and is not a directory")
-                if not create and not self.path.is_dir():
-                    raise ValueError(
-                        f"no store at {self.path}: index something into it first (chunklab index)"
-                    )
-                self.path.mkdir(parents=True, exist_ok=True)
-        self.client = make_client(self.path, url, self.in_memory)
-        if encoder is None:  # the model that filled the collection, else MiniLM
-            self.encoder = encoder_for(recorded_encoder(self.client, self._physical))
-        self._ef = ChunklabEmbeddingFunction(self.encoder)
-        self._parents: Any = None
-        self.collection = self._open(self._physical, create=create)
-        if self.collection is None:
-            where = self.url or str(self.path)
-            existing = collection_names(self.client)
+        self.path = None if in_memory or url is not None else _folder(path, create)
+        # Chroma shares one in-memory system per process: keep this store's data private.
+        physical = f"{collection}-{uuid.uuid4().hex[:12]}" if in_memory else collection
+        client = make_client(self.path, url, self.in_memory)
+        # without an encoder: the model that filled the collection, else MiniLM
+        self.encoder: EncoderLike = (
+            encoder if encoder is not None else encoder_for(recorded_encoder(client, physical))
+        )
+        opened = Collections.open(client, physical, ChunklabEmbeddingFunction(self.encoder), create)
+        if opened is None:
+            existing = collection_names(client)
             raise ValueError(
-                f"no collection {collection!r} in the store at {where}; it holds "
+                f"no collection {collection!r} in the store at {self.url or self.path}; it holds "
                 + (", ".join(repr(n) for n in existing) if existing else "no collections")
             )
+        self._collections = opened
         if verify and check_record(self.collection, self.encoder, self.config, replace):
             self.clear()
 
@@ -152,24 +141,17 @@ class ChunkStore(DocumentUpdates):
         where = "memory" if self.in_memory else (self.url or str(self.path))
         return f"ChunkStore({where!r}, collection={self.name!r}, count={self.count()})"
 
+    @property
+    def client(self) -> ClientAPI:
+        """The Chroma client (a local folder's, a server's or the in-memory one)."""
+        return self._collections.client
+
+    @property
+    def collection(self) -> Collection:
+        """The Chroma collection holding the leaves (parents live in ``{collection}_parents``)."""
+        return self._collections.leaves
+
     # -- collections -------------------------------------------------------------------
-    def _open(self, name: str, create: bool) -> Any:
-        if create:
-            return self.client.get_or_create_collection(
-                name=name,
-                embedding_function=self._ef,
-                configuration={"hnsw": {"space": "cosine"}},
-            )
-        try:
-            return self.client.get_collection(name=name, embedding_function=self._ef)
-        except (NotFoundError, ValueError):  # chromadb raises one or the other depending on the client
-            return None
-
-    def _parents_collection(self, create: bool = False) -> Any:
-        if self._parents is None:
-            self._parents = self._open(self._physical + PARENTS_SUFFIX, create)
-        return self._parents
-
     def recorded_config(self) -> dict[str, Any] | None:
         """The chunker configuration this collection recorded (None when none was given)."""
         return recorded_config(self.collection)
@@ -181,13 +163,13 @@ class ChunkStore(DocumentUpdates):
         misses later writes from other processes until it reopens; server and in-memory
         stores need no reopening (it is harmless there).
         """
+        client = None
         if self.path is not None:
             from chromadb.api.client import SharedSystemClient
 
             SharedSystemClient.clear_system_cache()
-            self.client = make_client(self.path, None, False)
-        self._parents = None
-        self.collection = self._open(self._physical, create=True)
+            client = make_client(self.path, None, False)
+        self._collections.reset(client)
 
     def clear(self) -> None:
         """Remove every chunk (leaves and parents), keeping the collection and its records.
@@ -195,19 +177,14 @@ class ChunkStore(DocumentUpdates):
         Useful before re-indexing with different chunker parameters: their chunks have other
         ids, so an upsert alone would keep the old ones next to the new.
         """
-        for name in (self._physical, self._physical + PARENTS_SUFFIX):
-            with contextlib.suppress(NotFoundError, ValueError):  # not created yet
-                self.client.delete_collection(name)
-        self._parents = None
-        self.collection = self._open(self._physical, create=True)
+        self._collections.drop()
+        self._collections.reset()
         check_record(self.collection, self.encoder, self.config, replace=True)
 
     def close(self) -> None:
         """Drop an in-memory store's collections (a persistent store needs no closing)."""
         if self.in_memory:
-            for name in (self._physical, self._physical + PARENTS_SUFFIX):
-                with contextlib.suppress(NotFoundError, ValueError):
-                    self.client.delete_collection(name)
+            self._collections.drop()
 
     # -- writing -----------------------------------------------------------------------
     def embedded_text(self, chunk: Chunk) -> str:
@@ -276,19 +253,7 @@ class ChunkStore(DocumentUpdates):
                 )
         else:
             vecs = self.encoder.encode([self.embedded_text(c) for c in chunks], show_progress=False)
-        leaves = [i for i, c in enumerate(chunks) if is_leaf(c)]
-        parents = [i for i, c in enumerate(chunks) if not is_leaf(c)]
-        for idx, coll in ((leaves, self.collection), (parents, None)):
-            if not idx:
-                continue
-            if coll is None:
-                coll = self._parents_collection(create=True)
-            coll.upsert(
-                ids=[chunks[i].id for i in idx],
-                embeddings=vecs[idx],
-                documents=[chunks[i].text for i in idx],
-                metadatas=[encode_metadata(chunks[i]) for i in idx],
-            )
+        self._collections.upsert(chunks, vecs)
 
     def delete(self, doc_id: str | None = None, ids: Sequence[str] | None = None) -> int:
         """Delete every chunk of ``doc_id`` (or the given ``ids``); returns how many went."""
@@ -297,13 +262,7 @@ class ChunkStore(DocumentUpdates):
         if doc_id is not None and not isinstance(doc_id, str):
             raise ValueError(f"doc_id must be a str, got {type(doc_id).__name__}")
         before = self.count() + self.count(parents=True)
-        for coll in (self.collection, self._parents_collection()):
-            if coll is None:
-                continue
-            if doc_id is not None:
-                coll.delete(where={"doc_id": doc_id})
-            elif ids:
-                coll.delete(ids=list(ids))
+        self._collections.delete(doc_id, list(ids or []))
         return before - self.count() - self.count(parents=True)
 
     # -- reading -----------------------------------------------------------------------
@@ -346,42 +305,14 @@ class ChunkStore(DocumentUpdates):
         vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         if vectors.shape[1] != self.encoder.dim:
             raise ValueError(f"query vectors must have {self.encoder.dim} columns, got {vectors.shape[1]}")
-        where = check_where(where)
-        coll = self._parents_collection() if parents else self.collection
-        if coll is None:
-            return [[] for _ in range(len(vectors))]
-        try:
-            res = coll.query(
-                query_embeddings=vectors,
-                n_results=k,
-                where=where,
-                include=["documents", "metadatas", "distances"],
-            )
-        except ValueError as exc:
-            raise ValueError(f"search failed (check the where filter {where!r}): {exc}") from exc
-        out: list[list[tuple[Chunk, float]]] = []
-        for ids, docs, metas, dists in zip(
-            res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True
-        ):
-            hits = []
-            for _id, doc, meta, dist in zip(ids, docs, metas, dists, strict=True):
-                hits.append((chunk_from_stored(doc, meta), float(1.0 - dist)))
-            out.append(hits)
-        return out
+        return self._collections.query(vectors, k, check_where(where), parents)
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         """The stored chunks (leaves or parents) with these ids, in the given order; unknown ids skipped."""
         if isinstance(ids, str):
             ids = [ids]
         ids = list(ids)
-        found: dict[str, Chunk] = {}
-        for coll in (self.collection, self._parents_collection()):
-            want = [i for i in ids if i not in found]
-            if coll is None or not want:
-                continue
-            res = coll.get(ids=want, include=["documents", "metadatas"])
-            for _id, doc, meta in zip(res["ids"], res["documents"], res["metadatas"], strict=True):
-                found[_id] = chunk_from_stored(doc, meta)
+        found = self._collections.fetch(ids)
         return [found[i] for i in ids if i in found]
 
     def get_parent(self, chunk: Chunk) -> Chunk | None:
@@ -394,17 +325,11 @@ class ChunkStore(DocumentUpdates):
 
     def iter_chunks(self, parents: bool = False, batch_size: int = 1000) -> Iterator[Chunk]:
         """Every stored leaf (or parent), in no particular order."""
-        coll = self._parents_collection() if parents else self.collection
-        if coll is None:
-            return
-        for res in pages(coll, ["documents", "metadatas"], batch_size):
-            for doc, meta in zip(res["documents"], res["metadatas"], strict=True):
-                yield chunk_from_stored(doc, meta)
+        return self._collections.iter_chunks(parents, batch_size)
 
     def count(self, parents: bool = False) -> int:
         """Number of stored leaves (or parents with ``parents=True``)."""
-        coll = self._parents_collection() if parents else self.collection
-        return int(coll.count()) if coll is not None else 0
+        return self._collections.count(parents)
 
     def stats(self) -> dict[str, Any]:
         """Sizes: vectors (leaves + parents), dim, bytes on disk, and raw float32 vector bytes."""
@@ -421,3 +346,58 @@ class ChunkStore(DocumentUpdates):
             "bytes_on_disk": on_disk,
             "raw_vector_bytes": 4 * vectors * self.encoder.dim,
         }
+
+    # -- per document ------------------------------------------------------------------
+    def replace_document(
+        self, doc_id: str, chunks: Sequence[Chunk], show_progress: bool | None = False
+    ) -> dict[str, int]:
+        """Make ``chunks`` the whole of ``doc_id`` in the store: exactly its chunks, nothing stale.
+
+        Chunks whose id is already stored are left alone (not re-embedded: ids hash the
+        span and the strategy parameters, and the text is compared too), new ones are
+        upserted, vanished ones deleted. Returns ``{"added", "unchanged", "deleted"}``.
+        """
+        plan = plan_replacement(self._collections, doc_id, chunks)
+        self.add(plan.fresh, show_progress=show_progress)  # upsert first: a failure leaves the old chunks
+        if plan.gone:
+            self.delete(ids=plan.gone)
+        return plan.counts()
+
+    def delete_document(self, doc_id: str) -> int:
+        """Delete every chunk (leaves and parents) of the document ``doc_id``; returns how many went."""
+        return self.delete(doc_id=doc_id)
+
+    def doc_ids(self) -> list[str]:
+        """The documents with chunks in this store, sorted (for pruning documents gone from disk)."""
+        return document_ids(self._collections)
+
+    @contextlib.contextmanager
+    def rebuild(self) -> Iterator[ChunkStore]:
+        """Build a replacement of this collection beside it; swap it in only if the block succeeds.
+
+        ``with store.rebuild() as staging: staging.add(chunks)`` fills a sibling collection;
+        on success the old collection is dropped and the staging one takes its name (this
+        store then serves the new chunks); on an exception the staging collection is
+        dropped and the old one is untouched. What ``chunklab index --clear`` needs so a
+        failed run never leaves the store worse than before.
+        """
+        staging = copy.copy(self)
+        staging._collections = self._collections.staging()
+        check_record(staging.collection, staging.encoder, staging.config, replace=True)
+        try:
+            yield staging
+        except BaseException:
+            staging._collections.drop(best_effort=True)  # the original error matters
+            raise
+        staging._collections.swap_into(self._collections)
+
+
+def _folder(path: str | Path | None, create: bool) -> Path:
+    """The store folder (default ``<project root>/.chunklab/chroma``), made when missing and ``create``."""
+    folder = Path(path) if path is not None else chunklab_dir() / "chroma"
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"store path {folder} exists and is not a directory")
+    if not create and not folder.is_dir():
+        raise ValueError(f"no store at {folder}: index something into it first (chunklab index)")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -141,6 +141,7 @@ class VectorIndex:
         self.method = method
         self.nlist = self.nprobe = 0
         self._faiss: Any = None
+        self._matrix: np.ndarray | None = None  # the vectors themselves, for an exact index
         if method == "exact":
             self._matrix = matrix
             return
@@ -172,14 +173,14 @@ class VectorIndex:
         return f"VectorIndex({self.n} x {self.dim}, method={self.method!r}{extra})"
 
     def search(self, queries: Any, k: int, nprobe: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(scores, ids)`` of the top ``k`` rows for each query, best first, shape ``(len(queries), min(k, n))``.
+        """``(scores, ids)`` of the top ``k`` rows per query, best first: shape ``(len(queries), min(k, n))``.
 
         An IVF search can find fewer than ``k`` rows in the cells it scans: those places
         hold id ``-1`` and score ``-inf``. ``nprobe`` overrides the index's for this call.
         """
         check_positive_int(k, "k")
         q = _as_matrix(queries, "queries", self.dim)
-        if self.method == "exact":
+        if self._matrix is not None:  # an exact index
             return exact_topk(self._matrix, q, k)
         if nprobe is not None:
             check_positive_int(nprobe, "nprobe")
@@ -192,7 +193,7 @@ class VectorIndex:
         return scores, ids
 
     def ranked(self, queries: Any, k: int, nprobe: int | None = None) -> list[list[int]]:
-        """The top ``k`` row numbers for each query, best first (rows an IVF search did not reach left out)."""
+        """The top ``k`` row numbers per query, best first (rows an IVF search did not reach left out)."""
         _, ids = self.search(queries, k, nprobe=nprobe)
         return [[int(i) for i in row if i >= 0] for row in ids]
 

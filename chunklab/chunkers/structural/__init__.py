@@ -1,4 +1,4 @@
-"""Structural chunking: Python by its syntax tree, HTML by its elements, Markdown and reStructuredText by their headings.
+"""Structural chunking: Python by its syntax tree, HTML by its elements, Markdown and rst by their headings.
 
 ``chunk_document`` picks the chunker from the document kind (``chunklab.documents.detect_kind``);
 ``FallbackStats`` counts how often a chunker had to fall back to plain recursive splitting, and why.

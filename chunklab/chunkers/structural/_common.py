@@ -42,10 +42,11 @@ def retokenized_oversize(text: str, max_size: int, unit: str) -> dict[str, Any]:
     return {"oversize": True, "oversize_reason": "longer on its own than in the document (re-tokenized)"}
 
 
-def check_source(source: Any, name: str) -> None:
-    """Raise ValueError unless ``source`` is str or bytes."""
+def check_source(source: object, name: str) -> str | bytes:
+    """``source`` as str or bytes (a bytearray copied to bytes); else a ValueError naming ``name``."""
     if not isinstance(source, (str, bytes, bytearray)):
         raise ValueError(f"{name} must be a str (or bytes), got {type(source).__name__}")
+    return bytes(source) if isinstance(source, bytearray) else source
 
 
 def fallback_chunks(
@@ -57,9 +58,19 @@ def fallback_chunks(
     extra: dict[str, Any] | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """The recursive chunker with 10% overlap (both in ``unit``), every chunk marked ``fallback`` with ``reason``."""
+    """The recursive chunker, 10% overlap (in ``unit``), each chunk marked ``fallback``.
+
+    ``reason`` says why the structure could not be used (``extra`` adds metadata).
+    """
     overlap = max_chars // 10
-    chunks = chunk_recursive(text, max_chars, overlap, unit, doc_id=doc_id, strategy="structural")
+    chunks = chunk_recursive(
+        text,
+        max_chars,
+        overlap,
+        unit,
+        doc_id=doc_id,
+        strategy="structural",
+    )
     lines = LineIndex(text, universal=True)
     return [
         dataclasses.replace(

@@ -17,7 +17,7 @@ _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)"
 
 
 def char_map(block: Block, src: str, events: list[int]) -> tuple[str, list[int], list[bool]]:
-    """The block's text with, per character, the raw offset it comes from and whether a cut may fall before it.
+    """The block's text with, per character, its raw offset and whether a cut may fall before it.
 
     Character data is matched against its raw slice (which ends where the next token
     starts): literal characters map one to one, a character reference maps to its ``&``

@@ -11,108 +11,27 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from chunklab.chunkers.structural._html_tags import (
+    BLOCK,
+    CELLS,
+    HEAD_ONLY,
+    HEADINGS,
+    LIST_ITEM_BARRIERS,
+    NOTICED,
+    PERMALINK_MARKS,
+    SECTIONING,
+    SEMANTIC,
+    SKIP,
+    TRACKED,
+    VOID,
+)
 from chunklab.text import LineIndex
 
 __all__ = ["Block", "BlockScanner"]
 
-SEMANTIC = frozenset({"section", "article", "main", "aside", "nav"})
-HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-SKIP = frozenset({"script", "style", "template", "noscript", "head"})
-VOID = frozenset(
-    {
-        "area",
-        "base",
-        "br",
-        "col",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "link",
-        "meta",
-        "param",
-        "source",
-        "track",
-        "wbr",
-        "keygen",
-        "command",
-        "basefont",
-        "frame",
-        "isindex",
-    }
-)
-BLOCK = frozenset(
-    {
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "body",
-        "caption",
-        "center",
-        "dd",
-        "details",
-        "dialog",
-        "dir",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hgroup",
-        "hr",
-        "html",
-        "legend",
-        "li",
-        "main",
-        "menu",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "summary",
-        "table",
-        "tbody",
-        "tfoot",
-        "thead",
-        "tr",
-        "ul",
-        "title",
-        "listing",
-        "xmp",
-        "plaintext",
-        "frameset",
-        "option",
-        "select",
-        "textarea",
-        "button",
-    }
-)
-#: HTML5's "special" elements a new <li>, <dt> or <dd> does not close its open sibling through
-LIST_ITEM_BARRIERS = BLOCK - {"address", "div", "p", "li", "dt", "dd"}
-CELLS = frozenset({"td", "th"})
-TRACKED = BLOCK | CELLS  # the elements kept on the stack of open elements
-NOTICED = TRACKED | SKIP | {"title", "br"}  # the start tags the scanner acts on
-#: page furniture dropped unless asked to keep it (header/footer only outside a sectioning element)
-BOILERPLATE = frozenset({"nav", "aside", "header", "footer"})
-SECTIONING = frozenset({"article", "section", "main", "aside", "nav"})
-#: what a heading's permalink anchor shows ("¶" in Sphinx, "#" in many themes)
-PERMALINK_MARKS = frozenset({"", "#", "\u00b6", "\u00a7", "\U0001f517", "\u2693", "link", "permalink"})
 _PERMALINK_CLASS = re.compile(
     r"\b(?:headerlink|anchor|permalink|heading-anchor|hash-link|anchorjs-link)\b", re.I
 )
-HEAD_ONLY = frozenset({"title", "meta", "link", "style", "script", "base", "noscript", "template", "head"})
 _WS = re.compile(r"\s+")
 
 
@@ -223,6 +142,7 @@ class BlockScanner(HTMLParser):
             self._pending_end = (tag, at)
 
     def _finish_end(self, end: int) -> None:
+        assert self._pending_end is not None  # called only while an end tag waits
         tag, at = self._pending_end
         self._pending_end = None
         self.end_tag(tag, at, end)
@@ -244,7 +164,14 @@ class BlockScanner(HTMLParser):
             self._finish_end(at)
         self.events.append(at)
 
-    handle_decl = handle_pi = unknown_decl = handle_comment
+    def handle_decl(self, decl: str) -> None:
+        self.handle_comment(decl)
+
+    def handle_pi(self, data: str) -> None:
+        self.handle_comment(data)
+
+    def unknown_decl(self, data: str) -> None:
+        self.handle_comment(data)
 
     # -- block boundaries ---------------------------------------------------------------
     def flush(
@@ -457,6 +384,7 @@ class BlockScanner(HTMLParser):
 
     def _close_link(self) -> None:
         """Drop the anchor's text when it is a permalink marker (a pilcrow, '#', a link icon)."""
+        assert self.link is not None  # called only inside an anchor
         first, marked = self.link
         self.link = None
         text = "".join(self.parts[first:]).strip()

@@ -1,4 +1,4 @@
-"""Line ranges of Python source and syntax-tree position helpers, for :mod:`chunklab.chunkers.structural.python`.
+"""Line ranges of Python source and syntax-tree positions, for :mod:`chunklab.chunkers.structural.python`.
 
 :class:`PythonLines` knows the source's lines (``\\n``, ``\\r\\n`` and a lone ``\\r`` end one,
 as Python's tokenizer counts them, through :class:`chunklab.text.LineIndex`) and packs runs

@@ -21,12 +21,13 @@ from chunklab.chunkers.structural.markdown import chunk_markdown
 from chunklab.chunkers.structural.python import chunk_python
 from chunklab.chunkers.structural.rst import chunk_rst
 from chunklab.documents import KINDS, detect_kind, document_kind
+from chunklab.protocols import DocumentLike
 
 __all__ = ["KINDS", "FallbackStats", "chunk_document", "chunk_text"]
 
 
 def chunk_document(
-    source: Any,
+    source: str | bytes | DocumentLike,
     kind: str = "auto",
     path: str | PurePath | None = None,
     *,
@@ -53,7 +54,7 @@ def chunk_document(
         kind = document_kind(document) if kind == "auto" else kind
         path = path if path is not None else getattr(document, "path", None)
         doc_id = doc_id if doc_id is not None else getattr(document, "doc_id", None)
-    check_source(source, "source")
+    source = check_source(source, "source")
     check_choice(kind, ("auto", *KINDS), "kind")
     path_str = str(path) if path is not None else None
     if kind == "auto":
@@ -80,7 +81,7 @@ def chunk_text(
     kind: str = "text",
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Plain text: the recursive chunker with 10% overlap (in ``unit``), labelled with the structural strategy."""
+    """Plain text: the recursive chunker with 10% overlap (in ``unit``), labelled as structural."""
     from chunklab._validate import check_text
     from chunklab.chunkers.recursive import chunk_recursive
     from chunklab.units import unit_params

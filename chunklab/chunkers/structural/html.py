@@ -44,7 +44,8 @@ from chunklab.chunkers.structural._common import (
 )
 from chunklab.chunkers.structural._html_chars import char_map
 from chunklab.chunkers.structural._html_scan import Block, BlockScanner
-from chunklab.documents import decode_bytes
+from chunklab.documents import Document, decode_bytes
+from chunklab.protocols import DocumentLike
 from chunklab.text import trim_span
 from chunklab.units import UnitIndex, check_unit, length_function, unit_params
 
@@ -62,21 +63,22 @@ def chunk_html(
     keep_boilerplate: bool = False,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk an HTML page into sections of at most ``max_chars`` characters of visible text.
+    """Chunk an HTML page into sections of at most ``max_chars`` of visible text.
 
     ``unit`` measures the visible text in another unit of :mod:`chunklab.units` instead
     (``"tokens"``, ``"tokenizer:PATH"``, ``"words"``).
 
     ``start``/``end`` locate each chunk's markup in the (decoded) HTML exactly and the
-    chunks' spans together cover the whole page; ``text`` is the visible text, one line per
-    block. Metadata: ``headings`` (path of heading texts), ``tag`` and ``id`` of the element
-    that opens the section, ``kind`` (section, section_part, split), ``title`` of the page
-    when it has one. A page with no visible text gives no chunks.
+    chunks' spans together cover the whole page; ``text`` is the visible text, one line
+    per block. Metadata: ``headings`` (path of heading texts), ``tag`` and ``id`` of the
+    element that opens the section, ``kind`` (section, section_part, split), ``title``
+    of the page when it has one. A page with no visible text gives no chunks.
 
-    Page furniture is dropped unless ``keep_boilerplate``: ``nav``, ``aside``, anything with
-    ``role="navigation"``, and ``header``/``footer`` outside a sectioning element (their
-    markup stays inside the spans, their text is not chunked). Permalink anchors at the end
-    of a heading (``<a class="headerlink" href="#x">¶</a>``) are never part of its text.
+    Page furniture is dropped unless ``keep_boilerplate``: ``nav``, ``aside``, anything
+    with ``role="navigation"``, and ``header``/``footer`` outside a sectioning element
+    (their markup stays inside the spans, their text is not chunked). Permalink anchors
+    at the end of a heading (``<a class="headerlink" href="#x">¶</a>``) are never part
+    of its text.
     """
     check_source(html, "html")
     max_chars = check_max_chars(max_chars)
@@ -93,8 +95,9 @@ def chunk_html(
     scanner = BlockScanner(html, keep_boilerplate)
     try:
         scanner.run()
-    except AssertionError as exc:  # what html.parser raises on a marked section it cannot read
-        return _fallback(html, max_chars, doc_id, params, path, f"html.parser: {exc}", unit)
+    except AssertionError as exc:  # html.parser's error on an unreadable marked section
+        reason = f"html.parser: {exc}"
+        return _fallback(html, max_chars, doc_id, params, path, reason, unit)
     return _Sectioner(html, scanner, max_chars, doc_id, params, path, unit).run()
 
 
@@ -124,7 +127,7 @@ def html_text_map(html: str, keep_boilerplate: bool = False) -> tuple[str, list[
     return "".join(parts), where
 
 
-def chunk_visible_text(document: Any, chunk_text: Callable[[Any], list[Chunk]]) -> list[Chunk]:
+def chunk_visible_text(document: DocumentLike, chunk_text: Callable[[Document], list[Chunk]]) -> list[Chunk]:
     """``chunk_text`` run on a page's visible text, each chunk's span mapped back onto the markup.
 
     ``document`` has the HTML in ``text`` (and ``doc_id``, maybe ``path`` and ``title``);

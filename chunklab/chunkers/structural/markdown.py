@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from chunklab._validate import check_text
+from chunklab._validate import check_int_range, check_text
 from chunklab.chunk import Chunk
 from chunklab.chunkers.recursive import DEFAULT_SEPARATORS, recursive_spans
 from chunklab.chunkers.structural._common import (
@@ -42,25 +42,30 @@ def chunk_markdown(
     path: str | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk Markdown by its headings, each chunk at most ``max_chars`` characters (or units of ``unit``).
+    """Chunk Markdown by its headings, each chunk at most ``max_chars`` (in ``unit``).
 
     Headings of level 1..``max_level`` (ATX ``#`` and setext underlines) open sections;
-    ``metadata["headings"]`` is the path of section titles. A section over budget is split
-    between blocks (paragraphs, fenced code, tables), never inside a code fence or a table
-    unless that block alone is over budget; a split table's pieces carry the header row in
-    ``metadata["table_header"]``. A heading with nothing under it joins the section after it.
-    ``unit`` is any unit of :mod:`chunklab.units` (``"tokens"``, ``"tokenizer:PATH"``, ...).
+    ``metadata["headings"]`` is the path of section titles. A section over budget is
+    split between blocks (paragraphs, fenced code, tables), never inside a code fence or
+    a table unless that block alone is over budget; a split table's pieces carry the
+    header row in ``metadata["table_header"]``. A heading with nothing under it joins
+    the section after it. ``unit`` is any unit of :mod:`chunklab.units` (``"tokens"``,
+    ``"tokenizer:PATH"``, ...).
     """
     check_source(md, "md")
     max_chars = check_max_chars(max_chars)
     check_unit(unit)
-    if isinstance(max_level, bool) or not isinstance(max_level, int) or not 1 <= max_level <= 6:
-        raise ValueError(f"max_level must be an integer from 1 to 6, got {max_level!r}")
+    check_int_range(max_level, "max_level", 1, 6)
     text = check_text(md, "md")
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
-    params = {"format": "markdown", "max_chars": max_chars, "max_level": max_level, **unit_params(unit)}
+    params = {
+        "format": "markdown",
+        "max_chars": max_chars,
+        "max_level": max_level,
+        **unit_params(unit),
+    }
     if _NONSPACE.search(text) is None:
         return []
     lines = LineIndex(text, universal=True)
@@ -89,7 +94,7 @@ def pack_blocks(
     lines: LineIndex | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Structural chunks of ``text`` from its blocks: sections by heading, packed within ``max_chars`` (in ``unit``).
+    """Structural chunks of ``text`` from its blocks: sections by heading, within ``max_chars`` (in ``unit``).
 
     ``blocks`` are :class:`chunklab.text.Block` in order, numbered by the lines of
     ``LineIndex(text, universal=True)`` (``lines``, when the caller has it). Any kind works:

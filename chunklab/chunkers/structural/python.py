@@ -52,18 +52,19 @@ def chunk_python(
     doc_id: str | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk Python source along its syntax tree, each chunk at most ``max_chars`` characters.
+    """Chunk Python source along its syntax tree, each chunk at most ``max_chars``.
 
     ``unit`` measures ``max_chars`` and ``min_chars`` in another unit of
     :mod:`chunklab.units` instead (``"tokens"``, ``"tokenizer:PATH"``, ``"words"``).
 
-    Each top-level function and class is a unit with its decorators and the comments right
-    above it; module-level code is grouped into ``module`` chunks. A class over budget
-    becomes a ``class_header`` chunk plus one ``method`` chunk per method (metadata
-    ``class``); a function still over budget is split at statement boundaries, then by
-    lines. Units under ``min_chars`` are merged with neighbours without leaving their class.
-    Source that ``ast`` cannot parse (or bytes that cannot be decoded) falls back to the
-    recursive chunker with 10% overlap, marked ``fallback`` with the reason.
+    Each top-level function and class is a unit with its decorators and the comments
+    right above it; module-level code is grouped into ``module`` chunks. A class over
+    budget becomes a ``class_header`` chunk plus one ``method`` chunk per method
+    (metadata ``class``); a function still over budget is split at statement boundaries,
+    then by lines. Units under ``min_chars`` are merged with neighbours without leaving
+    their class. Source that ``ast`` cannot parse (or bytes that cannot be decoded)
+    falls back to the recursive chunker with 10% overlap, marked ``fallback`` with the
+    reason.
     """
     check_source(source, "source")
     max_chars = check_max_chars(max_chars)
@@ -72,21 +73,44 @@ def chunk_python(
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
     check_unit(unit)
-    params = {"format": "python", "max_chars": max_chars, "min_chars": min_chars, **unit_params(unit)}
+    params = {
+        "format": "python",
+        "max_chars": max_chars,
+        "min_chars": min_chars,
+        **unit_params(unit),
+    }
     extra = {"path": path}
     if isinstance(source, (bytes, bytearray)):
         text, _encoding, problem = decode_bytes(bytes(source), "python")
         if problem:
-            return fallback_chunks(text, max_chars, doc_id, params, problem, extra, unit)
+            return fallback_chunks(
+                text,
+                max_chars,
+                doc_id,
+                params,
+                problem,
+                extra,
+                unit,
+            )
     else:
         text = source
     parse_text = text[1:] if text.startswith("\ufeff") else text
-    # The syntax tree has no reference cycles, so the cycle collector has nothing to find
-    # while it is alive, yet would walk all its nodes again and again: pause it.
+    # The syntax tree has no reference cycles, so the cycle collector has nothing to
+    # find while it is alive, yet would walk all its nodes again and again: pause it.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _chunk_parsed(text, parse_text, max_chars, min_chars, doc_id, params, path, extra, unit)
+        return _chunk_parsed(
+            text,
+            parse_text,
+            max_chars,
+            min_chars,
+            doc_id,
+            params,
+            path,
+            extra,
+            unit,
+        )
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -38,7 +38,7 @@ def chunk_rst(
     path: str | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk reStructuredText by its sections, each chunk at most ``max_chars`` characters (or units of ``unit``).
+    """Chunk reStructuredText by its sections, each chunk at most ``max_chars`` (measured in ``unit``).
 
     Section titles of levels 1..``max_level`` open sections (``metadata["headings"]`` is
     the path of titles, as for Markdown); a section over budget is split between blocks,
@@ -173,7 +173,7 @@ def _indent(row: str) -> int:
 
 
 def _indented_end(rows: list[str], start: int, indent: int) -> int:
-    """The last row of the block indented deeper than ``indent`` from ``start`` (blank rows inside it kept)."""
+    """The last row of the block indented deeper than ``indent`` from ``start`` (inner blank rows kept)."""
     last = start - 1
     k = start
     while k < len(rows):
