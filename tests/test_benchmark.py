@@ -16,7 +16,7 @@ from chunklab.chunkers.catalog import (  # noqa: E402
     parse_strategies,
     sweep_strategies,
 )
-from chunklab.datasets.docs import Dataset, Document, Question  # noqa: E402
+from chunklab.datasets.docs import Dataset, KitDocument, Question  # noqa: E402
 
 TEXTS = {
     "bees": (
@@ -44,7 +44,7 @@ QUESTIONS = [
 
 
 def tiny_dataset() -> Dataset:
-    docs = [Document(k, k.title(), t, f"{k}.md", "markdown", "clean") for k, t in TEXTS.items()]
+    docs = [KitDocument(k, t, f"{k}.md", "markdown", k.title()) for k, t in TEXTS.items()]
     questions = []
     for qid, text, doc_id, quote in QUESTIONS:
         start = TEXTS[doc_id].index(quote)
@@ -303,7 +303,7 @@ def test_strategy_rejects_a_non_document():
 
 def test_hierarchical_strategy_indexes_leaves_and_auto_merges_siblings():
     s = get_strategy("hierarchical", levels=(40, 10), unit="words")
-    doc = Document("long", "Long", " ".join(f"word{i}." for i in range(120)), "long.md", "markdown", "clean")
+    doc = KitDocument("long", " ".join(f"word{i}." for i in range(120)), "long.md", "markdown", "Long")
     chunks = s(doc)
     leaves = s.index_chunks(chunks)
     assert leaves and all(not c.metadata.get("child_ids") for c in leaves)
@@ -390,7 +390,7 @@ def test_texts_longer_than_the_model_window_are_counted_as_truncated(encoder):
     start = text.index(quote)
     data = Dataset(
         "long",
-        [Document("long", "Long", text, "long.md", "markdown", "clean")],
+        [KitDocument("long", text, "long.md", "markdown", "Long")],
         [
             Question(
                 "q",

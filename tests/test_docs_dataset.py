@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from chunklab.datasets.docs import Dataset, Document, Question, html_documents, load_docs
+from chunklab.datasets.docs import Dataset, KitDocument, Question, html_documents, load_docs
 
 DATA = Path(__file__).resolve().parents[1] / "chunklab" / "data"
 
@@ -23,7 +23,7 @@ def ds() -> Dataset:
 
 
 @pytest.fixture(scope="module")
-def html() -> list[Document]:
+def html() -> list[KitDocument]:
     return html_documents()
 
 
@@ -155,7 +155,7 @@ def test_table_questions_quote_whole_table_rows(ds: Dataset) -> None:
 # ------------------------------------------------------------------ HTML renderings
 
 
-def test_at_least_five_html_renderings_including_the_hard_cases(html: list[Document]) -> None:
+def test_at_least_five_html_renderings_including_the_hard_cases(html: list[KitDocument]) -> None:
     assert len(html) >= 5
     assert all(d.format == "html" and d.doc_id.endswith(".html") for d in html)
     assert any(
@@ -171,7 +171,7 @@ def test_at_least_five_html_renderings_including_the_hard_cases(html: list[Docum
     assert len(semantic) >= 3
 
 
-def test_html_rendering_says_what_its_markdown_says(ds: Dataset, html: list[Document]) -> None:
+def test_html_rendering_says_what_its_markdown_says(ds: Dataset, html: list[KitDocument]) -> None:
     for h in html:
         md = ds.doc(h.doc_id.removesuffix(".html"))
         wanted, shown = _words(md.text), _words(_visible_text(h.text))
@@ -218,19 +218,27 @@ def test_doc_lookup_names_a_missing_id(ds: Dataset) -> None:
         ds.doc("no-such-doc")
 
 
-def test_docs_imported_from_the_package_is_callable_either_way() -> None:
+def test_package_names_are_the_loader_and_the_submodule_without_a_module_hack() -> None:
     import importlib
+    import types
 
     from chunklab.datasets import docs
     from chunklab.datasets import load_docs as exported_load_docs
 
-    assert callable(docs)
-    assert len(docs(split="heldout").questions) == len(exported_load_docs(split="heldout").questions)
     module = importlib.import_module("chunklab.datasets.docs")
-    assert module.load_docs is exported_load_docs
-    from chunklab.datasets import docs as again
+    assert docs is module and type(module) is types.ModuleType
+    assert module.load_docs is exported_load_docs is load_docs
+    code_questions = importlib.import_module("chunklab.datasets.code_questions")
+    assert type(code_questions) is types.ModuleType and callable(code_questions.code_questions)
 
-    assert [q.id for q in again("dev")] == [q.id for q in module.docs("dev")]
+
+def test_documents_are_the_packages_document_type_with_their_structure(ds: Dataset) -> None:
+    from chunklab.documents import Document
+
+    assert all(isinstance(d, Document) and d.kind == d.format == "markdown" for d in ds.documents)
+    assert {d.structure for d in ds.documents} == {"clean", "messy"}
+    first = ds.documents[0]
+    assert first.title and first.n_words == len(first.text.split())
 
 
 def test_data_is_read_from_the_installed_package(ds: Dataset) -> None:
@@ -332,7 +340,9 @@ def test_root_that_is_not_a_directory_is_rejected(tmp_path: Path) -> None:
 
 
 def test_reprs_stay_short_enough_for_a_notebook(ds: Dataset) -> None:
-    assert repr(ds) == f"Dataset(name='docs', documents={len(ds.documents)}, questions={len(ds.questions)})"
+    assert (
+        repr(ds) == f"QuestionSet(name='docs', documents={len(ds.documents)}, questions={len(ds.questions)})"
+    )
     assert len(repr(ds.documents[0])) < 300
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from chunklab.chunk import Chunk
+from chunklab.datasets.model import Dataset, GoldQuestion, SourceDocument
 from chunklab.evaluate._validate import check_convention, check_positive_int, check_share
 from chunklab.evaluate.bootstrap import N_RESAMPLES
 from chunklab.evaluate.metrics import (
@@ -60,9 +61,10 @@ class Indexed:
 class Benchmark:
     """Compare chunking strategies on a dataset of documents and questions with gold spans.
 
-    ``dataset`` has ``documents`` (``doc_id``, ``text``, ...) and ``questions`` (``id``,
-    ``question``, ``doc_id``, ``gold_spans``, optionally ``answers``; or ``relevant_docs``
-    instead of gold spans for document-level relevance). ``strategies`` is a list of
+    ``dataset`` is a :class:`chunklab.datasets.model.Dataset`: ``documents`` (``doc_id``,
+    ``text``, ...) and ``questions`` (``id``, ``question``, ``doc_id``, ``gold_spans``,
+    ``answers``; or ``relevant_docs`` instead of gold spans for document-level relevance),
+    as every loader of :func:`chunklab.evaluate.load_dataset` gives them. ``strategies`` is a list of
     :class:`chunklab.chunkers.catalog.Strategy`, registry names, or a mapping
     ``name -> callable(document) -> list[Chunk]``. ``encoder`` defaults to the shared cached
     :func:`chunklab.embed.get_encoder`. Each strategy is indexed in its own collection under
@@ -73,7 +75,7 @@ class Benchmark:
 
     def __init__(
         self,
-        dataset: Any,
+        dataset: Dataset,
         strategies: Any,
         k: int = 5,
         encoder: Any = None,
@@ -87,13 +89,13 @@ class Benchmark:
         self.n_resamples = check_positive_int(n_resamples, "n_resamples")
         self.min_gold_overlap = check_share(min_gold_overlap, "min_gold_overlap")
         self.convention = check_convention(convention)
-        self.documents = list(getattr(dataset, "documents", None) or [])
-        self.questions = list(getattr(dataset, "questions", None) or [])
+        self.documents: list[SourceDocument] = list(dataset.documents)
+        self.questions: list[GoldQuestion] = list(dataset.questions)
         if not self.documents:
             raise ValueError("the dataset has no documents")
         if not self.questions:
             raise ValueError("the dataset has no questions (check the split)")
-        self.dataset_name = str(getattr(dataset, "name", ""))
+        self.dataset_name = str(dataset.name)
         self.relevance = _relevance(self.questions)
         self._check_dataset()
         self.strategies = as_strategies(strategies)
@@ -107,7 +109,7 @@ class Benchmark:
         return measured_metrics(self.relevance)
 
     def _check_dataset(self) -> None:
-        docs = {}
+        docs: dict[str, SourceDocument] = {}
         for d in self.documents:
             if not isinstance(getattr(d, "doc_id", None), str) or not isinstance(
                 getattr(d, "text", None), str
@@ -273,7 +275,10 @@ class Benchmark:
         ]
 
     def score(
-        self, retrieved: Sequence[Chunk], question: Any, doc_chunk_spans: Sequence[tuple[str, int, int]]
+        self,
+        retrieved: Sequence[Chunk],
+        question: GoldQuestion,
+        doc_chunk_spans: Sequence[tuple[str, int, int]],
     ) -> dict[str, float]:
         """Every metric of :data:`METRICS` for one question's retrieved chunks (already cut to k).
 
@@ -295,7 +300,7 @@ class Benchmark:
         out["char_precision"] = chars["precision"]
         out["iou"] = chars["iou"]
         out["precision_omega"] = precision_omega(doc_chunk_spans, gold, self.convention)
-        answers = list(getattr(question, "answers", None) or [])
+        answers = list(question.answers)
         if answers:
             found = set().union(*hits_by_text([c.text for c in retrieved], answers)) if retrieved else set()
             out["text_recall"] = len(found) / len(answers)
@@ -358,11 +363,9 @@ def as_strategies(strategies: Any) -> list[Any]:
     return out
 
 
-def _relevance(questions: Sequence[Any]) -> str:
+def _relevance(questions: Sequence[GoldQuestion]) -> str:
     """``"document"`` when every question comes with ``relevant_docs`` and no gold spans, else ``"span"``."""
-    doc_level = [
-        not getattr(q, "gold_spans", None) and bool(getattr(q, "relevant_docs", None)) for q in questions
-    ]
+    doc_level = [not q.gold_spans and bool(q.relevant_docs) for q in questions]
     if all(doc_level):
         return "document"
     if any(doc_level):
