@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,10 @@ from chunklab.evaluate.metrics import (
 )
 from chunklab.evaluate.result import METRICS, SPAN_METRICS, BenchmarkResult, measured_metrics, summarize
 
+if TYPE_CHECKING:
+    from chunklab.chunkers.catalog import Strategy
+    from chunklab.retrieval.store import ChunkStore
+
 __all__ = ["Benchmark", "Indexed", "as_strategies"]
 
 
@@ -52,7 +56,7 @@ class Indexed:
 
     chunks: list[Chunk]
     leaves: list[Chunk]
-    store: Any
+    store: ChunkStore
     chunk_s: float
     ingest_s: float
     chunker_texts: int
@@ -193,7 +197,7 @@ class Benchmark:
                 s.name: {
                     "kind": s.kind,
                     **s.params,
-                    **({"sweep": s.sweep} if getattr(s, "sweep", None) else {}),
+                    **({"sweep": s.sweep} if s.sweep else {}),
                 }
                 for s in self.strategies
             },
@@ -204,7 +208,7 @@ class Benchmark:
         )
 
     # ------------------------------------------------------------------------------ steps
-    def chunk_corpus(self, strategy: Any, encoder: Any) -> tuple[list[Chunk], float, int]:
+    def chunk_corpus(self, strategy: Strategy, encoder: Any) -> tuple[list[Chunk], float, int]:
         """Every non-blank chunk of every document: ``(chunks, seconds, texts the chunker embedded)``."""
         t0 = time.perf_counter()
         texts_before = _texts_seen(encoder)
@@ -219,7 +223,7 @@ class Benchmark:
             raise ValueError(f"strategy {strategy.name!r} produced no chunks")
         return chunks, time.perf_counter() - t0, _texts_seen(encoder) - texts_before
 
-    def open_store(self, strategy: Any, index: int, root: Path, encoder: Any) -> Any:
+    def open_store(self, strategy: Strategy, index: int, root: Path, encoder: Any) -> ChunkStore:
         """An empty :class:`~chunklab.retrieval.store.ChunkStore` of its own for strategy number ``index``."""
         from chunklab.retrieval.store import ChunkStore
 
@@ -231,21 +235,21 @@ class Benchmark:
             store.clear()
         return store
 
-    def index(self, strategy: Any, store: Any, encoder: Any, progress: bool = False) -> Indexed:
+    def index(self, strategy: Strategy, store: ChunkStore, encoder: Any, progress: bool = False) -> Indexed:
         """Chunk the corpus with ``strategy`` and upsert the chunks it searches into ``store``."""
         chunks, chunk_s, chunker_texts = self.chunk_corpus(strategy, encoder)
-        leaves = strategy.index_chunks(chunks) if hasattr(strategy, "index_chunks") else chunks
+        leaves = strategy.index_chunks(chunks)
         leaves = list({c.id: c for c in leaves}.values())
         t1 = time.perf_counter()
         store.add(leaves, show_progress=progress and len(leaves) >= 2000)
         return Indexed(chunks, leaves, store, chunk_s, chunk_s + time.perf_counter() - t1, chunker_texts)
 
     def retrieve(
-        self, strategy: Any, indexed: Indexed, query_vecs: np.ndarray
+        self, strategy: Strategy, indexed: Indexed, query_vecs: np.ndarray
     ) -> tuple[list[list[Chunk]], list[float]]:
         """The top ``k`` chunks per question (auto-merged when the strategy says so) and latencies in ms."""
         by_id = {c.id: c for c in indexed.chunks}
-        post = getattr(strategy, "postprocess", None)
+        post = strategy.postprocess
         latencies: list[float] = []
         retrieved: list[list[Chunk]] = []
         for vec in query_vecs:
@@ -333,7 +337,7 @@ class Benchmark:
         }
 
 
-def as_strategies(strategies: Any) -> list[Any]:
+def as_strategies(strategies: Any) -> list[Strategy]:
     """Normalize names, Strategy objects, or a ``{name: callable}`` mapping to Strategy objects."""
     from chunklab.chunkers.catalog import Strategy, get_strategy, parse_strategies
 

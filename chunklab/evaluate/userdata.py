@@ -108,8 +108,10 @@ def load_user_dataset(
 
 
 def detect_format(corpus_dir: Path, questions: Path | None) -> str:
-    """The format of ``questions``: ``beir`` (a BEIR folder or a qrels ``.tsv``), ``spans`` (CSV, or rows
-    with ``references``) or ``quotes``."""
+    """The format of ``questions``: ``beir``, ``spans`` or ``quotes``.
+
+    ``beir`` for a BEIR folder or a qrels ``.tsv``; ``spans`` for CSV or rows with ``references``.
+    """
     if questions is None or questions.is_dir() or questions.suffix.lower() == ".tsv":
         if (corpus_dir / "corpus.jsonl").is_file():
             return "beir"
