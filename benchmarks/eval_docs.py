@@ -38,11 +38,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from chunklab.chunkers.catalog import parse_strategies, sweep_strategies
     from chunklab.commands.evaluate import write_outputs
-    from chunklab.datasets.docs import load_docs
     from chunklab.embed import get_encoder
-    from chunklab.evaluate import Benchmark
+    from chunklab.evaluate import Benchmark, load_dataset
 
-    data = load_docs(split=args.split)
+    data = load_dataset("docs", split=args.split)
     encoder = get_encoder()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,8 @@ retrieved chunk of the right document covers (``chunklab.evaluate.span_hit``). D
 paired per question, with 95 % bootstrap intervals from ``chunklab.evaluate`` (10,000
 resamples); "established" means the interval excludes 0.
 
-    python benchmarks/retrieval_quality.py [--dataset docs|code] [--files 40] [--k 5] [--split dev|heldout] [--json out.json]
+    python benchmarks/retrieval_quality.py [--dataset docs|code] [--files 40] [--k 5]
+        [--split dev|heldout] [--json out.json]
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def paired(a: np.ndarray, b: np.ndarray) -> dict:
 
 def main() -> None:
     from chunklab.chunkers.catalog import get_strategy
-    from chunklab.datasets.docs import load_docs
     from chunklab.embed import Encoder
+    from chunklab.evaluate import load_dataset
     from chunklab.retrieval.hybrid import HybridRetriever
     from chunklab.retrieval.lexical import BM25Index
     from chunklab.retrieval.store import ChunkStore
@@ -79,14 +80,7 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
 
-    if args.dataset == "docs":
-        dataset = load_docs(split=args.split)
-    else:
-        from chunklab.datasets.code_questions import code_questions
-
-        dataset = code_questions(n_files=args.files)
-        if args.split:
-            dataset = dataset.split(args.split)
+    dataset = load_dataset(args.dataset, split=args.split, n_files=args.files)
     strategy = get_strategy("structural", max_chars=1000)
     chunks = [c for doc in dataset.documents for c in strategy.index_chunks(strategy(doc))]
     queries = [q.question for q in dataset.questions]
@@ -133,7 +127,8 @@ def main() -> None:
         "seconds": {name: round(s, 2) for name, s in timings.items()},
     }
     print(
-        f"{dataset.name}: {len(dataset.questions)} questions, {len(chunks)} chunks ({strategy.name}), recall@{args.k}"
+        f"{dataset.name}: {len(dataset.questions)} questions, {len(chunks)} chunks ({strategy.name}), "
+        f"recall@{args.k}"
     )
     for name, value in result["recall"].items():
         print(f"  {name:24s} {value:.3f}")

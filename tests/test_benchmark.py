@@ -16,7 +16,8 @@ from chunklab.chunkers.catalog import (  # noqa: E402
     parse_strategies,
     sweep_strategies,
 )
-from chunklab.datasets.docs import Dataset, Document, Question  # noqa: E402
+from chunklab.datasets.docs import KitDocument, Question  # noqa: E402
+from chunklab.datasets.model import QuestionSet  # noqa: E402
 
 TEXTS = {
     "bees": (
@@ -43,15 +44,15 @@ QUESTIONS = [
 ]
 
 
-def tiny_dataset() -> Dataset:
-    docs = [Document(k, k.title(), t, f"{k}.md", "markdown", "clean") for k, t in TEXTS.items()]
+def tiny_dataset() -> QuestionSet:
+    docs = [KitDocument(k, t, f"{k}.md", "markdown", k.title()) for k, t in TEXTS.items()]
     questions = []
     for qid, text, doc_id, quote in QUESTIONS:
         start = TEXTS[doc_id].index(quote)
         questions.append(
             Question(qid, text, doc_id, [(start, start + len(quote))], [quote], "fact", "dev", False)
         )
-    return Dataset("tiny", docs, questions)
+    return QuestionSet("tiny", docs, questions)
 
 
 def whole_document(document) -> list[Chunk]:
@@ -178,18 +179,18 @@ def test_bad_datasets_are_value_errors(encoder):
     from chunklab.evaluate import Benchmark
 
     data = tiny_dataset()
-    bad_doc = Dataset(
+    bad_doc = QuestionSet(
         "bad", data.documents, [Question("x", "q?", "nope", [(0, 3)], ["abc"], "fact", "dev", False)]
     )
     with pytest.raises(ValueError, match="unknown document"):
         Benchmark(bad_doc, ["fixed"], encoder=encoder)
-    bad_span = Dataset(
+    bad_span = QuestionSet(
         "bad", data.documents, [Question("x", "q?", "bees", [(0, 10**6)], ["abc"], "fact", "dev", False)]
     )
     with pytest.raises(ValueError, match="outside"):
         Benchmark(bad_span, ["fixed"], encoder=encoder)
     with pytest.raises(ValueError, match="no questions"):
-        Benchmark(Dataset("empty", data.documents, []), ["fixed"], encoder=encoder)
+        Benchmark(QuestionSet("empty", data.documents, []), ["fixed"], encoder=encoder)
     with pytest.raises(ValueError, match="k must be"):
         Benchmark(data, ["fixed"], k=0, encoder=encoder)
     with pytest.raises(ValueError, match="unknown strategy"):
@@ -303,7 +304,7 @@ def test_strategy_rejects_a_non_document():
 
 def test_hierarchical_strategy_indexes_leaves_and_auto_merges_siblings():
     s = get_strategy("hierarchical", levels=(40, 10), unit="words")
-    doc = Document("long", "Long", " ".join(f"word{i}." for i in range(120)), "long.md", "markdown", "clean")
+    doc = KitDocument("long", " ".join(f"word{i}." for i in range(120)), "long.md", "markdown", "Long")
     chunks = s(doc)
     leaves = s.index_chunks(chunks)
     assert leaves and all(not c.metadata.get("child_ids") for c in leaves)
@@ -388,9 +389,9 @@ def test_texts_longer_than_the_model_window_are_counted_as_truncated(encoder):
     text = "# Long\n\n" + " ".join(f"Sentence number {i} talks about rivers." for i in range(80))
     quote = "Sentence number 42 talks about rivers."
     start = text.index(quote)
-    data = Dataset(
+    data = QuestionSet(
         "long",
-        [Document("long", "Long", text, "long.md", "markdown", "clean")],
+        [KitDocument("long", text, "long.md", "markdown", "Long")],
         [
             Question(
                 "q",

@@ -1,4 +1,4 @@
-"""The pinned wheel corpus: pins, fetching (verified, resumable), reading files out of wheels, the benchmark's quick path."""
+"""The pinned wheel corpus: pins, verified resumable fetching, reading wheels, the quick benchmark path."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from chunklab.datasets import code50k, wheels
 from chunklab.datasets.code import code_corpus
 from chunklab.datasets.code50k import module_path, wheel_corpus
+from chunklab.datasets.registry import corpora, corpus
 from chunklab.datasets.wheels import WheelPin, fetch_corpus, load_pins, parse_pins, wheel_status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,8 +43,12 @@ def test_committed_code_50k_pins_are_pure_wheels_of_at_least_300_projects():
 def test_unknown_corpus_name_lists_the_known_ones():
     with pytest.raises(ValueError, match="code-50k"):
         load_pins("code-5k")
-    with pytest.raises(ValueError, match="corpus name"):
-        code_corpus("no-such-corpus")
+    with pytest.raises(
+        ValueError, match=r"unknown corpus 'no-such-corpus'; known corpora: code-50k, installed"
+    ):
+        corpus("no-such-corpus")
+    with pytest.raises(ValueError, match=r"include_stdlib must be True or False.*corpus\('code-50k'\)"):
+        code_corpus("code-50k")  # type: ignore[arg-type]
 
 
 _names = st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,20}", fullmatch=True)
@@ -248,14 +253,15 @@ def test_module_path_of_wheel_members(member, expected):
     assert module_path(member) == expected
 
 
-def test_code_corpus_dispatches_by_name(fake_corpus, monkeypatch):
+def test_corpus_registry_resolves_pinned_and_installed_names(fake_corpus, monkeypatch):
     cache, blobs = fake_corpus
     fetch_corpus("toy", cache_dir=cache, progress=False, downloader=FakePip(blobs))
     monkeypatch.setenv("CHUNKLAB_CACHE", str(cache))
-    assert [f.relpath for f in code_corpus("toy")] == [
-        f.relpath for f in wheel_corpus("toy", cache_dir=cache)
-    ]
-    assert code_corpus("installed").paths == code_corpus().paths
+    assert "toy" in corpora()
+    assert [f.relpath for f in corpus("toy")] == [f.relpath for f in wheel_corpus("toy", cache_dir=cache)]
+    assert corpus("toy", dedupe="path").paths == wheel_corpus("toy", cache_dir=cache, dedupe="path").paths
+    assert corpus("installed").paths == code_corpus().paths
+    assert corpus("stdlib").paths == code_corpus(include_site_packages=False).paths
 
 
 def test_cli_corpus_commands(fake_corpus, capsys):

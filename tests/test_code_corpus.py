@@ -100,7 +100,10 @@ def test_function_spans_are_character_offsets_even_after_non_ascii_text():
 
     from chunklab.datasets.code_questions import function_spans
 
-    src = "s = 'caf\u00e9 \u2603'\n\n@deco('\u00e9')\ndef f(x):\n    def inner():\n        pass\n    return '\u00fc'\n\n\nclass C:\n    def m(self):\n        return '\u00e9\u00e9'\n"
+    src = (
+        "s = 'caf\u00e9 \u2603'\n\n@deco('\u00e9')\ndef f(x):\n    def inner():\n        pass\n"
+        "    return '\u00fc'\n\n\nclass C:\n    def m(self):\n        return '\u00e9\u00e9'\n"
+    )
     spans = function_spans(src)
     assert [q for q, _s, _e in spans] == ["f", "C.m"]  # nested functions left out
     tree = ast.parse(src)

@@ -12,18 +12,19 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from chunklab.datasets.docs import Dataset, Document, Question, html_documents, load_docs
+from chunklab.datasets.docs import Dataset, KitDocument, Question, html_documents, load_docs
+from chunklab.datasets.model import QuestionSet
 
 DATA = Path(__file__).resolve().parents[1] / "chunklab" / "data"
 
 
 @pytest.fixture(scope="module")
-def ds() -> Dataset:
+def ds() -> QuestionSet:
     return load_docs()
 
 
 @pytest.fixture(scope="module")
-def html() -> list[Document]:
+def html() -> list[KitDocument]:
     return html_documents()
 
 
@@ -55,7 +56,7 @@ def _words(text: str) -> Counter[str]:
 # ------------------------------------------------------------------ gold quotes
 
 
-def test_every_gold_quote_occurs_exactly_once_at_its_span(ds: Dataset) -> None:
+def test_every_gold_quote_occurs_exactly_once_at_its_span(ds: QuestionSet) -> None:
     for q in ds.questions:
         text = ds.doc(q.doc_id).text
         assert len(q.gold_spans) == len(q.answers) >= 1, q.id
@@ -64,7 +65,7 @@ def test_every_gold_quote_occurs_exactly_once_at_its_span(ds: Dataset) -> None:
             assert text.count(quote) == 1, q.id
 
 
-def test_questions_are_not_lexical_copies_of_their_answers(ds: Dataset) -> None:
+def test_questions_are_not_lexical_copies_of_their_answers(ds: QuestionSet) -> None:
     stop = set(
         "the a an of to and or in on is it for i my do does can what how when why which who with be are at if"
         " we our by from".split()
@@ -76,7 +77,7 @@ def test_questions_are_not_lexical_copies_of_their_answers(ds: Dataset) -> None:
         assert len(asked & answered) / max(1, len(asked)) < 0.6, q.id
 
 
-def test_question_ids_are_unique_and_name_their_document(ds: Dataset) -> None:
+def test_question_ids_are_unique_and_name_their_document(ds: QuestionSet) -> None:
     ids = [q.id for q in ds.questions]
     assert len(ids) == len(set(ids))
     for q in ds.questions:
@@ -86,23 +87,23 @@ def test_question_ids_are_unique_and_name_their_document(ds: Dataset) -> None:
 # ------------------------------------------------------------------ corpus size and shape
 
 
-def test_corpus_has_at_least_20_documents_and_60_questions(ds: Dataset) -> None:
+def test_corpus_has_at_least_20_documents_and_60_questions(ds: QuestionSet) -> None:
     assert len(ds.documents) >= 20
     assert len(ds.questions) >= 60
     assert all(d.format == "markdown" for d in ds.documents)
 
 
-def test_about_a_quarter_of_questions_are_heldout(ds: Dataset) -> None:
+def test_about_a_quarter_of_questions_are_heldout(ds: QuestionSet) -> None:
     share = sum(q.split == "heldout" for q in ds.questions) / len(ds.questions)
     assert 0.15 <= share <= 0.35, share
 
 
-def test_every_document_has_between_1200_and_2400_words(ds: Dataset) -> None:
+def test_every_document_has_between_1200_and_2400_words(ds: QuestionSet) -> None:
     for d in ds.documents:
         assert 1200 <= len(d.text.split()) <= 2400, (d.doc_id, len(d.text.split()))
 
 
-def test_every_document_mixes_a_table_a_list_and_a_code_block(ds: Dataset) -> None:
+def test_every_document_mixes_a_table_a_list_and_a_code_block(ds: QuestionSet) -> None:
     for d in ds.documents:
         prose = _prose_lines(d.text)
         assert re.search(r"(?m)^```\w+\s*$", d.text), f"{d.doc_id}: no fenced code block with a language"
@@ -110,14 +111,14 @@ def test_every_document_mixes_a_table_a_list_and_a_code_block(ds: Dataset) -> No
         assert any(re.match(r"\s*(?:[-*]|\d+\.) \S", line) for line in prose), f"{d.doc_id}: no list"
 
 
-def test_every_document_starts_with_a_title_and_a_structure_comment(ds: Dataset) -> None:
+def test_every_document_starts_with_a_title_and_a_structure_comment(ds: QuestionSet) -> None:
     for d in ds.documents:
         first, second = d.text.split("\n")[:2]
         assert first == f"# {d.title}"
         assert second == f"<!-- structure: {d.structure} -->"
 
 
-def test_messy_documents_have_long_sections_and_clean_ones_short(ds: Dataset) -> None:
+def test_messy_documents_have_long_sections_and_clean_ones_short(ds: QuestionSet) -> None:
     by_structure = Counter(d.structure for d in ds.documents)
     assert by_structure["clean"] >= 5 and by_structure["messy"] >= 5
     for d in ds.documents:
@@ -131,7 +132,7 @@ def test_messy_documents_have_long_sections_and_clean_ones_short(ds: Dataset) ->
             assert words_per_heading < 150, d.doc_id
 
 
-def test_context_dependent_question_kinds_are_all_present(ds: Dataset) -> None:
+def test_context_dependent_question_kinds_are_all_present(ds: QuestionSet) -> None:
     kinds = Counter(q.kind for q in ds.questions)
     assert kinds["table"] >= 5 and kinds["exception"] >= 5 and kinds["multi"] >= 3
     for q in ds.questions:
@@ -141,7 +142,7 @@ def test_context_dependent_question_kinds_are_all_present(ds: Dataset) -> None:
             assert len(q.answers) >= 2, q.id
 
 
-def test_table_questions_quote_whole_table_rows(ds: Dataset) -> None:
+def test_table_questions_quote_whole_table_rows(ds: QuestionSet) -> None:
     for q in ds.questions:
         if q.kind != "table":
             continue
@@ -155,7 +156,7 @@ def test_table_questions_quote_whole_table_rows(ds: Dataset) -> None:
 # ------------------------------------------------------------------ HTML renderings
 
 
-def test_at_least_five_html_renderings_including_the_hard_cases(html: list[Document]) -> None:
+def test_at_least_five_html_renderings_including_the_hard_cases(html: list[KitDocument]) -> None:
     assert len(html) >= 5
     assert all(d.format == "html" and d.doc_id.endswith(".html") for d in html)
     assert any(
@@ -171,7 +172,7 @@ def test_at_least_five_html_renderings_including_the_hard_cases(html: list[Docum
     assert len(semantic) >= 3
 
 
-def test_html_rendering_says_what_its_markdown_says(ds: Dataset, html: list[Document]) -> None:
+def test_html_rendering_says_what_its_markdown_says(ds: QuestionSet, html: list[KitDocument]) -> None:
     for h in html:
         md = ds.doc(h.doc_id.removesuffix(".html"))
         wanted, shown = _words(md.text), _words(_visible_text(h.text))
@@ -179,7 +180,7 @@ def test_html_rendering_says_what_its_markdown_says(ds: Dataset, html: list[Docu
         assert covered >= 0.95, (h.doc_id, covered)
 
 
-def test_load_docs_can_include_html_renderings(ds: Dataset) -> None:
+def test_load_docs_can_include_html_renderings(ds: QuestionSet) -> None:
     both = load_docs(include_html=True)
     assert len(both.documents) == len(ds.documents) + len(html_documents())
     assert both.doc("dispatch-api-reference.html").format == "html"
@@ -189,7 +190,7 @@ def test_load_docs_can_include_html_renderings(ds: Dataset) -> None:
 # ------------------------------------------------------------------ Dataset helpers and the public names
 
 
-def test_split_keeps_every_document_and_only_that_splits_questions(ds: Dataset) -> None:
+def test_split_keeps_every_document_and_only_that_splits_questions(ds: QuestionSet) -> None:
     dev, heldout = ds.split("dev"), ds.split("heldout")
     assert {q.split for q in dev.questions} == {"dev"}
     assert {q.split for q in heldout.questions} == {"heldout"}
@@ -202,7 +203,7 @@ def test_split_keeps_every_document_and_only_that_splits_questions(ds: Dataset) 
         load_docs(split="train")
 
 
-def test_sample_is_deterministic_per_seed_and_refuses_too_many(ds: Dataset) -> None:
+def test_sample_is_deterministic_per_seed_and_refuses_too_many(ds: QuestionSet) -> None:
     a, b, c = ds.sample(10, seed=1), ds.sample(10, seed=1), ds.sample(10, seed=2)
     assert [q.id for q in a] == [q.id for q in b]
     assert [q.id for q in a] != [q.id for q in c]
@@ -213,27 +214,36 @@ def test_sample_is_deterministic_per_seed_and_refuses_too_many(ds: Dataset) -> N
         ds.sample(-1)
 
 
-def test_doc_lookup_names_a_missing_id(ds: Dataset) -> None:
+def test_doc_lookup_names_a_missing_id(ds: QuestionSet) -> None:
     with pytest.raises(KeyError, match="no-such-doc"):
         ds.doc("no-such-doc")
 
 
-def test_docs_imported_from_the_package_is_callable_either_way() -> None:
+def test_package_names_are_the_loader_and_the_submodule_without_a_module_hack() -> None:
     import importlib
+    import types
 
     from chunklab.datasets import docs
     from chunklab.datasets import load_docs as exported_load_docs
 
-    assert callable(docs)
-    assert len(docs(split="heldout").questions) == len(exported_load_docs(split="heldout").questions)
     module = importlib.import_module("chunklab.datasets.docs")
-    assert module.load_docs is exported_load_docs
-    from chunklab.datasets import docs as again
+    assert docs is module and type(module) is types.ModuleType
+    assert Dataset is QuestionSet  # the name chapter 4 builds its subset with
+    assert module.load_docs is exported_load_docs is load_docs
+    code_questions = importlib.import_module("chunklab.datasets.code_questions")
+    assert type(code_questions) is types.ModuleType and callable(code_questions.code_questions)
 
-    assert [q.id for q in again("dev")] == [q.id for q in module.docs("dev")]
+
+def test_documents_are_the_packages_document_type_with_their_structure(ds: QuestionSet) -> None:
+    from chunklab.documents import Document
+
+    assert all(isinstance(d, Document) and d.kind == d.format == "markdown" for d in ds.documents)
+    assert {d.structure for d in ds.documents} == {"clean", "messy"}
+    first = ds.documents[0]
+    assert first.title and first.n_words == len(first.text.split())
 
 
-def test_data_is_read_from_the_installed_package(ds: Dataset) -> None:
+def test_data_is_read_from_the_installed_package(ds: QuestionSet) -> None:
     for d in ds.documents:
         assert Path(d.path).is_file()
         assert Path(d.path).resolve().parent == (DATA / "docs").resolve()
@@ -331,8 +341,10 @@ def test_root_that_is_not_a_directory_is_rejected(tmp_path: Path) -> None:
         load_docs(root=tmp_path / "missing")
 
 
-def test_reprs_stay_short_enough_for_a_notebook(ds: Dataset) -> None:
-    assert repr(ds) == f"Dataset(name='docs', documents={len(ds.documents)}, questions={len(ds.questions)})"
+def test_reprs_stay_short_enough_for_a_notebook(ds: QuestionSet) -> None:
+    assert (
+        repr(ds) == f"QuestionSet(name='docs', documents={len(ds.documents)}, questions={len(ds.questions)})"
+    )
     assert len(repr(ds.documents[0])) < 300
 
 

@@ -126,7 +126,8 @@ def test_spans_format_reproduces_hand_computed_span_metrics(cache, corpus, tmp_p
     # chroma: precision = covered / L = (20/240 + 30/240) / 2; iou = covered / (L + |G| - covered) = same
     assert chroma.loc[over, "char_precision"] == pytest.approx((20 / 240 + 30 / 240) / 2)
     assert chroma.loc[over, "iou"] == pytest.approx((20 / 240 + 30 / 240) / 2)
-    # precision Ω (chunks touching the gold): Q1 both scanner chunks, union [0,100) -> 20/100, summed 120 -> 20/120;
+    # precision Ω (chunks touching the gold): Q1 both scanner chunks, union [0,100) -> 20/100,
+    # summed 120 -> 20/120;
     # Q2 only depot [0,60) -> 30/60 either way
     assert union.loc[over, "precision_omega"] == pytest.approx((20 / 100 + 30 / 60) / 2)
     assert chroma.loc[over, "precision_omega"] == pytest.approx((20 / 120 + 30 / 60) / 2)

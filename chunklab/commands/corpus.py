@@ -57,7 +57,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_info(args: argparse.Namespace) -> int:
     """Describe one corpus; once fetched, count its files and projects from the wheels themselves."""
-    from chunklab.datasets.code50k import wheel_corpus
+    from chunklab.datasets.registry import corpus
     from chunklab.datasets.wheels import corpus_dir, load_pins
 
     pins = load_pins(args.name)
@@ -70,12 +70,12 @@ def run_info(args: argparse.Namespace) -> int:
         "fetched": sum((folder / p.filename).is_file() for p in pins),
     }
     if info["fetched"] == len(pins):
-        corpus = wheel_corpus(args.name, cache_dir=args.cache_dir)
-        projects = corpus.projects()
+        files = corpus(args.name, cache_dir=args.cache_dir)
+        projects = files.projects()
         info.update(
-            files=len(corpus),
+            files=len(files),
             projects=len(projects),
-            source_mb=round(corpus.total_bytes / 1e6, 1),
+            source_mb=round(files.total_bytes / 1e6, 1),
             largest_projects=dict(projects.most_common(10)),
         )
     if args.json:
@@ -97,7 +97,8 @@ def run_fetch(args: argparse.Namespace) -> int:
     )
     print(
         f"{report.name}: {report.wheels} wheels in {report.directory}; {report.present} already verified, "
-        f"{report.downloaded} downloaded ({report.downloaded_bytes / 1e6:.1f} MB of {report.total_bytes / 1e6:.1f} MB) "
+        f"{report.downloaded} downloaded ({report.downloaded_bytes / 1e6:.1f} MB "
+        f"of {report.total_bytes / 1e6:.1f} MB) "
         f"in {report.seconds:.1f} s"
     )
     return 0

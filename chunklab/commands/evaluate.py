@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from chunklab.evaluate._validate import CONVENTIONS, check_positive_int
+from chunklab.evaluate.loader import BUILT_IN
 from chunklab.evaluate.userdata import FORMATS
 
 DEFAULT_STRATEGIES = "fixed,recursive,structural,semantic,hierarchical"
@@ -42,7 +44,7 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--dataset",
-        choices=("docs", "code"),
+        choices=BUILT_IN,
         default="docs",
         help="which built-in dataset (default docs; ignored with --corpus)",
     )
@@ -118,21 +120,22 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from chunklab.embed import get_encoder
-    from chunklab.evaluate import Benchmark
+    from chunklab.evaluate import Benchmark, load_dataset
 
     check_positive_int(args.k, "--k")
     strategies = build_strategies(args)
+    if args.questions is not None and args.corpus is None:
+        raise ValueError("--questions needs --corpus DIR (the documents the questions are about)")
     dataset = load_dataset(
-        args.dataset,
-        args.split,
-        args.n_files,
-        args.seed,
-        args.corpus,
-        args.questions,
+        Path(args.corpus) if args.corpus is not None else args.dataset,
         args.format,
-        args.on_error,
+        questions=args.questions,
+        split=args.split,
+        on_error=args.on_error,
+        n_files=args.n_files,
+        seed=args.seed,
     )
-    for problem in getattr(dataset, "skipped", []):
+    for problem in dataset.skipped:
         print(f"skipped: {problem}", file=sys.stderr)
     bench = Benchmark(
         dataset,
@@ -194,8 +197,6 @@ def _with_unit(strategy: Any, unit: str) -> Any:
 
 def tokenizer_unit(path: str) -> str:
     """The length unit naming the tokenizer file at ``path`` (checked to exist and to load)."""
-    from pathlib import Path
-
     from chunklab.units import check_unit, tokenizer_for
 
     if not Path(path).is_file():
@@ -203,36 +204,6 @@ def tokenizer_unit(path: str) -> str:
     unit = check_unit(f"tokenizer:{Path(path).resolve()}")
     tokenizer_for(unit)  # an unreadable file is an error now, naming it, not in the middle of a run
     return unit
-
-
-def load_dataset(
-    name: str,
-    split: str | None,
-    n_files: int,
-    seed: int,
-    corpus: str | None = None,
-    questions: str | None = None,
-    format: str = "auto",
-    on_error: str = "fail",
-) -> Any:
-    """Your corpus and questions when ``corpus`` is given, else the docs dataset or ``code_questions``."""
-    if corpus is not None:
-        from chunklab.evaluate.userdata import load_user_dataset
-
-        data = load_user_dataset(corpus, questions, format=format, on_error=on_error)
-        return data.split(split) if split else data
-    if questions is not None:
-        raise ValueError("--questions needs --corpus DIR (the documents the questions are about)")
-    if split is not None and split not in ("dev", "heldout"):
-        raise ValueError(f"--split must be dev or heldout for --dataset {name}, got {split!r}")
-    if name == "docs":
-        from chunklab.datasets.docs import load_docs
-
-        return load_docs(split=split)
-    from chunklab.datasets.code_questions import code_questions
-
-    data = code_questions(n_files=n_files, seed=seed)
-    return data.split(split) if split else data
 
 
 def parse_sweep(items: list[str], parse_value: Any) -> dict[str, list[Any]]:
@@ -251,8 +222,6 @@ def parse_sweep(items: list[str], parse_value: Any) -> dict[str, list[Any]]:
 
 def write_outputs(result: Any, out_dir: str, sweep: bool = False) -> list[str]:
     """results.csv (summary), per_question.csv, pairwise.csv, results.json and the PNG plots."""
-    from pathlib import Path
-
     from chunklab.evaluate.plots import save_figures
 
     out = Path(out_dir)

@@ -1,8 +1,13 @@
-"""Corpora and question sets: the installed Python code and the kit's own documents.
+"""Corpora and question sets: named corpora through one registry, question sets through one model.
 
-Submodules: ``chunklab.datasets.code`` (installed ``.py`` files, docstring questions) and
-``chunklab.datasets.docs`` (the kit's own documents with gold quotes). Names are loaded
-lazily so importing the package stays cheap.
+``corpus(name)`` resolves a named corpus (``installed``, ``stdlib``, ``code-50k``;
+:mod:`chunklab.datasets.registry`); ``code_corpus()`` lists the installed ``.py`` files
+(:mod:`chunklab.datasets.code`); ``load_docs()`` loads the kit's own documents with gold
+quotes (:mod:`chunklab.datasets.docs`); the code questions are
+:func:`chunklab.datasets.code_questions.code_questions`. Every question set is a
+:class:`~chunklab.datasets.model.QuestionSet` and satisfies the
+:class:`~chunklab.datasets.model.Dataset` protocol. Names are loaded lazily so importing the
+package stays cheap.
 """
 
 from __future__ import annotations
@@ -11,12 +16,18 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "code_corpus": "chunklab.datasets.code",
     "CodeCorpus": "chunklab.datasets.code",
-    "code_questions": "chunklab.datasets.code_questions",
-    "docs": "chunklab.datasets.docs",
+    "code_corpus": "chunklab.datasets.code",
+    "Dataset": "chunklab.datasets.model",
+    "GoldQuestion": "chunklab.datasets.model",
+    "QuestionSet": "chunklab.datasets.model",
+    "corpora": "chunklab.datasets.registry",
+    "corpus": "chunklab.datasets.registry",
+    "register_corpus": "chunklab.datasets.registry",
     "load_docs": "chunklab.datasets.docs",
 }
+
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

@@ -58,7 +58,7 @@ class CodeFile:
             return fh.read()
 
     def read_text(self) -> str:
-        """The file decoded as Python source (BOM / PEP 263 cookie) by :func:`chunklab.documents.decode_bytes`."""
+        """The file decoded as Python source (byte order mark, PEP 263 cookie) by ``decode_bytes``."""
         from chunklab.documents import decode_bytes
 
         return decode_bytes(self.read_bytes(), "python", name=self.path).text
@@ -136,7 +136,7 @@ class CodeCorpus(Sequence[CodeFile]):
 
 
 def code_corpus(
-    include_stdlib: bool | str = True,
+    include_stdlib: bool = True,
     include_site_packages: bool = True,
     *,
     dedupe: str = "content",
@@ -146,20 +146,18 @@ def code_corpus(
     Standard library first, then site-packages, each sorted by relative path. ``dedupe``
     is ``"content"`` (drop later files whose bytes equal an earlier one's, and files reached
     twice through links) or ``"path"`` (only the latter). The listing is cached per
-    arguments for the life of the process.
-
-    A corpus name as first argument selects a named corpus instead: ``"installed"`` is this
-    one, ``"code-50k"`` the pinned wheel corpus (:func:`chunklab.datasets.code50k.wheel_corpus`).
+    arguments for the life of the process. Named corpora (``installed``, ``stdlib``,
+    ``code-50k``, ...) are reached through :func:`chunklab.datasets.corpus`.
     """
-    if isinstance(include_stdlib, str) and include_stdlib != "installed":
-        from chunklab.datasets.code50k import wheel_corpus
-
-        return wheel_corpus(include_stdlib, dedupe=dedupe)
-    if isinstance(include_stdlib, str):
-        include_stdlib = True
+    for value, name in ((include_stdlib, "include_stdlib"), (include_site_packages, "include_site_packages")):
+        if not isinstance(value, bool):
+            hint = f"; for the corpus named {value!r} use chunklab.datasets.corpus({value!r})"
+            raise ValueError(
+                f"{name} must be True or False, got {value!r}" + (hint if isinstance(value, str) else "")
+            )
     if dedupe not in ("content", "path"):
         raise ValueError(f"dedupe must be 'content' or 'path', got {dedupe!r}")
-    return _code_corpus(bool(include_stdlib), bool(include_site_packages), dedupe)
+    return _code_corpus(include_stdlib, include_site_packages, dedupe)
 
 
 @lru_cache(maxsize=8)

@@ -1,6 +1,6 @@
 """The pinned 50K-file code corpus: ``.py`` files read straight out of fetched wheels.
 
-``wheel_corpus("code-50k")`` (also reached as ``code_corpus("code-50k")``) lists every
+``wheel_corpus("code-50k")`` (also reached as ``chunklab.datasets.corpus("code-50k")``) lists every
 ``.py`` member of every wheel pinned in ``chunklab/data/corpora/code-50k.txt``, once
 ``chunklab corpus fetch code-50k`` has downloaded them. Nothing is installed or imported: a
 file is a zip member, read when asked for. The order is fixed by the pin list (sorted by
@@ -129,7 +129,7 @@ def _members(pin: WheelPin, directory: str) -> Iterator[tuple[WheelFile, int]]:
 
 
 def _first_of_identical(files: list[WheelFile], crcs: list[int]) -> list[bool]:
-    """Keep the first of each group of identical files: candidates share size and CRC-32, then bytes decide."""
+    """Keep the first of each group of identical files: candidates share size and CRC-32; bytes decide."""
     groups: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i, (f, crc) in enumerate(zip(files, crcs)):
         groups[(f.size, crc)].append(i)
@@ -149,5 +149,5 @@ def _first_of_identical(files: list[WheelFile], crcs: list[int]) -> list[bool]:
 
 @lru_cache(maxsize=8)
 def _open_zip(wheel: str, pid: int) -> zipfile.ZipFile:
-    """An open wheel, cached per process (``pid`` in the key: a forked worker never shares a parent's handle)."""
+    """An open wheel, cached per process (``pid`` in the key: a forked worker never shares its parent's)."""
     return zipfile.ZipFile(wheel)

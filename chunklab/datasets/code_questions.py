@@ -19,15 +19,16 @@ import ast
 import bisect
 import hashlib
 import re
-import sys
-import types
 import warnings
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from chunklab._validate import check_positive_int
-from chunklab.datasets.docs import Dataset, Document, Question
+from chunklab.datasets.code import CodeCorpus
+from chunklab.datasets.docs import SPLITS, Question
+from chunklab.datasets.model import QuestionSet
+from chunklab.documents import Document
 
 __all__ = ["StrippedSource", "code_questions", "first_sentence", "function_spans", "strip_docstrings"]
 
@@ -45,8 +46,8 @@ def code_questions(
     max_file_chars: int = 20_000,
     max_per_file: int | None = 10,
     heldout_share: float = 0.25,
-    corpus: Any = None,
-) -> Dataset:
+    corpus: CodeCorpus | None = None,
+) -> QuestionSet[Document, Question]:
     """Documents (the sampled files, docstrings stripped) and one question per documented function.
 
     Procedure, in order:
@@ -77,7 +78,7 @@ def code_questions(
         from chunklab.datasets.code import code_corpus
 
         corpus = code_corpus()
-    eligible = corpus.__class__([f for f in corpus if min_file_chars <= f.size <= max_file_chars])
+    eligible = CodeCorpus([f for f in corpus if min_file_chars <= f.size <= max_file_chars])
     if len(eligible) < n_files:
         raise ValueError(
             f"only {len(eligible)} files of {min_file_chars}-{max_file_chars} bytes in the corpus; "
@@ -95,7 +96,7 @@ def code_questions(
             continue
         stripped = _strip(source, tree) if strip_docstrings else StrippedSource(source, source, [])
         doc_id = f"{f.root}:{f.relpath}"
-        documents.append(Document(doc_id, f.module, stripped.text, f.path, "python", "clean"))  # type: ignore[arg-type]
+        documents.append(Document(doc_id, stripped.text, f.path, "python", f.module))
         for qualname, node in _functions(tree):
             doc = ast.get_docstring(node, clean=True)
             if not doc:
@@ -121,7 +122,7 @@ def code_questions(
         split = "heldout" if _hash_share(qid) < heldout_share else "dev"
         questions.append(Question(qid, question, doc_id, [(s, e)], [text], "function", split, False))
     name = f"code:n{n_files}:seed{seed}" + ("" if strip_docstrings else ":docstrings")
-    return Dataset(name, documents, questions)
+    return QuestionSet(name, documents, questions, split_names=SPLITS)
 
 
 def first_sentence(docstring: str) -> str:
@@ -308,19 +309,3 @@ def _offset(source: str, starts: list[int], lineno: int, col_bytes: int) -> int:
 def _hash_share(key: str) -> float:
     digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2**64
-
-
-class _CallableModule(types.ModuleType):
-    """Lets ``chunklab.datasets.code_questions`` be called like :func:`code_questions`.
-
-    ``from chunklab.datasets import code_questions`` binds the package attribute to this
-    submodule once it is imported (the lazy export imports it), shadowing the function of the
-    same name; making the module callable keeps ``code_questions(n_files=...)`` working
-    either way (the same arrangement as :mod:`chunklab.datasets.docs`).
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Dataset:
-        return code_questions(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -6,33 +6,24 @@ stores it as a character span, and refuses to load (one ``ValueError`` listing e
 when a quote is missing or occurs more than once, a question file names no document, an id is
 repeated, or a field is malformed.
 
-``from chunklab.datasets import docs`` gives a callable: the function :func:`docs` (or, once the
-submodule has been imported, this module, which is callable with the same signature).
+The documents are :class:`chunklab.documents.Document` objects (:class:`KitDocument` adds the
+structure); the set is a :class:`chunklab.datasets.model.QuestionSet`.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import re
-import sys
-import types
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-__all__ = [
-    "Dataset",
-    "Document",
-    "Question",
-    "docs",
-    "html_documents",
-    "load_docs",
-    "locate_quote",
-]
+from chunklab.datasets.model import QuestionSet, locate_answers
+from chunklab.documents import Document
+
+__all__ = ["Dataset", "KitDocument", "Question", "html_documents", "load_docs"]
 
 KINDS = ("fact", "table", "exception", "multi", "procedure")
 SPLITS = ("dev", "heldout")
@@ -44,15 +35,13 @@ _QUESTION_FIELDS = {"id", "question", "answer", "kind", "split", "needs_context"
 
 
 @dataclass(frozen=True)
-class Document:
-    """One document of the corpus: its full text exactly as stored, and what it is."""
+class KitDocument(Document):
+    """A document of the kit's corpus: a :class:`~chunklab.documents.Document` and its structure.
 
-    doc_id: str
-    title: str
-    text: str = field(repr=False)
-    path: str
-    format: Literal["markdown", "html"]
-    structure: Literal["clean", "messy"]
+    ``structure`` is ``clean`` (a heading per topic) or ``messy`` (few headings, long sections).
+    """
+
+    structure: str = "clean"
 
     @property
     def n_words(self) -> int:
@@ -77,67 +66,18 @@ class Question:
     split: str
     needs_context: bool
     note: str = ""
+    relevant_docs: tuple[str, ...] = ()  # gold is spans, not whole documents
 
 
-@dataclass
-class Dataset:
-    """Documents plus questions about them."""
-
-    name: str
-    documents: list[Document]
-    questions: list[Question]
-    _by_id: dict[str, Document] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        self._by_id = {d.doc_id: d for d in self.documents}
-
-    def doc(self, doc_id: str) -> Document:
-        """The document with this id; ``KeyError`` naming the id if there is none."""
-        try:
-            return self._by_id[doc_id]
-        except KeyError:
-            raise KeyError(f"no document {doc_id!r} in dataset {self.name!r}") from None
-
-    def split(self, name: str) -> Dataset:
-        """The same documents with only the questions of split ``name`` ('dev' or 'heldout')."""
-        if name not in SPLITS:
-            raise ValueError(f"split must be one of {SPLITS}, got {name!r}")
-        return Dataset(
-            f"{self.name}:{name}", list(self.documents), [q for q in self.questions if q.split == name]
-        )
-
-    def sample(self, n: int, seed: int = 0) -> Dataset:
-        """``n`` questions drawn without replacement (deterministic for a seed); all documents kept.
-
-        The documents stay whole so a retrieval run on the sample still searches the full corpus.
-        """
-        from chunklab._validate import check_non_negative_int
-
-        check_non_negative_int(n, "n")
-        if n > len(self.questions):
-            raise ValueError(f"cannot sample {n} questions from {len(self.questions)} in {self.name!r}")
-        picked = random.Random(seed).sample(range(len(self.questions)), n)
-        return Dataset(
-            f"{self.name}:sample{n}", list(self.documents), [self.questions[i] for i in sorted(picked)]
-        )
-
-    def __len__(self) -> int:
-        return len(self.questions)
-
-    def __repr__(self) -> str:
-        return (
-            f"Dataset(name={self.name!r}, documents={len(self.documents)}, questions={len(self.questions)})"
-        )
-
-    def __iter__(self) -> Iterator[Question]:
-        return iter(self.questions)
+#: the name the chapters build a question set by (``Dataset(name, documents, questions)``)
+Dataset = QuestionSet
 
 
 def load_docs(
     split: str | None = None,
     include_html: bool = False,
     root: str | Path | Traversable | None = None,
-) -> Dataset:
+) -> QuestionSet[KitDocument, Question]:
     """Load the kit's documents and questions, locating every gold quote to character offsets.
 
     ``split`` keeps only 'dev' or 'heldout' questions (all documents are always kept);
@@ -158,20 +98,13 @@ def load_docs(
         raise ValueError(
             f"the docs corpus at {base} has {len(problems)} problem(s):\n- " + "\n- ".join(problems)
         )
-    if split is not None:
-        questions = [q for q in questions if q.split == split]
     if include_html:
         documents = documents + html
-    name = "docs" if split is None else f"docs:{split}"
-    return Dataset(name, documents, questions)
+    dataset = QuestionSet("docs", documents, questions, split_names=SPLITS)
+    return dataset.split(split) if split is not None else dataset
 
 
-def docs(split: str | None = None) -> Dataset:
-    """The kit's document corpus and its questions (same as ``load_docs(split)``)."""
-    return load_docs(split=split)
-
-
-def html_documents(root: str | Path | Traversable | None = None) -> list[Document]:
+def html_documents(root: str | Path | Traversable | None = None) -> list[KitDocument]:
     """The HTML renderings, as documents with ids ``<slug>.html`` and ``format='html'``."""
     return [d for d in load_docs(include_html=True, root=root).documents if d.format == "html"]
 
@@ -188,15 +121,6 @@ def _root(root: str | Path | Traversable | None) -> Traversable:
             raise ValueError(f"root {str(path)!r} is not a directory")
         return path
     return root
-
-
-def locate_quote(text: str, quote: str) -> tuple[int, int]:
-    """The ``(start, end)`` offsets of ``quote`` in ``text``; ValueError unless it occurs exactly once."""
-    count = text.count(quote)
-    if count != 1:
-        raise ValueError("not found" if count == 0 else f"found {count} times (ambiguous: quote more of it)")
-    start = text.index(quote)
-    return start, start + len(quote)
 
 
 def _children(folder: Traversable, suffix: str) -> list[Traversable]:
@@ -218,7 +142,7 @@ def _read_text(path: Traversable, problems: list[str]) -> str | None:
         return None
 
 
-def _read_markdown(base: Traversable, problems: list[str]) -> list[Document]:
+def _read_markdown(base: Traversable, problems: list[str]) -> list[KitDocument]:
     folder = base / "docs"
     if not folder.is_dir():
         problems.append(f"no docs/ folder under {base}")
@@ -247,15 +171,14 @@ def _read_markdown(base: Traversable, problems: list[str]) -> list[Document]:
                 f"{path.name}: line 2 must be '<!-- structure: clean -->' or '<!-- structure: messy -->'"
             )
             continue
-        documents.append(
-            Document(slug, lines[0][2:].strip(), text, _display(path), "markdown", match.group(1))  # type: ignore[arg-type]
-        )
+        title = lines[0][2:].strip()
+        documents.append(KitDocument(slug, text, _display(path), "markdown", title, structure=match.group(1)))
     if not documents:
         problems.append(f"no Markdown documents in {folder}")
     return documents
 
 
-def _read_questions(base: Traversable, by_id: dict[str, Document], problems: list[str]) -> list[Question]:
+def _read_questions(base: Traversable, by_id: dict[str, KitDocument], problems: list[str]) -> list[Question]:
     questions: list[Question] = []
     seen: dict[str, str] = {}
     for path in _children(base / "questions", ".json"):
@@ -289,7 +212,7 @@ def _read_questions(base: Traversable, by_id: dict[str, Document], problems: lis
     return questions
 
 
-def _parse_question(item: Any, document: Document, where: str, problems: list[str]) -> Question | None:
+def _parse_question(item: Any, document: KitDocument, where: str, problems: list[str]) -> Question | None:
     if not isinstance(item, dict):
         problems.append(f"{where}: not a JSON object")
         return None
@@ -317,29 +240,24 @@ def _parse_question(item: Any, document: Document, where: str, problems: list[st
     note = item.get("note", "")
     if not isinstance(note, str):
         problems.append(f"{where}: 'note' must be a string")
-    answer = item.get("answer")
-    answers = [answer] if isinstance(answer, str) else answer
-    if (
-        not isinstance(answers, list)
-        or not answers
-        or not all(isinstance(a, str) and a.strip() for a in answers)
-    ):
-        problems.append(f"{where}: 'answer' must be a non-empty string or a non-empty list of them")
+    located = locate_answers(document.text, item.get("answer"), where, f"{document.doc_id}.md", problems)
+    if located is None or len(problems) > before:
         return None
-    spans = []
-    for quote in answers:
-        try:
-            spans.append(locate_quote(document.text, quote))
-        except ValueError as exc:
-            problems.append(f"{where}: answer quote {_short(quote)} {exc} in {document.doc_id}.md")
-    if len(problems) > before:
-        return None
+    answers, spans = located  # every field below was checked above
     return Question(
-        qid, text.strip(), document.doc_id, spans, list(answers), kind, split, needs_context, note
+        str(qid),
+        str(text).strip(),
+        document.doc_id,
+        spans,
+        answers,
+        str(kind),
+        str(split),
+        bool(needs_context),
+        note,
     )
 
 
-def _read_html(base: Traversable, by_id: dict[str, Document], problems: list[str]) -> list[Document]:
+def _read_html(base: Traversable, by_id: dict[str, KitDocument], problems: list[str]) -> list[KitDocument]:
     documents = []
     for path in _children(base / "docs" / "html", ".html"):
         slug = path.name[: -len(".html")]
@@ -356,7 +274,7 @@ def _read_html(base: Traversable, by_id: dict[str, Document], problems: list[str
             problems.append(f"docs/html/{path.name}: structure comment names {structure!r}, not clean/messy")
             continue
         title = _html_title(text) or source.title
-        documents.append(Document(path.name, title, text, _display(path), "html", structure))  # type: ignore[arg-type]
+        documents.append(KitDocument(path.name, text, _display(path), "html", title, structure=structure))
     return documents
 
 
@@ -373,23 +291,3 @@ def _html_title(markup: str) -> str | None:
 
 def _display(path: Traversable) -> str:
     return str(path)
-
-
-def _short(quote: str, limit: int = 70) -> str:
-    quote = " ".join(quote.split())
-    return repr(quote if len(quote) <= limit else quote[: limit - 3] + "...")
-
-
-class _CallableModule(types.ModuleType):
-    """Lets ``chunklab.datasets.docs`` be called like :func:`docs` once it is imported as a module.
-
-    Importing the submodule binds the package attribute ``docs`` to this module, shadowing the
-    lazily exported function of the same name; making the module callable keeps
-    ``from chunklab.datasets import docs; docs()`` working either way.
-    """
-
-    def __call__(self, split: str | None = None) -> Dataset:
-        return docs(split)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -121,10 +121,13 @@ def parse_pins(lines: Iterable[str], source: str = "<pins>") -> list[WheelPin]:
 
 
 def corpus_dir(name: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Where corpus ``name``'s wheels are kept: ``<cache dir>/corpora/<name>`` (see :func:`chunklab.paths.cache_dir`)."""
+    """Where corpus ``name``'s wheels are kept: ``<cache dir>/corpora/<name>``.
+
+    The cache dir is ``cache_dir`` or :func:`chunklab.paths.cache_dir`.
+    """
     from chunklab.paths import cache_dir as kit_cache_dir
 
-    return kit_cache_dir(cache_dir) / "corpora" / name
+    return kit_cache_dir(Path(cache_dir) if cache_dir is not None else None) / "corpora" / name
 
 
 def sha256_of(path: str | os.PathLike[str]) -> str:

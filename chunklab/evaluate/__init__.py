@@ -3,7 +3,8 @@
 ``from chunklab.evaluate import recall_at_k, span_metrics, Benchmark`` — the metric functions
 live in :mod:`chunklab.evaluate.metrics`, resampling in :mod:`chunklab.evaluate.bootstrap`,
 the runner in :mod:`chunklab.evaluate.benchmark` (its result in
-:mod:`chunklab.evaluate.result`) and figures in :mod:`chunklab.evaluate.plots`.
+:mod:`chunklab.evaluate.result`), figures in :mod:`chunklab.evaluate.plots`, and
+``load_dataset`` (:mod:`chunklab.evaluate.loader`) gives the question set to run on.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from chunklab.evaluate.bootstrap import (
     required_questions,
     resample_counts,
 )
+from chunklab.evaluate.loader import load_dataset
 from chunklab.evaluate.metrics import (
     CONVENTIONS,
     MIN_GOLD_OVERLAP,
@@ -58,6 +60,7 @@ __all__ = [
     "hits_by_span",
     "hits_by_text",
     "is_established",
+    "load_dataset",
     "mrr",
     "ndcg_at_k",
     "pairwise_wins",

@@ -23,12 +23,13 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from chunklab.chunk import Chunk
+from chunklab.datasets.model import Dataset, GoldQuestion, SourceDocument
 from chunklab.evaluate._validate import check_convention, check_positive_int, check_share
 from chunklab.evaluate.bootstrap import N_RESAMPLES
 from chunklab.evaluate.metrics import (
@@ -42,6 +43,10 @@ from chunklab.evaluate.metrics import (
 )
 from chunklab.evaluate.result import METRICS, SPAN_METRICS, BenchmarkResult, measured_metrics, summarize
 
+if TYPE_CHECKING:
+    from chunklab.chunkers.catalog import Strategy
+    from chunklab.retrieval.store import ChunkStore
+
 __all__ = ["Benchmark", "Indexed", "as_strategies"]
 
 
@@ -51,7 +56,7 @@ class Indexed:
 
     chunks: list[Chunk]
     leaves: list[Chunk]
-    store: Any
+    store: ChunkStore
     chunk_s: float
     ingest_s: float
     chunker_texts: int
@@ -60,9 +65,10 @@ class Indexed:
 class Benchmark:
     """Compare chunking strategies on a dataset of documents and questions with gold spans.
 
-    ``dataset`` has ``documents`` (``doc_id``, ``text``, ...) and ``questions`` (``id``,
-    ``question``, ``doc_id``, ``gold_spans``, optionally ``answers``; or ``relevant_docs``
-    instead of gold spans for document-level relevance). ``strategies`` is a list of
+    ``dataset`` is a :class:`chunklab.datasets.model.Dataset`: ``documents`` (``doc_id``,
+    ``text``, ...) and ``questions`` (``id``, ``question``, ``doc_id``, ``gold_spans``,
+    ``answers``; or ``relevant_docs`` instead of gold spans for document-level relevance),
+    as every loader of :func:`chunklab.evaluate.load_dataset` gives them. ``strategies`` is a list of
     :class:`chunklab.chunkers.catalog.Strategy`, registry names, or a mapping
     ``name -> callable(document) -> list[Chunk]``. ``encoder`` defaults to the shared cached
     :func:`chunklab.embed.get_encoder`. Each strategy is indexed in its own collection under
@@ -73,7 +79,7 @@ class Benchmark:
 
     def __init__(
         self,
-        dataset: Any,
+        dataset: Dataset,
         strategies: Any,
         k: int = 5,
         encoder: Any = None,
@@ -87,13 +93,13 @@ class Benchmark:
         self.n_resamples = check_positive_int(n_resamples, "n_resamples")
         self.min_gold_overlap = check_share(min_gold_overlap, "min_gold_overlap")
         self.convention = check_convention(convention)
-        self.documents = list(getattr(dataset, "documents", None) or [])
-        self.questions = list(getattr(dataset, "questions", None) or [])
+        self.documents: list[SourceDocument] = list(dataset.documents)
+        self.questions: list[GoldQuestion] = list(dataset.questions)
         if not self.documents:
             raise ValueError("the dataset has no documents")
         if not self.questions:
             raise ValueError("the dataset has no questions (check the split)")
-        self.dataset_name = str(getattr(dataset, "name", ""))
+        self.dataset_name = str(dataset.name)
         self.relevance = _relevance(self.questions)
         self._check_dataset()
         self.strategies = as_strategies(strategies)
@@ -107,7 +113,7 @@ class Benchmark:
         return measured_metrics(self.relevance)
 
     def _check_dataset(self) -> None:
-        docs = {}
+        docs: dict[str, SourceDocument] = {}
         for d in self.documents:
             if not isinstance(getattr(d, "doc_id", None), str) or not isinstance(
                 getattr(d, "text", None), str
@@ -191,7 +197,7 @@ class Benchmark:
                 s.name: {
                     "kind": s.kind,
                     **s.params,
-                    **({"sweep": s.sweep} if getattr(s, "sweep", None) else {}),
+                    **({"sweep": s.sweep} if s.sweep else {}),
                 }
                 for s in self.strategies
             },
@@ -202,7 +208,7 @@ class Benchmark:
         )
 
     # ------------------------------------------------------------------------------ steps
-    def chunk_corpus(self, strategy: Any, encoder: Any) -> tuple[list[Chunk], float, int]:
+    def chunk_corpus(self, strategy: Strategy, encoder: Any) -> tuple[list[Chunk], float, int]:
         """Every non-blank chunk of every document: ``(chunks, seconds, texts the chunker embedded)``."""
         t0 = time.perf_counter()
         texts_before = _texts_seen(encoder)
@@ -217,7 +223,7 @@ class Benchmark:
             raise ValueError(f"strategy {strategy.name!r} produced no chunks")
         return chunks, time.perf_counter() - t0, _texts_seen(encoder) - texts_before
 
-    def open_store(self, strategy: Any, index: int, root: Path, encoder: Any) -> Any:
+    def open_store(self, strategy: Strategy, index: int, root: Path, encoder: Any) -> ChunkStore:
         """An empty :class:`~chunklab.retrieval.store.ChunkStore` of its own for strategy number ``index``."""
         from chunklab.retrieval.store import ChunkStore
 
@@ -229,21 +235,21 @@ class Benchmark:
             store.clear()
         return store
 
-    def index(self, strategy: Any, store: Any, encoder: Any, progress: bool = False) -> Indexed:
+    def index(self, strategy: Strategy, store: ChunkStore, encoder: Any, progress: bool = False) -> Indexed:
         """Chunk the corpus with ``strategy`` and upsert the chunks it searches into ``store``."""
         chunks, chunk_s, chunker_texts = self.chunk_corpus(strategy, encoder)
-        leaves = strategy.index_chunks(chunks) if hasattr(strategy, "index_chunks") else chunks
+        leaves = strategy.index_chunks(chunks)
         leaves = list({c.id: c for c in leaves}.values())
         t1 = time.perf_counter()
         store.add(leaves, show_progress=progress and len(leaves) >= 2000)
         return Indexed(chunks, leaves, store, chunk_s, chunk_s + time.perf_counter() - t1, chunker_texts)
 
     def retrieve(
-        self, strategy: Any, indexed: Indexed, query_vecs: np.ndarray
+        self, strategy: Strategy, indexed: Indexed, query_vecs: np.ndarray
     ) -> tuple[list[list[Chunk]], list[float]]:
         """The top ``k`` chunks per question (auto-merged when the strategy says so) and latencies in ms."""
         by_id = {c.id: c for c in indexed.chunks}
-        post = getattr(strategy, "postprocess", None)
+        post = strategy.postprocess
         latencies: list[float] = []
         retrieved: list[list[Chunk]] = []
         for vec in query_vecs:
@@ -273,7 +279,10 @@ class Benchmark:
         ]
 
     def score(
-        self, retrieved: Sequence[Chunk], question: Any, doc_chunk_spans: Sequence[tuple[str, int, int]]
+        self,
+        retrieved: Sequence[Chunk],
+        question: GoldQuestion,
+        doc_chunk_spans: Sequence[tuple[str, int, int]],
     ) -> dict[str, float]:
         """Every metric of :data:`METRICS` for one question's retrieved chunks (already cut to k).
 
@@ -295,7 +304,7 @@ class Benchmark:
         out["char_precision"] = chars["precision"]
         out["iou"] = chars["iou"]
         out["precision_omega"] = precision_omega(doc_chunk_spans, gold, self.convention)
-        answers = list(getattr(question, "answers", None) or [])
+        answers = list(question.answers)
         if answers:
             found = set().union(*hits_by_text([c.text for c in retrieved], answers)) if retrieved else set()
             out["text_recall"] = len(found) / len(answers)
@@ -328,7 +337,7 @@ class Benchmark:
         }
 
 
-def as_strategies(strategies: Any) -> list[Any]:
+def as_strategies(strategies: Any) -> list[Strategy]:
     """Normalize names, Strategy objects, or a ``{name: callable}`` mapping to Strategy objects."""
     from chunklab.chunkers.catalog import Strategy, get_strategy, parse_strategies
 
@@ -358,11 +367,9 @@ def as_strategies(strategies: Any) -> list[Any]:
     return out
 
 
-def _relevance(questions: Sequence[Any]) -> str:
+def _relevance(questions: Sequence[GoldQuestion]) -> str:
     """``"document"`` when every question comes with ``relevant_docs`` and no gold spans, else ``"span"``."""
-    doc_level = [
-        not getattr(q, "gold_spans", None) and bool(getattr(q, "relevant_docs", None)) for q in questions
-    ]
+    doc_level = [not q.gold_spans and bool(q.relevant_docs) for q in questions]
     if all(doc_level):
         return "document"
     if any(doc_level):

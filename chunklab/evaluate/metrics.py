@@ -92,7 +92,7 @@ def span_hit(
 def hits_by_text(
     retrieved_texts: Sequence[str], gold_text: str | Sequence[str], k: int | None = None
 ) -> list[set[int]]:
-    """For each of the top ``k`` retrieved texts, the indices of the gold quotes it hits (:func:`text_hit`)."""
+    """For each of the top ``k`` retrieved texts, the gold quotes it hits, by index (:func:`text_hit`)."""
     golds = _gold_texts(gold_text)
     top = _top(retrieved_texts, k)
     return [{g for g, gold in enumerate(golds) if text_hit(t, gold)} for t in top]

@@ -14,7 +14,15 @@ import html
 import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from chunklab.chunk import Chunk
+    from chunklab.datasets.model import GoldQuestion, SourceDocument
+    from chunklab.evaluate.benchmark import Benchmark
+    from chunklab.evaluate.result import BenchmarkResult
 
 __all__ = ["render_report", "write_report"]
 
@@ -24,15 +32,19 @@ MAX_QUESTIONS = 60
 DISAGREE_ON = ("recall", "mrr", "iou")
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:75em;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em;display:block;overflow-x:auto}th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right}
-th:first-child,td:first-child{text-align:left}caption{caption-side:bottom;font-size:.85em;color:#555;text-align:left}
-mark{background:#ffe08a}.miss{color:#a33}.hit{color:#1a7f37}pre{white-space:pre-wrap;background:#f6f8fa;padding:.5em;
-margin:.25em 0;font-size:.85em;max-height:18em;overflow:auto}details{margin:.5em 0;border:1px solid #ddd;padding:.5em}
-summary{cursor:pointer;font-weight:600}.gold{border-left:4px solid #e3b341}.note{color:#555}img{max-width:100%}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em;display:block;overflow-x:auto}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right}
+th:first-child,td:first-child{text-align:left}
+caption{caption-side:bottom;font-size:.85em;color:#555;text-align:left}mark{background:#ffe08a}
+.miss{color:#a33}.hit{color:#1a7f37}
+pre{white-space:pre-wrap;background:#f6f8fa;padding:.5em;
+margin:.25em 0;font-size:.85em;max-height:18em;overflow:auto}
+details{margin:.5em 0;border:1px solid #ddd;padding:.5em}summary{cursor:pointer;font-weight:600}
+.gold{border-left:4px solid #e3b341}.note{color:#555}img{max-width:100%}
 """
 
 
-def write_report(result: Any, benchmark: Any, path: str | Path) -> Path:
+def write_report(result: BenchmarkResult, benchmark: Benchmark, path: str | Path) -> Path:
     """Write :func:`render_report` of ``result`` (from ``benchmark.run()``) to ``path``; returns the path."""
     out = Path(path)
     if out.suffix.lower() not in (".html", ".htm"):
@@ -42,18 +54,20 @@ def write_report(result: Any, benchmark: Any, path: str | Path) -> Path:
     return out
 
 
-def render_report(result: Any, benchmark: Any) -> str:
+def render_report(result: BenchmarkResult, benchmark: Benchmark) -> str:
     """The report as one HTML string (see the module docstring)."""
     docs = {d.doc_id: d for d in benchmark.documents}
     title = f"ChunkLab benchmark: {result.dataset or 'your corpus'}"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">",
+        '<meta http-equiv="Content-Security-Policy" '
+        "content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">",
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         f"<p>{len(benchmark.questions)} questions, {len(benchmark.documents)} documents, k = {result.k}; "
-        f"means with 95% intervals over {result.n_resamples} paired bootstrap resamples (seed {result.seed}); "
+        f"means with 95% intervals over {result.n_resamples} paired bootstrap resamples "
+        f"(seed {result.seed}); "
         f"{_e(result.note())}. Wall time {result.wall_s:.1f} s.</p>",
         "<h2>Summary</h2>",
         _table(
@@ -73,11 +87,11 @@ def render_report(result: Any, benchmark: Any) -> str:
     return "\n".join(parts)
 
 
-def _e(text: Any) -> str:
+def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _table(df: Any, caption: str = "") -> str:
+def _table(df: pd.DataFrame, caption: str = "") -> str:
     head = "".join(f"<th>{_e(c)}</th>" for c in [df.index.name or "", *df.columns])
     rows = []
     for name, row in df.iterrows():
@@ -86,7 +100,7 @@ def _table(df: Any, caption: str = "") -> str:
     return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _plots(result: Any) -> list[str]:
+def _plots(result: BenchmarkResult) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -119,7 +133,7 @@ def _plots(result: Any) -> list[str]:
     return out
 
 
-def _pairwise(result: Any) -> str:
+def _pairwise(result: BenchmarkResult) -> str:
     pw = result.pairwise
     if pw.empty:
         return "<p>Only one strategy: nothing to compare.</p>"
@@ -137,7 +151,9 @@ def _pairwise(result: Any) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _disagreements(result: Any, benchmark: Any, docs: dict[str, Any]) -> list[str]:
+def _disagreements(
+    result: BenchmarkResult, benchmark: Benchmark, docs: dict[str, SourceDocument]
+) -> list[str]:
     pq = result.per_question
     names = list(result.summary.index)
     metrics = [m for m in DISAGREE_ON if m in result.reported_metrics]
@@ -172,8 +188,8 @@ def _disagreements(result: Any, benchmark: Any, docs: dict[str, Any]) -> list[st
     return out
 
 
-def _gold(question: Any, docs: dict[str, Any]) -> str:
-    relevant = getattr(question, "relevant_docs", ())
+def _gold(question: GoldQuestion, docs: dict[str, SourceDocument]) -> str:
+    relevant = question.relevant_docs
     if not question.gold_spans:
         return f'<p class="gold">relevant documents: {_e(", ".join(relevant))}</p>'
     text = docs[question.doc_id].text
@@ -184,18 +200,19 @@ def _gold(question: Any, docs: dict[str, Any]) -> str:
     return "<p>gold:</p>" + quotes
 
 
-def _chunk_view(rank: int, chunk: Any, question: Any, docs: dict[str, Any]) -> str:
+def _chunk_view(rank: int, chunk: Chunk, question: GoldQuestion, docs: dict[str, SourceDocument]) -> str:
     gold = _gold_ranges(chunk, question)
     shared = sum(e - s for s, e in gold)
-    label = "hit" if shared or chunk.doc_id in getattr(question, "relevant_docs", ()) else "miss"
-    head = f'<span class="{label}">#{rank} {_e(chunk.doc_id)}:{chunk.start}-{chunk.end}, {shared} gold chars</span>'
+    label = "hit" if shared or chunk.doc_id in question.relevant_docs else "miss"
+    where = f"{_e(chunk.doc_id)}:{chunk.start}-{chunk.end}"
+    head = f'<span class="{label}">#{rank} {where}, {shared} gold chars</span>'
     doc = docs.get(chunk.doc_id)
     if doc is None or doc.text[chunk.start : chunk.end] != chunk.text:  # HTML: text is not the source slice
         return f"<pre>{head}\n{_e(chunk.text)}</pre>"
     return f"<pre>{head}\n{_highlight(chunk.text, chunk.start, gold)}</pre>"
 
 
-def _gold_ranges(chunk: Any, question: Any) -> list[tuple[int, int]]:
+def _gold_ranges(chunk: Chunk, question: GoldQuestion) -> list[tuple[int, int]]:
     if chunk.doc_id != question.doc_id:
         return []
     out = []

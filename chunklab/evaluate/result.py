@@ -88,9 +88,15 @@ METRIC_DOCS = {
     "mrr": "1 / rank of the first relevant chunk (0 if none)",
     "ndcg": "binary-relevance nDCG@k, each gold span counted once",
     "char_recall": "share of gold characters covered by the union of the top-k spans",
-    "char_precision": "gold characters covered / characters retrieved (union: each counted once; chroma: summed)",
-    "iou": "gold characters covered / (characters retrieved + gold characters - covered), in the same convention",
-    "precision_omega": "char precision of every chunk that touches the gold (no retrieval: the chunker alone)",
+    "char_precision": (
+        "gold characters covered / characters retrieved (union: each counted once; chroma: summed)"
+    ),
+    "iou": (
+        "gold characters covered / (characters retrieved + gold characters - covered), in the same convention"
+    ),
+    "precision_omega": (
+        "char precision of every chunk that touches the gold (no retrieval: the chunker alone)"
+    ),
     "text_recall": "course definition: share of gold quotes inside a top-k chunk's text or containing it",
 }
 
@@ -347,7 +353,8 @@ def summarize(
 
 def _cell(value: Any) -> str:
     if isinstance(value, float | np.floating):
-        return f"{value:.0f}" if abs(value) >= 100 else f"{value:.2f}"
+        number = float(value)
+        return f"{number:.0f}" if abs(number) >= 100 else f"{number:.2f}"
     return str(value)
 
 

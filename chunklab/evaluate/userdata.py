@@ -17,6 +17,8 @@ one of three formats (documented in ``chunklab/data/docs/FORMAT.md``):
 
 Every problem found is reported at once in one ``ValueError``; with ``on_error="skip"`` the
 unreadable files and bad questions are left out instead (and listed in ``dataset.skipped``).
+The result is a :class:`chunklab.datasets.model.QuestionSet` of
+:class:`chunklab.documents.Document` and :class:`UserQuestion`.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chunklab.datasets.docs import locate_quote
+from chunklab.datasets.model import QuestionSet, locate_answers, preview
+from chunklab.documents import Document
 from chunklab.evaluate._validate import check_choice, is_int
 
-__all__ = ["FORMATS", "UserDataset", "UserQuestion", "detect_format", "load_user_dataset"]
+__all__ = ["FORMATS", "UserQuestion", "detect_format", "load_user_dataset"]
 
 FORMATS = ("auto", "quotes", "spans", "beir")
 ON_ERROR = ("fail", "skip")
@@ -51,38 +54,12 @@ class UserQuestion:
     relevant_docs: tuple[str, ...] = ()
 
 
-@dataclass
-class UserDataset:
-    """Documents and questions loaded from your files, plus what was skipped and why."""
-
-    name: str
-    documents: list[Any]
-    questions: list[UserQuestion]
-    format: str
-    skipped: list[str] = field(default_factory=list)
-
-    def split(self, name: str) -> UserDataset:
-        """The same documents with only the questions whose ``split`` is ``name``."""
-        splits = sorted({q.split for q in self.questions if q.split})
-        if name not in splits:
-            raise ValueError(f"split {name!r} not in the question file; it has {splits or 'no splits'}")
-        kept = [q for q in self.questions if q.split == name]
-        return UserDataset(f"{self.name}:{name}", self.documents, kept, self.format, self.skipped)
-
-    def doc(self, doc_id: str) -> Any:
-        """The document with this id (``KeyError`` naming it otherwise)."""
-        for d in self.documents:
-            if d.doc_id == doc_id:
-                return d
-        raise KeyError(f"no document {doc_id!r} in {self.name!r}")
-
-
 def load_user_dataset(
     corpus_dir: str | Path,
     questions: str | Path | None = None,
     format: str = "auto",
     on_error: str = "fail",
-) -> UserDataset:
+) -> QuestionSet[Document, UserQuestion]:
     """Load the documents under ``corpus_dir`` and the questions of ``questions`` (see the module doc).
 
     ``format="auto"`` detects it (:func:`detect_format`). ``on_error="fail"`` raises one
@@ -127,11 +104,14 @@ def load_user_dataset(
         items = list({q.id: q for q in reversed(items)}.values())[::-1]
     if not items:
         raise ValueError(f"no usable questions in {qpath or root}" + _listing(problems))
-    return UserDataset(f"{root.name}:{fmt}", documents, items, fmt, problems)
+    return QuestionSet(f"{root.name}:{fmt}", documents, items, problems, format=fmt)
 
 
 def detect_format(corpus_dir: Path, questions: Path | None) -> str:
-    """``beir`` for a BEIR folder or a qrels ``.tsv``; ``spans`` for CSV or rows with ``references``; else ``quotes``."""
+    """The format of ``questions``: ``beir``, ``spans`` or ``quotes``.
+
+    ``beir`` for a BEIR folder or a qrels ``.tsv``; ``spans`` for CSV or rows with ``references``.
+    """
     if questions is None or questions.is_dir() or questions.suffix.lower() == ".tsv":
         if (corpus_dir / "corpus.jsonl").is_file():
             return "beir"
@@ -153,7 +133,7 @@ def detect_format(corpus_dir: Path, questions: Path | None) -> str:
 # ------------------------------------------------------------------------------ corpus and rows
 
 
-def _read_corpus(root: Path, problems: list[str]) -> list[Any]:
+def _read_corpus(root: Path, problems: list[str]) -> list[Document]:
     from chunklab.documents import DocumentError, iter_documents
 
     errors: list[DocumentError] = []
@@ -213,7 +193,7 @@ def _fields(row: Any, where: str, required: tuple[str, ...], problems: list[str]
 # ------------------------------------------------------------------------------ quotes
 
 
-def _quote_question(row: Any, n: int, by_id: dict[str, Any], problems: list[str]) -> UserQuestion | None:
+def _quote_question(row: Any, n: int, by_id: dict[str, Document], problems: list[str]) -> UserQuestion | None:
     qid = str(row.get("id") or f"q{n}") if isinstance(row, dict) else f"q{n}"
     where = f"question {qid!r} (item {n})"
     row = _fields(row, where, ("question", "doc", "answer"), problems)
@@ -224,21 +204,10 @@ def _quote_question(row: Any, n: int, by_id: dict[str, Any], problems: list[str]
     if doc is None:
         problems.append(f"{where}: doc {row['doc']!r} is not a readable file of the corpus")
         return None
-    answers = [row["answer"]] if isinstance(row["answer"], str) else row["answer"]
-    if (
-        not isinstance(answers, list)
-        or not answers
-        or not all(isinstance(a, str) and a.strip() for a in answers)
-    ):
-        problems.append(f"{where}: 'answer' must be a non-empty string or a list of them")
+    located = locate_answers(doc.text, row["answer"], where, doc_id, problems)
+    if located is None:
         return None
-    spans = []
-    for quote in answers:
-        try:
-            spans.append(locate_quote(doc.text, quote))
-        except ValueError as exc:
-            problems.append(f"{where}: answer {_short(quote)} {exc} in {doc_id}")
-            return None
+    answers, spans = located
     return UserQuestion(
         qid, row["question"].strip(), doc_id, spans, list(answers), str(row.get("split") or "")
     )
@@ -247,7 +216,7 @@ def _quote_question(row: Any, n: int, by_id: dict[str, Any], problems: list[str]
 # ------------------------------------------------------------------------------ spans
 
 
-def _span_question(row: Any, n: int, by_id: dict[str, Any], problems: list[str]) -> UserQuestion | None:
+def _span_question(row: Any, n: int, by_id: dict[str, Document], problems: list[str]) -> UserQuestion | None:
     where = f"row {n}"
     row = _fields(row, where, ("question", "corpus_id", "references"), problems)
     if row is None:
@@ -278,7 +247,9 @@ def _span_question(row: Any, n: int, by_id: dict[str, Any], problems: list[str])
     return UserQuestion(qid, row["question"].strip(), doc.doc_id, spans, answers, str(row.get("split") or ""))
 
 
-def _by_corpus_id(corpus_id: str, by_id: dict[str, Any], where: str, problems: list[str]) -> Any:
+def _by_corpus_id(
+    corpus_id: str, by_id: dict[str, Document], where: str, problems: list[str]
+) -> Document | None:
     if corpus_id in by_id:
         return by_id[corpus_id]
     stem_matches = [d for i, d in by_id.items() if Path(i).with_suffix("").as_posix() == corpus_id]
@@ -294,7 +265,7 @@ def _by_corpus_id(corpus_id: str, by_id: dict[str, Any], where: str, problems: l
     return None
 
 
-def _reference(ref: Any, doc: Any, where: str, problems: list[str]) -> tuple[int, int] | None:
+def _reference(ref: Any, doc: Document, where: str, problems: list[str]) -> tuple[int, int] | None:
     if not isinstance(ref, dict) or not {"content", "start_index", "end_index"} <= set(ref):
         problems.append(f"{where}: needs content, start_index and end_index")
         return None
@@ -307,8 +278,8 @@ def _reference(ref: Any, doc: Any, where: str, problems: list[str]) -> tuple[int
         return None
     if doc.text[s:e] != ref["content"]:
         problems.append(
-            f"{where}: {doc.doc_id}[{s}:{e}] is {_short(doc.text[s:e])}, "
-            f"not the content {_short(str(ref['content']))}"
+            f"{where}: {doc.doc_id}[{s}:{e}] is {preview(doc.text[s:e])}, "
+            f"not the content {preview(str(ref['content']))}"
         )
         return None
     return s, e
@@ -317,9 +288,7 @@ def _reference(ref: Any, doc: Any, where: str, problems: list[str]) -> tuple[int
 # ------------------------------------------------------------------------------ beir
 
 
-def _beir(root: Path, qrels: Path | None, problems: list[str]) -> tuple[list[Any], list[UserQuestion]]:
-    from chunklab.documents import Document
-
+def _beir(root: Path, qrels: Path | None, problems: list[str]) -> tuple[list[Document], list[UserQuestion]]:
     for name in ("corpus.jsonl", "queries.jsonl"):
         if not (root / name).is_file():
             raise ValueError(f"a BEIR folder needs {name}; not found in {root}")
@@ -391,11 +360,6 @@ def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 yield n, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path.name} line {n}: invalid JSON ({exc})") from None
-
-
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def _listing(problems: list[str]) -> str:

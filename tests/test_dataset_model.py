@@ -1,0 +1,216 @@
+"""The one dataset model, ``load_dataset``, the corpus registry, and no import circle in chunklab.datasets."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+import chunklab.datasets as datasets_pkg
+from chunklab.datasets import registry
+from chunklab.datasets.docs import Question
+from chunklab.datasets.model import QuestionSet, locate_answers, locate_quote, preview
+from chunklab.documents import Document
+from chunklab.evaluate import load_dataset
+from chunklab.evaluate.userdata import UserQuestion, load_user_dataset
+
+
+def _question(qid: str, split: str, doc_id: str = "a") -> UserQuestion:
+    return UserQuestion(qid, f"what is {qid}?", doc_id, [(0, 1)], ["x"], split)
+
+
+def _set(**kwargs) -> QuestionSet:
+    docs = [Document("a", "x one"), Document("b", "y two")]
+    qs = [_question("q1", "dev"), _question("q2", "test"), _question("q3", "dev", "b")]
+    return QuestionSet("mine", docs, qs, **kwargs)
+
+
+# ------------------------------------------------------------------ QuestionSet
+
+
+def test_doc_is_a_lookup_by_id_and_names_a_missing_one():
+    data = _set()
+    assert data.doc("b").text == "y two"
+    with pytest.raises(KeyError, match="no document 'zz' in dataset 'mine'"):
+        data.doc("zz")
+
+
+def test_splits_come_from_the_questions_unless_declared():
+    data = _set()
+    assert data.splits == ("dev", "test")
+    dev = data.split("dev")
+    assert [q.id for q in dev] == ["q1", "q3"] and dev.name == "mine:dev" and dev.documents == data.documents
+    with pytest.raises(ValueError, match=r"split must be one of the splits of 'mine' \(\['dev', 'test'\]\)"):
+        data.split("heldout")
+    declared = _set(split_names=("dev", "heldout"))
+    assert declared.split("dev").splits == ("dev", "heldout")
+    assert len(declared.split("heldout")) == 0
+
+
+def test_skipped_rows_and_format_travel_through_split_and_sample():
+    data = _set(skipped=["row 4: bad"], format="quotes")
+    for derived in (data.split("dev"), data.sample(2, seed=3)):
+        assert derived.skipped == ["row 4: bad"] and derived.format == "quotes"
+    assert repr(data) == "QuestionSet(name='mine', documents=2, questions=3, skipped=1)"
+
+
+# ------------------------------------------------------------------ the one answer locator
+
+
+def test_locate_answers_reports_every_missing_or_ambiguous_quote():
+    text = "alpha beta alpha gamma"
+    problems: list[str] = []
+    assert locate_answers(text, ["beta", "gamma"], "q1", "doc.md", problems) == (
+        ["beta", "gamma"],
+        [locate_quote(text, "beta"), locate_quote(text, "gamma")],
+    )
+    assert locate_answers(text, "beta", "q1", "doc.md", problems) == (["beta"], [(6, 10)])
+    assert problems == []
+    assert locate_answers(text, ["alpha", "delta", "gamma"], "q2", "doc.md", problems) is None
+    assert problems == [
+        "q2: answer quote 'alpha' found 2 times (ambiguous: quote more of it) in doc.md",
+        "q2: answer quote 'delta' not found in doc.md",
+    ]
+    assert locate_answers(text, [], "q3", "doc.md", problems) is None
+    assert problems[-1] == "q3: 'answer' must be a non-empty string or a non-empty list of them"
+
+
+def test_preview_collapses_whitespace_and_cuts_at_seventy_characters():
+    assert preview("a\n  b") == "'a b'"
+    long = preview("word " * 40)
+    assert len(long) == 72 and long.endswith("...'")
+
+
+def test_user_quotes_report_every_bad_quote_of_a_question(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "guide.md").write_text("# Guide\n\nRestart the pump. Restart the pump.\n", encoding="utf-8")
+    qfile = tmp_path / "q.jsonl"
+    row = {"question": "how?", "doc": "guide.md", "answer": ["Restart the pump.", "not there"]}
+    qfile.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        load_user_dataset(corpus, qfile)
+    message = str(info.value)
+    assert "answer quote 'Restart the pump.' found 2 times" in message
+    assert "answer quote 'not there' not found in guide.md" in message
+
+
+# ------------------------------------------------------------------ load_dataset
+
+
+def test_load_dataset_gives_the_docs_set_and_its_splits():
+    from chunklab.datasets.docs import load_docs
+
+    assert [q.id for q in load_dataset("docs").questions] == [q.id for q in load_docs().questions]
+    heldout = load_dataset("docs", split="heldout")
+    assert heldout.name == "docs:heldout" and {q.split for q in heldout.questions} == {"heldout"}
+    assert isinstance(heldout.questions[0], Question) and heldout.skipped == []
+
+
+def test_load_dataset_reads_a_corpus_folder_with_its_questions(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "guide.md").write_text("# Guide\n\nOpen valve A. Then close valve B.\n", encoding="utf-8")
+    qfile = tmp_path / "q.jsonl"
+    rows = [
+        {"question": "first?", "doc": "guide.md", "answer": "Open valve A.", "split": "dev"},
+        {"question": "then?", "doc": "guide.md", "answer": "close valve B", "split": "test"},
+        {"question": "bad?", "doc": "guide.md", "answer": "no such words", "split": "dev"},
+    ]
+    qfile.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    data = load_dataset(corpus, questions=qfile, on_error="skip")
+    assert [q.question for q in data.questions] == ["first?", "then?"]
+    assert len(data.skipped) == 1 and "no such words" in data.skipped[0]
+    assert data.splits == ("dev", "test")
+    dev = load_dataset(str(corpus), "quotes", questions=qfile, split="dev", on_error="skip")
+    assert [q.question for q in dev.questions] == ["first?"] and dev.skipped == data.skipped
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"questions": "q.jsonl"}, r"questions='q.jsonl' needs a corpus folder, not the 'docs' set"),
+        ({"format": "quotes"}, r"format='quotes' is for your question files"),
+        ({"format": "csv"}, r"format must be one of"),
+        ({"split": "test"}, r"split must be None or one of \('dev', 'heldout'\) for the 'docs' set"),
+    ],
+)
+def test_load_dataset_refuses_options_the_built_in_set_cannot_take(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        load_dataset("docs", **kwargs)
+
+
+def test_load_dataset_refuses_a_name_that_is_no_folder(tmp_path):
+    with pytest.raises(ValueError, match="is not a directory"):
+        load_dataset(str(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match="name_or_path must be one of"):
+        load_dataset(3)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ the corpus registry
+
+
+def test_unknown_corpus_lists_every_known_name():
+    with pytest.raises(ValueError) as info:
+        registry.corpus("code-poly")
+    assert str(info.value) == f"unknown corpus 'code-poly'; known corpora: {', '.join(registry.corpora())}"
+    assert {"installed", "stdlib", "code-50k"} <= set(registry.corpora())
+    assert datasets_pkg.corpus is registry.corpus
+
+
+def test_a_registered_corpus_is_resolved_with_its_options(monkeypatch):
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    from chunklab.datasets.code import CodeCorpus, CodeFile
+
+    files = [CodeFile("/x/a.py", "toy", "a.py", 3), CodeFile("/x/b.py", "toy", "b.py", 4)]
+    registry.register_corpus("toy-poly", "two files", lambda limit=2: CodeCorpus(files[:limit]))
+    assert registry.corpus("toy-poly").paths == ["/x/a.py", "/x/b.py"]
+    assert len(registry.corpus("toy-poly", limit=1)) == 1
+    assert registry.corpora()["toy-poly"].description == "two files"
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register_corpus("toy-poly", "again", lambda: CodeCorpus([]))
+
+
+def test_stdlib_corpus_is_the_installed_corpus_without_site_packages():
+    std = registry.corpus("stdlib")
+    assert len(std) > 100 and {f.root for f in std} == {"stdlib"}
+
+
+# ------------------------------------------------------------------ no import circle
+
+
+def _imports_of(path: Path) -> set[str]:
+    """Every chunklab.datasets module ``path`` imports, at the top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found |= {n for n in names if n.startswith("chunklab.datasets.")}
+    return found
+
+
+def test_no_import_cycle_in_chunklab_datasets():
+    folder = Path(datasets_pkg.__file__).parent
+    modules = {f"chunklab.datasets.{p.stem}": p for p in folder.glob("*.py") if p.stem != "__init__"}
+    graph = {m: _imports_of(p) & set(modules) - {m} for m, p in modules.items()}
+    assert "chunklab.datasets.code50k" in graph["chunklab.datasets.registry"]
+    state: dict[str, int] = {}
+
+    def visit(module: str, path: list[str]) -> None:
+        if state.get(module) == 1:
+            raise AssertionError("import cycle: " + " -> ".join([*path, module]))
+        if state.get(module) == 2:
+            return
+        state[module] = 1
+        for dep in sorted(graph[module]):
+            visit(dep, [*path, module])
+        state[module] = 2
+
+    for module in sorted(graph):
+        visit(module, [])
