@@ -1,4 +1,4 @@
-"""ChunkStore over a real Chroma server (`chroma run` on a free loopback port): same behaviour as the local store."""
+"""ChunkStore over a real Chroma server (`chroma run` on a free loopback port): the local store's behaviour."""
 
 from __future__ import annotations
 

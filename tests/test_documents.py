@@ -1,4 +1,4 @@
-"""`chunklab.documents`: the one way in — decoding by kind, binary and special files refused, one doc_id rule."""
+"""`chunklab.documents`: the one way in — decoding by kind, binary and special files refused, one doc_id."""
 
 from __future__ import annotations
 
@@ -55,7 +55,10 @@ def test_pep263_cookie_decodes_latin1_python(tmp_path):
 
 
 def test_meta_charset_decides_html_encoding(tmp_path):
-    page = b'<html><head><meta charset="windows-1252"><title>T</title></head><body><p>\x93q\x94</p></body></html>'
+    page = (
+        b'<html><head><meta charset="windows-1252"><title>T</title></head>'
+        b"<body><p>\x93q\x94</p></body></html>"
+    )
     f = tmp_path / "p.html"
     f.write_bytes(page)
     doc = load_document(f)
@@ -82,7 +85,8 @@ def test_byte_order_marks_utf8_utf16_utf32_are_decoded_without_nuls(tmp_path, co
     assert "decode_problem" not in doc.metadata
 
 
-# a text may not start with U+FEFF (read as a second mark) or U+0000 (UTF-16 LE "FF FE 00 00" opens UTF-32 LE too)
+# a text may not start with U+FEFF (read as a second mark) or U+0000 (UTF-16 LE "FF FE 00 00" opens UTF-32 LE
+# too)
 @given(
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=200).filter(
         lambda t: t[:1] not in ("\ufeff", "\x00")

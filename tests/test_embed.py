@@ -1,4 +1,4 @@
-"""The local encoders: real vectors, determinism, the on-disk cache, devices, the static tier, quiet loading."""
+"""The local encoders: real vectors, determinism, the on-disk cache, devices, the static tier, quiet loads."""
 
 from __future__ import annotations
 
@@ -106,7 +106,9 @@ def test_two_processes_can_write_the_same_cache_at_once(tmp_path):
         cache = EmbeddingCache(sys.argv[1])
         rng = np.random.default_rng(int(sys.argv[2]))
         for round in range(20):
-            items = [(EmbeddingCache.key("m", f"text {i}"), rng.random(384, dtype=np.float32)) for i in range(200)]
+            items = [
+                (EmbeddingCache.key("m", f"text {i}"), rng.random(384, dtype=np.float32)) for i in range(200)
+            ]
             cache.put_many(items)
         print(len(cache))
     """
@@ -185,7 +187,10 @@ def test_importing_embed_sets_no_environment_variables(tmp_path):
 def test_model_loads_offline_with_hub_variables_unset(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
     env["CHUNKLAB_TORCH_THREADS"] = "1"
-    code = "from chunklab.embed import Encoder; print(Encoder(device='cpu', cache_dir=False).encode(['offline']).shape)"
+    code = (
+        "from chunklab.embed import Encoder; "
+        "print(Encoder(device='cpu', cache_dir=False).encode(['offline']).shape)"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
     )
@@ -331,7 +336,8 @@ def test_static_model_is_distilled_locally_once_and_reused(tiny_source, tmp_path
     result = _run(
         f"""
         from chunklab.embed import Encoder
-        print(Encoder("static", model_path={str(tiny_source)!r}, cache_dir={str(tmp_path)!r}).encode(["x y"]).shape)
+        encoder = Encoder("static", model_path={str(tiny_source)!r}, cache_dir={str(tmp_path)!r})
+        print(encoder.encode(["x y"]).shape)
         """,
         cwd=tmp_path,
     )

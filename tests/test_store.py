@@ -1,4 +1,4 @@
-"""The Chroma store: upsert by id, metadata round trip, where filters, parents, persistence across processes."""
+"""The Chroma store: upsert by id, metadata round trip, where filters, parents, persistence across runs."""
 
 from __future__ import annotations
 
@@ -169,7 +169,8 @@ def test_store_reopened_in_a_fresh_process_answers_the_same_query(store, tmp_pat
         from chunklab.retrieval.store import ChunkStore
         store = ChunkStore(path=sys.argv[1], collection="test-chunks", encoder=Encoder(cache_dir=sys.argv[2]))
         hits = store.search(sys.argv[3], k=3)
-        # plain chromadb, once chunklab.retrieval.store is imported, finds chunklab's embedding function by name
+        # plain chromadb, once chunklab.retrieval.store is imported, finds chunklab's embedding function by
+        # name
         import chromadb
         from chromadb.config import Settings
         raw = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))

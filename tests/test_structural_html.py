@@ -130,7 +130,10 @@ def test_section_over_budget_splits_by_blocks_then_text_and_spans_stay_ordered()
 
 
 def test_xml_declaration_string_and_bytes_with_declared_encoding():
-    page = '<?xml version="1.0" encoding="iso-8859-1"?>\n<html><body><h1>Caf\u00e9</h1><p>cr\u00e8me</p></body></html>'
+    page = (
+        '<?xml version="1.0" encoding="iso-8859-1"?>\n'
+        "<html><body><h1>Caf\u00e9</h1><p>cr\u00e8me</p></body></html>"
+    )
     chunks = chunk_html(page)
     ok(chunks, page)
     assert chunks[0].text == "Caf\u00e9\ncr\u00e8me"
@@ -412,7 +415,8 @@ def test_references_without_semicolon_or_unknown_names_map_character_by_characte
 
 def test_html_nav_header_footer_aside_boilerplate_dropped_by_default_and_kept_on_request():
     page = (
-        "<html><body><header><a href='/'>Site name</a><nav><a href='/a'>Alpha</a> <a href='/b'>Beta</a></nav></header>"
+        "<html><body><header><a href='/'>Site name</a>"
+        "<nav><a href='/a'>Alpha</a> <a href='/b'>Beta</a></nav></header>"
         "<div role='navigation'><ul><li>libffi</li><li>libc</li></ul></div>"
         "<main><article><header><h1>Real title</h1></header><p>The content people search for.</p>"
         "<footer>Article footnote.</footer></article><aside>Related links</aside></main>"
@@ -435,7 +439,8 @@ def test_permalink_markers_are_stripped_from_headings_and_their_paths():
     page = (
         "<h1>Guide<a class='headerlink' href='#guide' title='Permalink'>\u00b6</a></h1><p>Intro.</p>"
         "<h2 id='install'>Install <a href='#install'>#</a></h2><p>See <a href='#usage'>usage</a>.</p>"
-        "<h2>Usage<a class='anchor' href='#usage'>\U0001f517</a></h2><p>Call <a href='#install'>Install</a>.</p>"
+        "<h2>Usage<a class='anchor' href='#usage'>\U0001f517</a></h2>"
+        "<p>Call <a href='#install'>Install</a>.</p>"
     )
     chunks = chunk_html(page, max_chars=30)
     ok(chunks, page, 30)

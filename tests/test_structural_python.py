@@ -146,7 +146,8 @@ def test_invalid_syntax_falls_back_to_recursive_chunks_with_overlap_and_reason()
     "snippet",
     [
         "if (n := len(items)) > 3:\n    print(n)\n",
-        "match command:\n    case [x, y]:\n        pass\n    case {'k': v}:\n        pass\n    case _:\n        pass\n",
+        "match command:\n    case [x, y]:\n        pass\n    case {'k': v}:\n        pass\n"
+        "    case _:\n        pass\n",
         "async def fetch(url):\n    async with session.get(url) as r:\n        return await r.text()\n",
         "def pos(a, b, /, c, *, d):\n    return f'{a=} {b!r:>10}'\n",
     ],

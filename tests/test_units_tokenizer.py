@@ -217,7 +217,7 @@ def test_every_strategy_keeps_its_budget_in_every_unit(trained, name, unit_name,
     text=document_text, kind=st.sampled_from(("text", "markdown", "python", "rst")), budget=st.integers(3, 40)
 )
 def test_with_a_whitespace_bpe_only_a_cut_inside_a_word_can_re_tokenize_longer(trained, text, kind, budget):
-    """Its tokens never span whitespace or a word edge, so a piece cut at one counts what it counted in place."""
+    """Its tokens never span whitespace or a word edge, so a piece cut at one counts what it did in place."""
     unit = trained["bpe"]
     words = [m.span() for m in re.finditer(r"\w+|[^\w\s]+", text)]  # the Whitespace pre-tokenizer's pieces
 
@@ -303,7 +303,8 @@ def test_a_tokenizer_is_loaded_once_per_path(trained):
 
 
 def test_packing_encodes_the_document_once_not_every_candidate(trained, monkeypatch):
-    """One encoding of the whole document measures every candidate; each chunk is encoded once more, to check it."""
+    """One encoding of the whole document measures every candidate; each chunk is encoded once more, to check
+    it."""
     import chunklab.units as units
 
     unit = trained["bpe"]
@@ -346,7 +347,8 @@ API = "def start(port):\n    return port + 1\n\n\ndef stop(port):\n    return po
 
 @pytest.fixture()
 def tiny(tmp_path) -> tuple[Path, Path, Path]:
-    """A two-file corpus, two quoted questions, and a word-level tokenizer: a word or a punctuation run is a token."""
+    """A two-file corpus, two quoted questions, and a word-level tokenizer: a word or a punctuation run is a
+    token."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     corpus = tmp_path / "corpus"

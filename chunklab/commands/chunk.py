@@ -328,7 +328,7 @@ def _summary_dict(
     import numpy as np
 
     sizes = np.asarray(summary.sizes, dtype=np.int64)
-    pct = {}
+    pct: dict[str, float] = {}
     if sizes.size:
         for q in (5, 50, 90, 99):
             pct[f"p{q}"] = int(np.percentile(sizes, q))
