@@ -1,4 +1,4 @@
-"""ChunkStore over a real Chroma server (`chroma run` on a free loopback port): the local store's behaviour."""
+"""ChunkStore over a real Chroma server (`chroma run` on a free loopback port): as the local store."""
 
 from __future__ import annotations
 
