@@ -51,10 +51,11 @@ class KitDocument(Document):
 
 @dataclass(frozen=True)
 class Question:
-    """A question with its gold answer: quotes and their character spans in the Markdown text.
+    """A question with its gold answer: quotes and their character spans in the Markdown
+    text.
 
-    ``doc_id`` names the Markdown document; ``document.text[s:e] == answers[i]`` for the i-th
-    span ``(s, e)`` of ``gold_spans``.
+    ``doc_id`` names the Markdown document; ``document.text[s:e] == answers[i]`` for the
+    i-th span ``(s, e)`` of ``gold_spans``.
     """
 
     id: str

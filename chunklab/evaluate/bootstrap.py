@@ -29,11 +29,17 @@ __all__ = [
 N_RESAMPLES = 10_000
 
 
-def resample_counts(n_items: int, n_resamples: int = N_RESAMPLES, seed: int = 0) -> np.ndarray:
-    """How many times each item is drawn in each resample: an ``(n_resamples, n_items)`` matrix.
+def resample_counts(
+    n_items: int,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+) -> np.ndarray:
+    """How many times each item is drawn in each resample: an ``(n_resamples, n_items)``
+    matrix.
 
-    Resample ``r`` draws ``n_items`` items with replacement (seeded ``numpy`` generator, so
-    the same seed always gives the same matrix); row ``r`` counts the draws of each item.
+    Resample ``r`` draws ``n_items`` items with replacement (seeded ``numpy`` generator,
+    so the same seed always gives the same matrix); row ``r`` counts the draws of each
+    item.
     """
     check_positive_int(n_items, "n_items")
     check_positive_int(n_resamples, "n_resamples")
@@ -58,7 +64,10 @@ def bootstrap_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return values @ counts.T / counts.shape[1]
 
 
-def confidence_interval(resampled: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def confidence_interval(
+    resampled: np.ndarray,
+    level: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of resampled means along the last axis: ``(low, high)``."""
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level!r}")
@@ -70,7 +79,8 @@ def confidence_interval(resampled: np.ndarray, level: float = 0.95) -> tuple[np.
 def pairwise_wins(
     resampled: Mapping[str, np.ndarray], names: Sequence[str] | None = None
 ) -> dict[tuple[str, str], float]:
-    """For each ordered pair (A, B), the share of resamples in which A's mean is strictly above B's.
+    """For each ordered pair (A, B), the share of resamples in which A's mean is
+    strictly above B's.
 
     ``resampled`` maps a name to its resample means (same resamples for all, as from one
     :func:`resample_counts` matrix). ``wins[A, B] + wins[B, A] + ties = 1``.
@@ -93,7 +103,12 @@ def is_established(comparison: Mapping[str, float]) -> bool:
     return bool(comparison["lo"] > 0 or comparison["hi"] < 0)
 
 
-def required_questions(sd: float, delta: float, level: float = 0.95, power: float = 0.8) -> int:
+def required_questions(
+    sd: float,
+    delta: float,
+    level: float = 0.95,
+    power: float = 0.8,
+) -> int:
     """Questions needed to detect a mean paired difference ``delta`` given the per-question ``sd``.
 
     The normal approximation ``ceil(((z_{1-(1-level)/2} + z_power) * sd / |delta|) ** 2)``:

@@ -127,29 +127,42 @@ def hits_by_document(
 # --------------------------------------------------------------------------- chunk-level metrics
 
 
-def recall_at_k(retrieved_texts: Sequence[str], gold_text: str | Sequence[str], k: int) -> float:
+def recall_at_k(
+    retrieved_texts: Sequence[str],
+    gold_text: str | Sequence[str],
+    k: int,
+) -> float:
     """Share of the gold quotes hit by at least one of the top ``k`` retrieved chunks.
 
-    A chunk hits a quote when the quote lies inside the chunk or the chunk inside the quote
-    (:func:`text_hit`, whitespace-normalized). With one gold string the result is 0 or 1;
-    with a list of ``G`` quotes it is (quotes hit) / ``G``. ``k`` larger than the number of
-    retrieved chunks simply uses them all; empty retrieval gives 0.
+    A chunk hits a quote when the quote lies inside the chunk or the chunk inside the
+    quote (:func:`text_hit`, whitespace-normalized). With one gold string the result is
+    0 or 1; with a list of ``G`` quotes it is (quotes hit) / ``G``. ``k`` larger than
+    the number of retrieved chunks simply uses them all; empty retrieval gives 0.
     """
     hits = hits_by_text(retrieved_texts, gold_text, _check_k(k))
     return _recall(hits, len(_gold_texts(gold_text)))
 
 
-def precision_at_k(retrieved_texts: Sequence[str], gold_text: str | Sequence[str], k: int) -> float:
+def precision_at_k(
+    retrieved_texts: Sequence[str],
+    gold_text: str | Sequence[str],
+    k: int,
+) -> float:
     """Share of the top ``k`` retrieved chunks that hit at least one gold quote.
 
-    The denominator is the number of chunks actually considered, ``min(k, len(retrieved))``
-    (a short result list is not padded with misses); empty retrieval gives 0.
+    The denominator is the number of chunks actually considered, ``min(k,
+    len(retrieved))`` (a short result list is not padded with misses); empty retrieval
+    gives 0.
     """
     hits = hits_by_text(retrieved_texts, gold_text, _check_k(k))
     return _precision(hits)
 
 
-def mrr(retrieved_texts: Sequence[str], gold_text: str | Sequence[str], k: int | None = None) -> float:
+def mrr(
+    retrieved_texts: Sequence[str],
+    gold_text: str | Sequence[str],
+    k: int | None = None,
+) -> float:
     """Reciprocal rank of the first retrieved chunk (within the top ``k``) that hits a gold quote.
 
     ``1 / rank`` with ranks starting at 1, or 0 when no chunk hits. Averaged over
@@ -159,14 +172,19 @@ def mrr(retrieved_texts: Sequence[str], gold_text: str | Sequence[str], k: int |
     return _reciprocal_rank(hits)
 
 
-def ndcg_at_k(retrieved_texts: Sequence[str], gold_text: str | Sequence[str], k: int) -> float:
+def ndcg_at_k(
+    retrieved_texts: Sequence[str],
+    gold_text: str | Sequence[str],
+    k: int,
+) -> float:
     """Normalized discounted cumulative gain with binary relevance, over the top ``k``.
 
-    The chunk at rank ``i`` (from 1) gains 1 when it hits a gold quote that no higher-ranked
-    chunk already hit (finding the same answer twice earns nothing), else 0.
-    ``DCG = sum(gain_i / log2(i + 1))``; the ideal ranking finds ``min(k, G)`` distinct quotes
-    in the first ranks, ``IDCG = sum(1 / log2(i + 1) for i in 1..min(k, G))``;
-    ``nDCG = DCG / IDCG``. With one quote this is ``1 / log2(rank + 1)`` of the first hit.
+    The chunk at rank ``i`` (from 1) gains 1 when it hits a gold quote that no
+    higher-ranked chunk already hit (finding the same answer twice earns nothing), else
+    0. ``DCG = sum(gain_i / log2(i + 1))``; the ideal ranking finds ``min(k, G)``
+    distinct quotes in the first ranks, ``IDCG = sum(1 / log2(i + 1) for i in 1..min(k,
+    G))``; ``nDCG = DCG / IDCG``. With one quote this is ``1 / log2(rank + 1)`` of the
+    first hit.
     """
     k = _check_k(k)
     hits = hits_by_text(retrieved_texts, gold_text, k)
@@ -231,26 +249,29 @@ def span_metrics(
 ) -> dict[str, float]:
     """Character-level recall, precision and IoU of retrieved spans against gold spans.
 
-    Let ``U`` be the union of the retrieved spans (a character retrieved twice counts once),
-    ``G`` the union of the gold spans, both as sets of (document, offset) characters, and
-    ``L`` the **summed** length of the retrieved spans (a character retrieved twice counts
-    twice, so ``L >= |U|``). Recall is the same in both conventions:
+    Let ``U`` be the union of the retrieved spans (a character retrieved twice counts
+    once), ``G`` the union of the gold spans, both as sets of (document, offset)
+    characters, and ``L`` the **summed** length of the retrieved spans (a character
+    retrieved twice counts twice, so ``L >= |U|``). Recall is the same in both
+    conventions:
 
-    * ``recall = |U ∩ G| / |G|`` — share of gold characters covered by some retrieved span.
+    * ``recall = |U ∩ G| / |G|`` — share of gold characters covered by some retrieved
+      span.
 
-    ``convention="union"`` (the default) treats the retrieved text as a set of characters:
+    ``convention="union"`` (the default) treats the retrieved text as a set of
+    characters:
 
     * ``precision = |U ∩ G| / |U|``; ``iou = |U ∩ G| / |U ∪ G|``.
 
-    ``convention="chroma"`` is the convention of Chroma's chunking_evaluation report: the
-    retrieved lengths are summed, so overlapping or repeated chunks are counted each time
-    (repeated text costs context-window space), for precision and IoU alike:
+    ``convention="chroma"`` is the convention of Chroma's chunking_evaluation report:
+    the retrieved lengths are summed, so overlapping or repeated chunks are counted each
+    time (repeated text costs context-window space), for precision and IoU alike:
 
     * ``precision = |U ∩ G| / L``; ``iou = |U ∩ G| / (L + |G| - |U ∩ G|)``.
 
-    The two agree whenever the retrieved spans do not overlap. Precision and IoU are 0 when
-    nothing was retrieved. Gold spans must be non-empty; spans in other documents cover no
-    gold characters.
+    The two agree whenever the retrieved spans do not overlap. Precision and IoU are 0
+    when nothing was retrieved. Gold spans must be non-empty; spans in other documents
+    cover no gold characters.
     """
     convention = check_convention(convention)
     gold = _union([_span(g) for g in _nonempty(gold_spans, "gold_spans")])
