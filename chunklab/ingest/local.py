@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from chunklab.ingest.pipeline import IngestOptions, batched, options_from, run, task_size
+from chunklab.ingest.pipeline import Job, batched, options_from, run, task_size
 from chunklab.ingest.plan import WorkItem
 from chunklab.ingest.pool import map_ordered
 from chunklab.ingest.report import IngestReport
@@ -40,19 +40,13 @@ class LocalEngine:
 
     name = "local"
 
-    def schedule(
-        self,
-        items: Sequence[WorkItem],
-        config: ChunkConfig,
-        known: frozenset[int],
-        options: IngestOptions,
-        report: IngestReport,
-    ) -> Iterator[pa.Table]:
-        """Embedded tables of ``items``, in input order."""
+    def schedule(self, job: Job, report: IngestReport) -> Iterator[pa.Table]:
+        """Embedded tables of the job's items, in input order."""
+        options = job.options
         from chunklab.embed.models import torch_threads_for_workers
 
         workers = options.workers or os.cpu_count() or 1
-        tasks = list(batched(list(items), task_size(len(items), workers)))
+        tasks = list(batched(list(job.items), task_size(len(job.items), workers)))
         pooled = workers > 1 and len(tasks) > 1
         report.workers = workers if pooled else 1
         threads = torch_threads_for_workers(workers + 1) if pooled else None
@@ -60,7 +54,7 @@ class LocalEngine:
             options.model, options.device, threads=threads, batch_size=min(options.batch_size, 256)
         )
         tables = map_ordered(
-            partial(chunk_task, config=config, known=known),
+            partial(chunk_task, config=job.chunking, known=job.known),
             tasks,
             workers if pooled else 1,
             on_death=_died,

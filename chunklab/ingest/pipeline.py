@@ -25,7 +25,7 @@ from chunklab.ingest.report import IngestReport
 from chunklab.ingest.sinks import ParquetSink, Sink, StoreSink
 from chunklab.ingest.stages import ChunkConfig
 
-__all__ = ["Engine", "IngestOptions", "batched", "clock", "options_from", "run", "task_size"]
+__all__ = ["Engine", "IngestOptions", "Job", "batched", "clock", "options_from", "run", "task_size"]
 
 #: most documents one chunking task gets (small enough to keep every worker busy to the end)
 FILES_PER_TASK = 16
@@ -84,20 +84,23 @@ def options_from(engine: str, options: Mapping[str, Any]) -> IngestOptions:
     return IngestOptions(**options)
 
 
+@dataclass(frozen=True)
+class Job:
+    """What an engine schedules: the planned items, the chunk side's config, the stored fingerprints."""
+
+    items: Sequence[WorkItem]
+    chunking: ChunkConfig
+    known: frozenset[int]
+    options: IngestOptions
+
+
 class Engine(Protocol):
-    """How the stages are scheduled: chunk-stage tables in, embedded tables out."""
+    """How the stages are scheduled: work items in, embedded tables (chunk and document rows) out."""
 
     name: str
 
-    def schedule(
-        self,
-        items: Sequence[WorkItem],
-        config: ChunkConfig,
-        known: frozenset[int],
-        options: IngestOptions,
-        report: IngestReport,
-    ) -> Iterator[pa.Table]:
-        """Embedded tables (chunk and document rows) for ``items``; fills the report's engine fields."""
+    def schedule(self, job: Job, report: IngestReport) -> Iterator[pa.Table]:
+        """The embedded tables of ``job.items``; fills the report's engine fields (workers, start-up)."""
         ...
 
 
@@ -116,7 +119,7 @@ def run(
     report.title = f"strategy {spec.build().name}" + (f" (root {root})" if root else "")
     chunking = ChunkConfig(spec, options.strict, options.context, options.embed_context, options.model)
     with open_sink(options, config, encoder) as sink:
-        for table in engine.schedule(items, chunking, sink.known(), options, report):
+        for table in engine.schedule(Job(items, chunking, sink.known(), options), report):
             tally(report, table)
             sink.write(table)
         if options.prune:

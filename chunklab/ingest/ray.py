@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
 
-from chunklab.ingest.pipeline import IngestOptions, batched, clock, options_from, run, task_size
-from chunklab.ingest.plan import WorkItem
+from chunklab.ingest.pipeline import Job, batched, clock, options_from, run, task_size
 from chunklab.ingest.report import IngestReport
-from chunklab.ingest.stages import ChunkConfig, Embedder, chunk_items, encode_items
+from chunklab.ingest.stages import Embedder, chunk_items, encode_items
 
 __all__ = ["CHUNK_CPUS", "EMBED_CPUS", "INSTALL_HINT", "RayEngine", "connect", "ingest", "require_ray"]
 #: logical CPUs a chunking task and a CPU embedding actor each reserve: ``workers`` of each
@@ -103,15 +102,9 @@ class RayEngine:
         require_ray()
         self.address, self.num_gpus = address, num_gpus
 
-    def schedule(
-        self,
-        items: Sequence[WorkItem],
-        config: ChunkConfig,
-        known: frozenset[int],
-        options: IngestOptions,
-        report: IngestReport,
-    ) -> Iterator[pa.Table]:
-        """Embedded tables of ``items`` (in no particular order: the sink needs none)."""
+    def schedule(self, job: Job, report: IngestReport) -> Iterator[pa.Table]:
+        """Embedded tables of the job's items (in no particular order: the sink needs none)."""
+        options = job.options
         ray = require_ray()
         start = clock()
         owned = connect(self.address, options.workers, self.num_gpus or None)
@@ -119,35 +112,28 @@ class RayEngine:
         try:
             workers = options.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
             report.workers = workers
-            if items:
+            if job.items:
                 ray.data.DataContext.get_current().enable_progress_bars = bool(options.progress)
-                dataset = self._pipeline(ray, items, workers, config, known, options)
+                dataset = self._pipeline(ray, job, workers)
                 yield from dataset.iter_batches(batch_size=options.batch_size, batch_format="pyarrow")
         finally:
             if owned:
                 ray.shutdown()
 
-    def _pipeline(
-        self,
-        ray: Any,
-        items: Sequence[WorkItem],
-        workers: int,
-        config: ChunkConfig,
-        known: frozenset[int],
-        options: IngestOptions,
-    ) -> Any:
+    def _pipeline(self, ray: Any, job: Job, workers: int) -> Any:
         """The Ray Data dataset: work-item blocks -> chunking tasks -> embedding actors."""
         from chunklab.paths import cache_dir
 
-        per_task = task_size(len(items), workers)
-        ds = ray.data.from_arrow([encode_items(part) for part in batched(list(items), per_task)])
+        options = job.options
+        per_task = task_size(len(job.items), workers)
+        ds = ray.data.from_arrow([encode_items(part) for part in batched(list(job.items), per_task)])
         ds = ds.map_batches(
             chunk_items,
             batch_size=per_task,
             batch_format="pyarrow",
             compute=ray.data.TaskPoolStrategy(size=workers),
             num_cpus=CHUNK_CPUS,
-            fn_kwargs={"config": config, "known": known},
+            fn_kwargs={"config": job.chunking, "known": job.known},
         )
         actors = {"num_gpus": 1} if self.num_gpus else {"num_cpus": EMBED_CPUS}
         return ds.map_batches(
