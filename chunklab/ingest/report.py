@@ -126,7 +126,8 @@ class IngestReport:
     def summary(self) -> str:
         """The lines printed at the end of a run."""
         lines = [f"{self.title}: " if self.title else ""]
-        lines[0] += f"engine {self.engine} ({self.workers} workers, model {self.model})"
+        workers = f"{self.workers} worker" + ("s" if self.workers != 1 else "")
+        lines[0] += f"engine {self.engine} ({workers}, model {self.model})"
         lines.extend(report_lines(self.files_dict()))
         if self.over_window:
             lines.append(
