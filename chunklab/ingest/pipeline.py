@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
@@ -24,6 +24,10 @@ from chunklab.ingest.plan import StrategySpec, WorkItem, collection_config, reso
 from chunklab.ingest.report import IngestReport
 from chunklab.ingest.sinks import ParquetSink, Sink, StoreSink
 from chunklab.ingest.stages import ChunkConfig
+
+if TYPE_CHECKING:
+    from chunklab.chunkers.catalog import Strategy
+    from chunklab.retrieval.store import ChunkStore
 
 __all__ = ["Engine", "IngestOptions", "Job", "batched", "clock", "options_from", "run", "task_size"]
 
@@ -47,9 +51,9 @@ class IngestOptions:
     sink; ``prune`` deletes stored documents that are not in ``sources`` any more.
     """
 
-    strategy: Any = "structural"
+    strategy: StrategySpec | Strategy | str = "structural"
     model: str = "static"
-    store: Any = None
+    store: ChunkStore | str | os.PathLike[str] | None = None
     chroma_url: str | None = None
     collection: str = "chunks"
     out: str | os.PathLike[str] | None = None
