@@ -165,23 +165,25 @@ def test_changing_the_chunker_without_clear_is_refused_and_clear_replaces_the_co
 
 
 def test_an_interrupted_clear_run_leaves_the_previous_store_untouched(small, tmp_path, monkeypatch):
-    import chunklab.commands.index as index_command
+    from chunklab.ingest import stages
 
     store = tmp_path / "store"
     assert index(small, "--store", store, "--size", "600") == 0
     before = {(c.id, c.text) for c in stored(store)}
-    real = index_command.document_chunks
+    real = stages.load
+    loaded = []
 
     def interrupted(*args, **kwargs):
-        for n, item in enumerate(real(*args, **kwargs)):
-            if n == 1:  # the second document: as Ctrl-C or an OOM kill would arrive mid-run
-                raise KeyboardInterrupt
-            yield item
+        loaded.append(args)
+        if len(loaded) == 3:  # the last document, after the first batch went in: as Ctrl-C would arrive
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(index_command, "document_chunks", interrupted)
+    monkeypatch.setattr(stages, "load", interrupted)  # the in-process path runs the load stage here
     assert index(small, "--store", store, "--size", "300", "--clear") == 130
+    assert len(loaded) == 3
     assert {(c.id, c.text) for c in stored(store)} == before  # neither emptied nor half-built
-    monkeypatch.setattr(index_command, "document_chunks", real)
+    monkeypatch.setattr(stages, "load", real)
     assert index(small, "--store", store, "--size", "300", "--clear") == 0
     after = {c.id for c in stored(store)}
     assert after and not after & {i for i, _t in before}

@@ -23,8 +23,9 @@ from chunklab.chunk import embedding_text
 from chunklab.chunkers.catalog import get_strategy
 from chunklab.documents import load_document
 from chunklab.ingest import get_engine
-from chunklab.ingest._common import StrategySpec, WorkItem, chunk_items, encode_items
+from chunklab.ingest.plan import StrategySpec, WorkItem
 from chunklab.ingest.sinks import chunks_of
+from chunklab.ingest.stages import ChunkConfig, chunk_items, encode_items
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.*", "ignore::UserWarning:ray.*")
 
@@ -171,7 +172,7 @@ def test_reindexing_with_either_engine_is_an_idempotent_upsert(
     ids = sorted(c.id for c in store.iter_chunks())
     assert len(ids) == first.chunks > 20
     again = get_engine("ray")([str(corpus)], strategy=STRATEGY, store=str(folder), workers=2, progress=False)
-    assert again.chunks == first.chunks
+    assert again.chunks == first.chunks and again.embedded == 0 and again.deleted == 0
     store = ChunkStore(folder, encoder=Encoder("static"), create=False)
     assert sorted(c.id for c in store.iter_chunks()) == ids
     hit, score = store.search("the depot ships parcels daily", k=1)[0]
@@ -193,14 +194,18 @@ def test_every_document_gives_chunks_or_one_problem_row(tmp_path_factory, conten
     for i, content in enumerate(contents):
         path = folder / f"f{i}.txt"
         path.write_bytes(content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content)
-        items.append(WorkItem(str(path), str(folder)))
-    table = chunk_items(encode_items(items), StrategySpec.of("recursive", size=120))
+        items.append(WorkItem(str(path), str(folder), doc_id=path.name))
+    table = chunk_items(encode_items(items), ChunkConfig(StrategySpec.of("recursive", size=120)))
     rows = table.to_pylist()
     for item in items:
         mine = [r for r in rows if r["source"] == item.source]
-        if any(r["status"] != "ok" for r in mine):
-            assert len(mine) == 1 and mine[0]["error"]
+        outcome = [r for r in mine if r["status"] not in ("embed", "unchanged")]
+        assert len(outcome) == 1 and outcome[0]["doc_id"] == item.doc_id  # one row says what became of it
+        if outcome[0]["status"] != "document":
+            assert len(mine) == 1 and outcome[0]["error"] and outcome[0]["status"] in ("skipped", "failed")
             continue
+        mine = [r for r in mine if r["status"] == "embed"]  # nothing is stored yet: every chunk is new
+        assert outcome[0]["chunks"] == len(mine)
         source = load_document(item.source, root=str(folder)).text
         assert all(source[r["start"] : r["end"]] == r["text"] and r["text"].strip() for r in mine)
         assert "".join(source.split()) == "".join("".join(r["text"] for r in mine).split())
@@ -283,4 +288,66 @@ def test_both_engines_upsert_the_same_chunks_into_a_chroma_server(
     store = ChunkStore(url=server, collection="engines", create=False)
     ids = sorted(c.id for c in store.iter_chunks())
     assert len(ids) == by_ray.chunks == by_local.chunks
+    assert by_local.embedded == 0 and by_local.unchanged == by_ray.chunks  # nothing embedded twice
     assert ids == _table(local_out[1]).column("id").to_pylist()
+
+
+# -- one pipeline: a store written by any engine is updated by any other ---------------------
+#: (engine flag or None for in-process) in the order each chain re-indexes the same store
+CHAINS = {
+    "in-process first": (None, "local", "ray", None),
+    "ray first": ("ray", "local", None, "ray"),
+}
+
+
+def _cli_index(corpus: Path, engine: str | None, sink: list[str], capsys) -> dict[str, int]:
+    """``chunklab index`` through the CLI (this process: the module's Ray cluster is reused); its counts."""
+    import re
+
+    from chunklab.cli import main
+
+    argv = ["index", str(corpus), *sink, "--model", "static", "--strategy", "recursive", "--size", "300"]
+    argv += ["--no-progress"] + (["--engine", engine, "-j", "2"] if engine else [])
+    capsys.readouterr()
+    assert main(argv) == 1  # gone.md fails: the run goes on and says so
+    out = capsys.readouterr().out
+    found = re.search(r"added (\d+), unchanged (\d+), deleted (\d+).*; embedded (\d+)", out)
+    assert found, out
+    return dict(zip(("added", "unchanged", "deleted", "embedded"), map(int, found.groups()), strict=True))
+
+
+def _stored_vectors(folder: Path) -> tuple[list[str], np.ndarray]:
+    from chunklab.retrieval.store import ChunkStore
+
+    got = ChunkStore(folder, create=False).collection.get(include=["embeddings"])
+    order = np.argsort(got["ids"])
+    return [got["ids"][i] for i in order], np.asarray(got["embeddings"], dtype=np.float32)[order]
+
+
+@pytest.mark.parametrize("chain", list(CHAINS))
+def test_a_store_built_by_any_engine_is_reindexed_by_any_other_without_embedding(
+    corpus: Path, local_out, ray_cluster, tmp_path: Path, capsys, chain: str
+) -> None:
+    folder = tmp_path / "store"
+    first, *others = CHAINS[chain]
+    built = _cli_index(corpus, first, ["--store", str(folder)], capsys)
+    ids, vectors = _stored_vectors(folder)
+    assert built["embedded"] == built["added"] == len(ids) > 20
+    assert ids == _table(local_out[1]).column("id").to_pylist()  # the chunks the engines agree on
+    np.testing.assert_allclose(vectors, _vectors(_table(local_out[1])), atol=1e-6)
+    for engine in others:
+        again = _cli_index(corpus, engine, ["--store", str(folder)], capsys)
+        assert again == {"added": 0, "unchanged": len(ids), "deleted": 0, "embedded": 0}, engine
+        now_ids, now_vectors = _stored_vectors(folder)
+        assert now_ids == ids and np.array_equal(now_vectors, vectors), engine
+
+
+def test_parquet_shards_written_by_one_engine_are_updated_by_the_other(
+    corpus: Path, local_out, ray_cluster, tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "shards"
+    built = _cli_index(corpus, "ray", ["--out", str(out)], capsys)
+    before = _table(out)
+    again = _cli_index(corpus, "local", ["--out", str(out)], capsys)
+    assert built["embedded"] == before.num_rows and again["embedded"] == 0
+    assert _table(out).equals(before)

@@ -22,10 +22,13 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TextIO
 
-from chunklab.commands._ingest import SKIP_REASONS, FileReport, atomic_output, report_lines
-from chunklab.commands._workers import WorkerPool
+from chunklab.commands._output import atomic_output
+from chunklab.ingest.plan import StrategySpec
+from chunklab.ingest.pool import map_ordered
+from chunklab.ingest.report import IngestReport, problem_of, report_lines
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -136,7 +139,7 @@ class FileResult:
 class Summary:
     """Running totals over all files."""
 
-    report: FileReport = field(default_factory=FileReport)
+    report: IngestReport = field(default_factory=IngestReport)
     nbytes: int = 0
     chunks: int = 0
     over_budget: int = 0
@@ -147,12 +150,9 @@ class Summary:
     def add(self, r: FileResult) -> None:
         """Count one file's result."""
         if r.problem is not None:
-            pile, reason, detail = r.problem
-            (self.report.skip if pile == "skipped" else self.report.fail)(r.path, reason, detail)
+            self.report.problem(r.path, *r.problem)
             return
-        self.report.ok += 1
-        if r.decode_problem:
-            self.report.fallback_decoded.append((r.path, r.decode_problem))
+        self.report.document_ok(r.path, r.decode_problem)
         self.nbytes += r.nbytes
         self.chunks += len(r.sizes)
         self.sizes.extend(r.sizes)
@@ -182,9 +182,7 @@ def run(args: argparse.Namespace) -> int:
     root = args.root if args.root is not None else corpus_root([*args.paths, *installed])
     for path in files:
         doc_id_for(path, root)  # a file outside --root: an error now, not in a worker
-    config = _Config(
-        root, strategy.kind, strategy.params, args.strict, args.out is not None, _budget(strategy)
-    )
+    config = _Config(root, StrategySpec.of(strategy), args.strict, args.out is not None, _budget(strategy))
     stats = FallbackStats()
     summary = Summary()
     t0 = time.perf_counter()
@@ -235,41 +233,27 @@ class _Config:
     """What every worker needs to chunk a file (picklable: the strategy is rebuilt by name)."""
 
     root: str
-    strategy: str
-    params: dict[str, Any]
+    spec: StrategySpec
     strict: bool
     want_lines: bool
     budget: int | None
 
 
-_STRATEGIES: dict[tuple[str, str], Any] = {}
-
-
 def chunk_file(path: str, config: _Config) -> FileResult:
     """Read and chunk one file (runs in a worker process); never raises, problems are reported."""
-    from chunklab.chunkers.catalog import get_strategy
     from chunklab.documents import DocumentError, load_document
 
     try:
         doc = load_document(path, root=config.root, strict=config.strict)
     except DocumentError as exc:
-        pile = "skipped" if exc.reason in SKIP_REASONS else "failed"
-        return FileResult(path, problem=(pile, exc.reason, exc.detail))
-    key = (config.strategy, repr(sorted(config.params.items())))
-    if key not in _STRATEGIES:
-        _STRATEGIES[key] = get_strategy(config.strategy, **config.params)
+        return FileResult(path, problem=problem_of(exc))
     try:
-        chunks = _STRATEGIES[key](doc)
+        chunks = config.spec.build()(doc)
     except Exception as exc:  # a chunker bug on one file: reported as failed, the run goes on
-        return FileResult(
-            path,
-            doc.metadata["bytes"],
-            doc.kind,
-            problem=("failed", "chunker", f"{type(exc).__name__}: {exc}"),
-        )
+        return FileResult(path, doc.metadata["bytes"], doc.kind, problem=problem_of(exc))
     from chunklab.units import length_function
 
-    sizes = [length_function(_unit(config.params))(c.text) for c in chunks]
+    sizes = [length_function(_unit(dict(config.spec.params)))(c.text) for c in chunks]
     over = (
         [] if config.budget is None else [c for c, n in zip(chunks, sizes, strict=True) if n > config.budget]
     )
@@ -294,15 +278,10 @@ def chunk_file(path: str, config: _Config) -> FileResult:
 
 
 def _results(files: list[str], config: _Config, jobs: int) -> Iterator[FileResult]:
-    if jobs == 1:
-        for path in files:
-            yield chunk_file(path, config)
-        return
-
     def died(path: str, detail: str) -> FileResult:
         return FileResult(path, problem=("failed", "worker-died", detail))
 
-    yield from WorkerPool(jobs, chunk_file, config, died).run(files)
+    yield from map_ordered(partial(chunk_file, config=config), files, jobs, on_death=died)
 
 
 def _progress(results: Iterator[FileResult], total: int, disabled: bool) -> Iterator[FileResult]:
@@ -346,7 +325,7 @@ def _summary_dict(
         "jobs": args.jobs,
         "root": root,
         "files": files,
-        **summary.report.as_dict(),
+        **summary.report.files_dict(),
         "mb": round(mb, 2),
         "seconds": round(elapsed, 2),
         "files_per_s": round(files / elapsed, 1) if elapsed else None,

@@ -1,9 +1,12 @@
-"""How a corpus is ingested: ``local`` (worker processes) and ``ray`` (Ray Data), same ids and vectors.
+"""The one ingest pipeline: plan → load → chunk → context → embed → sink, on any engine.
 
-Both engines take the same arguments (see :func:`chunklab.ingest.local.ingest`) and return
-an :class:`IngestReport`. ``get_engine("ray")`` works without Ray installed; running it then
-raises an ImportError that says how to install the ``distributed`` extra. Importing this
-package never imports Ray.
+``chunklab index`` (in this process), ``--engine local`` (worker processes) and ``--engine
+ray`` (Ray Data) run the same stages (:mod:`chunklab.ingest.stages`) through one driver loop
+(:func:`chunklab.ingest.pipeline.run`) into the same sinks (:mod:`chunklab.ingest.sinks`),
+with the same :class:`IngestOptions`, and return the same :class:`IngestReport`. A store or
+Parquet folder written by one engine is updated by any other, embedding only what changed.
+``get_engine("ray")`` works without Ray installed; running it then raises an ImportError that
+says how to install the ``distributed`` extra. Importing this package never imports Ray.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from chunklab.ingest._common import IngestReport
+from chunklab.ingest.pipeline import IngestOptions
+from chunklab.ingest.report import SKIP_REASONS, IngestReport
 
-__all__ = ["ENGINES", "IngestReport", "get_engine", "ingest"]
+__all__ = ["ENGINES", "SKIP_REASONS", "IngestOptions", "IngestReport", "get_engine", "ingest"]
 
 #: engine name -> module under chunklab.ingest
 ENGINES = {"local": "local", "ray": "ray"}
@@ -28,5 +32,5 @@ def get_engine(name: str) -> Callable[..., IngestReport]:
 
 
 def ingest(sources: Any, *, engine: str = "local", **options: Any) -> IngestReport:
-    """Ingest ``sources`` with ``engine``; ``options`` are the engine's keyword arguments."""
+    """Ingest ``sources`` with ``engine``; ``options``: :class:`IngestOptions` fields and the engine's own."""
     return get_engine(engine)(sources, **options)

@@ -1,12 +1,12 @@
 """The Ray engine: the same ingest pipeline on Ray Data, from one laptop to a cluster.
 
 The driver lists the work items (it never reads a file) and hands them to Ray Data in blocks
-of at most 16 (:func:`~chunklab.ingest._common.task_size`). Chunking runs in stateless
+of at most 16 (:func:`~chunklab.ingest.pipeline.task_size`). Chunking runs in stateless
 ``map_batches`` **tasks**, anywhere in the cluster; embedding runs in an **actor pool**
 (``workers`` actors, the model loaded once per actor, one GPU each with ``num_gpus``). On
 CPUs both stages reserve the same half CPU, so Ray Data fuses them and each actor chunks its
-own blocks. The driver streams the embedded rows back in batches and writes them: Parquet
-shards (``out``) or an upsert into Chroma (a server at ``chroma_url``, or a store folder).
+own blocks. The driver streams the embedded rows back in batches and hands them to the sink of
+:mod:`chunklab.ingest.pipeline`, as the local engine does.
 Ray Data's streaming executor bounds the rows in flight between stages, so a slow writer
 slows the readers down instead of filling memory.
 
@@ -18,24 +18,16 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from chunklab._validate import check_positive_int
-from chunklab.ingest._common import (
-    Embedder,
-    IngestReport,
-    StrategySpec,
-    batched,
-    chunk_items,
-    clock,
-    encode_items,
-    resolve_sources,
-    task_size,
-)
-from chunklab.ingest.sinks import open_sink
+import pyarrow as pa
 
-__all__ = ["CHUNK_CPUS", "EMBED_CPUS", "INSTALL_HINT", "connect", "ingest", "require_ray"]
+from chunklab.ingest.pipeline import Job, batched, clock, options_from, run, task_size
+from chunklab.ingest.report import IngestReport
+from chunklab.ingest.stages import Embedder, chunk_items, encode_items
+
+__all__ = ["CHUNK_CPUS", "EMBED_CPUS", "INSTALL_HINT", "RayEngine", "connect", "ingest", "require_ray"]
 #: logical CPUs a chunking task and a CPU embedding actor each reserve: ``workers`` of each
 #: fit in ``workers`` CPUs (a chunking task and an actor take turns on one core), so that
 #: neither stage can take every CPU and starve the other
@@ -83,99 +75,78 @@ def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: i
 def ingest(
     sources: str | os.PathLike[str] | Iterable[Any],
     *,
-    strategy: Any = "structural",
-    model: str = "static",
-    store: Any = None,
-    chroma_url: str | None = None,
-    collection: str = "chunks",
-    out: str | os.PathLike[str] | None = None,
-    batch_size: int = 256,
-    workers: int | None = None,
-    root: str | None = None,
-    strict: bool = False,
-    context: bool = False,
-    embed_context: bool = True,
-    device: str = "auto",
     address: str | None = None,
     num_gpus: int = 0,
-    progress: bool = True,
+    **options: Any,
 ) -> IngestReport:
-    """Chunk, embed and write ``sources`` with Ray Data; the arguments are the local engine's.
+    """Chunk, embed and write ``sources`` with Ray Data; ``options`` are :class:`IngestOptions` fields.
 
     ``address`` joins a running cluster (``ray start --head`` prints it; ``"auto"`` finds a
     local one); without it a local cluster of ``workers`` CPUs is started and shut down at
     the end. ``workers`` is the cap on concurrent chunking tasks and the number of CPU
-    embedding actors (default: the cluster's CPUs).
-    ``num_gpus`` runs that many embedding actors instead, one GPU each. ``batch_size`` is the
-    number of chunks an actor embeds at once and the driver writes at once.
+    embedding actors (default: the cluster's CPUs). ``num_gpus`` runs that many embedding
+    actors instead, one GPU each. ``batch_size`` is the number of chunks an actor embeds at
+    once and the driver writes at once.
     """
-    t0 = clock()
-    ray = require_ray()
-    batch_size = check_positive_int(batch_size, "batch_size")
-    if workers is not None:
-        check_positive_int(workers, "workers")
-    if isinstance(num_gpus, bool) or not isinstance(num_gpus, int) or num_gpus < 0:
-        raise ValueError(f"num_gpus must be a non-negative integer, got {num_gpus!r}")
-    spec = StrategySpec.of(strategy)
-    items = resolve_sources(sources, root)
-    sink = open_sink(store, chroma_url, out, model, collection, spec)
-    start = clock()
-    owned = connect(address, workers, num_gpus or None)
-    startup = clock() - start
-    try:
-        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        report = IngestReport("ray", model, workers=n, startup_seconds=startup)
-        if items:
-            ray.data.DataContext.get_current().enable_progress_bars = bool(progress)
-            for table in _pipeline(
-                ray, items, n, spec, strict, context, embed_context, model, device, num_gpus, batch_size
-            ).iter_batches(batch_size=batch_size, batch_format="pyarrow"):
-                report.take(table, sink)
-    finally:
-        sink.close()
-        if owned:
-            ray.shutdown()
-    return report.finish(len(items), sink, t0)
+    return run(sources, options_from("ray", options), RayEngine(address, num_gpus))
 
 
-def _pipeline(
-    ray: Any,
-    items: list[Any],
-    workers: int,
-    spec: StrategySpec,
-    strict: bool,
-    context: bool,
-    embed_context: bool,
-    model: str,
-    device: str,
-    num_gpus: int,
-    batch_size: int,
-) -> Any:
-    """The Ray Data dataset: work-item blocks -> chunking tasks -> embedding actors."""
-    from chunklab.paths import cache_dir
+class RayEngine:
+    """Chunking in Ray tasks, embedding in an actor pool, results streamed back to the driver."""
 
-    per_task = task_size(len(items), workers)
-    ds = ray.data.from_arrow([encode_items(part) for part in batched(items, per_task)])
-    ds = ds.map_batches(
-        chunk_items,
-        batch_size=per_task,
-        batch_format="pyarrow",
-        compute=ray.data.TaskPoolStrategy(size=workers),
-        num_cpus=CHUNK_CPUS,
-        fn_kwargs={"spec": spec, "strict": strict, "context": context, "embed_context": embed_context},
-    )
-    actors = {"num_gpus": 1} if num_gpus else {"num_cpus": EMBED_CPUS}
-    return ds.map_batches(
-        Embedder,
-        batch_size=batch_size,
-        batch_format="pyarrow",
-        compute=ray.data.ActorPoolStrategy(size=num_gpus or workers),
-        **actors,
-        fn_constructor_kwargs={
-            "model": model,
-            "device": "cuda" if num_gpus else device,
-            "cache_dir": str(cache_dir()),
-            "threads": 1,
-            "batch_size": min(batch_size, 256),
-        },
-    )
+    name = "ray"
+
+    def __init__(self, address: str | None = None, num_gpus: int = 0) -> None:
+        if isinstance(num_gpus, bool) or not isinstance(num_gpus, int) or num_gpus < 0:
+            raise ValueError(f"num_gpus must be a non-negative integer, got {num_gpus!r}")
+        require_ray()
+        self.address, self.num_gpus = address, num_gpus
+
+    def schedule(self, job: Job, report: IngestReport) -> Iterator[pa.Table]:
+        """Embedded tables of the job's items (in no particular order: the sink needs none)."""
+        options = job.options
+        ray = require_ray()
+        start = clock()
+        owned = connect(self.address, options.workers, self.num_gpus or None)
+        report.startup_seconds = clock() - start
+        try:
+            workers = options.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+            report.workers = workers
+            if job.items:
+                ray.data.DataContext.get_current().enable_progress_bars = bool(options.progress)
+                dataset = self._pipeline(ray, job, workers)
+                yield from dataset.iter_batches(batch_size=options.batch_size, batch_format="pyarrow")
+        finally:
+            if owned:
+                ray.shutdown()
+
+    def _pipeline(self, ray: Any, job: Job, workers: int) -> Any:
+        """The Ray Data dataset: work-item blocks -> chunking tasks -> embedding actors."""
+        from chunklab.paths import cache_dir
+
+        options = job.options
+        per_task = task_size(len(job.items), workers)
+        ds = ray.data.from_arrow([encode_items(part) for part in batched(list(job.items), per_task)])
+        ds = ds.map_batches(
+            chunk_items,
+            batch_size=per_task,
+            batch_format="pyarrow",
+            compute=ray.data.TaskPoolStrategy(size=workers),
+            num_cpus=CHUNK_CPUS,
+            fn_kwargs={"config": job.chunking, "known": job.known},
+        )
+        actors = {"num_gpus": 1} if self.num_gpus else {"num_cpus": EMBED_CPUS}
+        return ds.map_batches(
+            Embedder,
+            batch_size=options.batch_size,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=self.num_gpus or workers),
+            **actors,
+            fn_constructor_kwargs={
+                "model": options.model,
+                "device": "cuda" if self.num_gpus else options.device,
+                "cache_dir": str(cache_dir()),
+                "threads": 1,
+                "batch_size": min(options.batch_size, 256),
+            },
+        )

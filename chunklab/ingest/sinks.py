@@ -1,15 +1,24 @@
-"""Where an engine writes its chunk rows: Parquet shards or a Chroma store (a folder or a server).
+"""The sink stage: Parquet shards or a Chroma store (a folder or a server), replaced per document.
 
-Both engines write from one process (the driver), in batches, through the same sink, so the
-files and collections they produce are the same.
+Every sink works the same way, whichever engine feeds it (always from the driver, in
+batches): it tells the run which chunks it already holds (:meth:`Sink.known`, fingerprints of
+id, text and metadata), so those are never embedded again; it writes the embedded rows; once
+all the chunks of a document have arrived (its document row says how many) it drops that
+document's stale chunks; with ``prune`` it drops the documents gone from the corpus. Each
+sink records one :func:`~chunklab.ingest.plan.collection_config` (and the encoder) and refuses
+a run with another unless ``clear``, which builds the new contents beside the old and swaps
+them in only when the run got through.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
-from collections.abc import Mapping
+import shutil
+import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -17,12 +26,14 @@ import pyarrow as pa
 
 from chunklab._validate import check_positive_int
 from chunklab.chunk import Chunk
-from chunklab.ingest._common import StrategySpec, json_default
+from chunklab.ingest.stages import CHUNK_STATUSES, fingerprint, metadata_json
 
-__all__ = ["OUTPUT_COLUMNS", "ParquetSink", "StoreSink", "chunks_of", "open_sink", "vectors_of"]
+__all__ = ["OUTPUT_COLUMNS", "ParquetSink", "Sink", "StoreSink", "chunks_of", "vectors_of"]
 
 #: the columns a sink writes, in this order (Parquet shards: one row per chunk)
 OUTPUT_COLUMNS = ("id", "doc_id", "start", "end", "text", "metadata", "vector")
+#: the Parquet schema metadata key holding the record {"encoder", "config"}
+RECORD_KEY = b"chunklab"
 
 
 def vectors_of(table: pa.Table) -> np.ndarray:
@@ -44,111 +55,249 @@ def chunks_of(table: pa.Table) -> list[Chunk]:
     return out
 
 
-# -- sinks --------------------------------------------------------------------------------
-class ParquetSink:
+class Sink:
+    """What every sink shares: stored fingerprints, the per-document ledger, pruning, the counts.
+
+    A subclass fills ``stored`` (doc_id -> {chunk id: fingerprint}) when it opens and writes
+    with :meth:`_write`, :meth:`_replaced` and :meth:`_prune_document`.
+    """
+
+    def __init__(self) -> None:
+        self.stored: dict[str, dict[str, int]] = {}
+        self.deleted = 0  # stale chunks and chunks of pruned documents
+        self.pruned = 0  # documents pruned
+        self._expected: dict[str, int] = {}  # doc_id -> chunk rows its document row announced
+        self._arrived: dict[str, set[str]] = {}  # doc_id -> chunk ids seen in this run
+        self._rows: dict[str, int] = {}  # doc_id -> chunk rows seen in this run
+        self._unchanged: dict[str, set[str]] = {}
+        self.seen: set[str] = set()  # documents of this run (read and chunked)
+
+    def known(self) -> frozenset[int]:
+        """Fingerprints of every chunk stored: the chunk stage marks these ``unchanged``."""
+        return frozenset(fp for chunks in self.stored.values() for fp in chunks.values())
+
+    def write(self, table: pa.Table) -> None:
+        """Write the embedded chunk rows of a batch; finish the documents it completes."""
+        import pyarrow.compute as pc
+
+        fresh = table.filter(pc.equal(table.column("status"), "embed"))
+        if fresh.num_rows:
+            self._write(fresh)
+        statuses = table.column("status").to_pylist()
+        for doc_id, cid, status, n in zip(
+            table.column("doc_id").to_pylist(),
+            table.column("id").to_pylist(),
+            statuses,
+            table.column("chunks").to_pylist(),
+            strict=True,
+        ):
+            if status == "document":
+                self._expected[doc_id] = n
+                self._arrived.setdefault(doc_id, set())
+                self.seen.add(doc_id)
+            elif status in CHUNK_STATUSES:
+                self._arrived.setdefault(doc_id, set()).add(cid)
+                self._rows[doc_id] = self._rows.get(doc_id, 0) + 1
+                if status == "unchanged":
+                    self._unchanged.setdefault(doc_id, set()).add(cid)
+            else:
+                continue
+            if self._rows.get(doc_id, 0) == self._expected.get(doc_id, -1):
+                ids = self._arrived.pop(doc_id)
+                del self._expected[doc_id]
+                self._rows.pop(doc_id, None)
+                stale = set(self.stored.get(doc_id, {})) - ids
+                self._replaced(doc_id, stale, self._unchanged.pop(doc_id, set()))
+
+    def prune(self, present: frozenset[str]) -> None:
+        """Delete the stored documents that are not in ``present`` (the corpus as planned)."""
+        for doc_id in sorted(set(self.stored) - present - self.seen):
+            self.pruned += 1
+            self._prune_document(doc_id)
+
+    def _write(self, rows: pa.Table) -> None:
+        raise NotImplementedError
+
+    def _replaced(self, doc_id: str, stale: set[str], unchanged: set[str]) -> None:
+        raise NotImplementedError
+
+    def _prune_document(self, doc_id: str) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Sink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Finish (or, on an exception, abandon) what this run wrote."""
+
+
+class StoreSink(Sink):
+    """A :class:`~chunklab.retrieval.store.ChunkStore` (a folder or a Chroma server), upserted with vectors.
+
+    Opening reads every stored chunk once (:meth:`ChunkStore.iter_chunks`) for the
+    fingerprints; ``clear`` fills a staging collection (:meth:`ChunkStore.rebuild`) that
+    replaces the old one only when the run succeeds.
+    """
+
+    def __init__(self, store: Any, config: dict[str, Any], encoder_name: str, clear: bool = False) -> None:
+        super().__init__()
+        self.store = store
+        if store.encoder.name != encoder_name:
+            raise ValueError(
+                f"the store's encoder is {store.encoder.name!r}, this run embeds with {encoder_name!r}"
+            )
+        recorded = store.recorded_config()
+        if not clear and recorded not in (None, config):
+            raise ValueError(
+                f"collection {store.name!r} was built with the chunker configuration {recorded} "
+                f"(this run uses {config}): pass clear=True (--clear) to rebuild it"
+            )
+        self._rebuild = store.rebuild() if clear else contextlib.nullcontext(store)
+        self.target = self._rebuild.__enter__()
+        if not clear:
+            for parents in (False, True):
+                for c in store.iter_chunks(parents=parents):
+                    fp = fingerprint(c.id, c.text, metadata_json(c.metadata))
+                    self.stored.setdefault(c.doc_id, {})[c.id] = fp
+
+    def _write(self, rows: pa.Table) -> None:
+        self.target.add(chunks_of(rows), vectors=vectors_of(rows), show_progress=False)
+
+    def _replaced(self, doc_id: str, stale: set[str], unchanged: set[str]) -> None:
+        if stale:
+            self.deleted += self.target.delete(ids=sorted(stale))
+
+    def _prune_document(self, doc_id: str) -> None:
+        self.deleted += self.target.delete(doc_id=doc_id)
+
+    def __exit__(self, *exc: object) -> None:
+        self._rebuild.__exit__(*exc)
+
+    def __str__(self) -> str:
+        stats = self.store.stats()
+        where = self.store.url or self.store.path
+        return (
+            f"collection {self.store.name!r} at {where}: {stats['leaves']} leaves + {stats['parents']} "
+            f"parents" + (f", {stats['bytes_on_disk'] / 1e6:.1f} MB on disk" if not self.store.url else "")
+        )
+
+
+class ParquetSink(Sink):
     """Parquet shards ``part-00000.parquet``, ... in ``directory``: one row per chunk.
 
     Columns: id, doc_id, start, end, text, metadata (JSON) and vector (fixed-size float32
-    list). Shards left by an earlier run are removed first, so re-running rewrites the same
-    rows instead of adding to them.
+    list); every shard's schema metadata records the encoder and the collection config. A
+    run writes its new rows into a staging folder and, when it succeeds, adds the rows it
+    keeps from the old shards (unchanged chunks, documents it did not touch) and swaps the
+    shards in: re-running on the same corpus embeds nothing and leaves the same rows.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], rows_per_shard: int = 100_000) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        config: dict[str, Any],
+        encoder_name: str,
+        clear: bool = False,
+        rows_per_shard: int = 100_000,
+    ) -> None:
+        super().__init__()
         check_positive_int(rows_per_shard, "rows_per_shard")
         self.directory = os.fspath(directory)
         if os.path.exists(self.directory) and not os.path.isdir(self.directory):
             raise ValueError(f"out {self.directory} exists and is not a directory")
         os.makedirs(self.directory, exist_ok=True)
-        for old in glob.glob(os.path.join(glob.escape(self.directory), "part-*.parquet")):
-            os.remove(old)
+        self.record = {"encoder": encoder_name, "config": config}
+        self.existing = sorted(glob.glob(os.path.join(glob.escape(self.directory), "part-*.parquet")))
+        self.old = [] if clear else self.existing  # the shards whose rows may stay
+        self._check_and_read_old()
+        self.staging = os.path.join(self.directory, f".staging-{uuid.uuid4().hex[:8]}")
         self.rows_per_shard = rows_per_shard
         self.shards = 0
         self._writer: Any = None
         self._rows_in_shard = 0
+        self._drop: set[str] = set()  # documents whose old rows go (replaced or pruned)
+        self._keep: set[str] = set()  # ... except these unchanged chunk ids
 
-    def write(self, table: pa.Table) -> int:
-        """Append chunk rows; returns how many were written."""
+    def _check_and_read_old(self) -> None:
         import pyarrow.parquet as pq
 
-        table = table.select(list(OUTPUT_COLUMNS))
+        for path in self.old:
+            raw = (pq.read_schema(path).metadata or {}).get(RECORD_KEY)
+            recorded = json.loads(raw) if raw else None
+            if recorded not in (None, self.record):
+                raise ValueError(
+                    f"the Parquet shards in {self.directory} were written with {recorded} (this run: "
+                    f"{self.record}): pass clear=True (--clear) to replace them, or use another folder"
+                )
+            table = pq.read_table(path, columns=["id", "doc_id", "text", "metadata"])
+            for cid, doc_id, text, meta in zip(*(c.to_pylist() for c in table.columns), strict=True):
+                fp = fingerprint(cid, text, metadata_json(json.loads(meta)))
+                self.stored.setdefault(doc_id, {})[cid] = fp
+
+    def _write(self, rows: pa.Table) -> None:
+        import pyarrow.parquet as pq
+
+        table = rows.select(list(OUTPUT_COLUMNS))
         done = 0
         while done < table.num_rows:
             if self._writer is None:
-                path = os.path.join(self.directory, f"part-{self.shards:05d}.parquet")
-                self._writer = pq.ParquetWriter(path, table.schema)
+                os.makedirs(self.staging, exist_ok=True)
+                path = os.path.join(self.staging, f"part-{self.shards:05d}.parquet")
+                schema = table.schema.with_metadata({RECORD_KEY: json.dumps(self.record).encode()})
+                self._writer = pq.ParquetWriter(path, schema)
                 self.shards += 1
             take = min(table.num_rows - done, self.rows_per_shard - self._rows_in_shard)
-            self._writer.write_table(table.slice(done, take))
+            self._writer.write_table(
+                table.slice(done, take).replace_schema_metadata(self._writer.schema.metadata)
+            )
             done += take
             self._rows_in_shard += take
             if self._rows_in_shard >= self.rows_per_shard:
                 self._close_shard()
-        return done
 
     def _close_shard(self) -> None:
         if self._writer is not None:
             self._writer.close()
         self._writer, self._rows_in_shard = None, 0
 
-    def close(self) -> None:
-        """Finish the last shard."""
-        self._close_shard()
+    def _replaced(self, doc_id: str, stale: set[str], unchanged: set[str]) -> None:
+        self._drop.add(doc_id)
+        self._keep |= unchanged
+        self.deleted += len(stale)
+
+    def _prune_document(self, doc_id: str) -> None:
+        self._drop.add(doc_id)
+        self.deleted += len(self.stored.get(doc_id, {}))
+
+    def _kept_rows(self) -> Iterator[pa.Table]:
+        """The old rows that stay: documents this run did not replace, and unchanged chunks."""
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        drop, keep = pa.array(sorted(self._drop), pa.string()), pa.array(sorted(self._keep), pa.string())
+        for path in self.old:
+            table = pq.read_table(path).select(list(OUTPUT_COLUMNS))
+            stays = pc.or_(
+                pc.invert(pc.is_in(table.column("doc_id"), drop)), pc.is_in(table.column("id"), keep)
+            )
+            yield table.filter(stays)
+
+    def __exit__(self, *exc: object) -> None:
+        failed = exc[0] is not None
+        try:
+            if not failed:
+                for table in self._kept_rows():
+                    if table.num_rows:
+                        self._write(table)
+            self._close_shard()
+            if not failed:
+                for old in self.existing:
+                    os.remove(old)
+                if os.path.isdir(self.staging):
+                    for name in sorted(os.listdir(self.staging)):
+                        os.replace(os.path.join(self.staging, name), os.path.join(self.directory, name))
+        finally:
+            shutil.rmtree(self.staging, ignore_errors=True)
 
     def __str__(self) -> str:
         return f"{self.shards} Parquet shard(s) in {self.directory}"
-
-
-class StoreSink:
-    """Upserts chunk rows with their vectors into a :class:`~chunklab.retrieval.store.ChunkStore` (local or server).
-
-    The first time a document is seen in a run its stored chunks are deleted, so re-indexing
-    a changed document replaces it; re-indexing an unchanged one writes the same ids again.
-    """
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self._seen: set[str] = set()
-
-    def write(self, table: pa.Table) -> int:
-        """Upsert chunk rows; returns how many were written."""
-        chunks = chunks_of(table)
-        for doc_id in dict.fromkeys(c.doc_id for c in chunks):
-            if doc_id not in self._seen:
-                self._seen.add(doc_id)
-                self.store.delete(doc_id=doc_id)
-        return self.store.add(chunks, vectors=vectors_of(table), show_progress=False)
-
-    def close(self) -> None:
-        """Nothing to finish (every batch is written when it comes)."""
-
-    def __str__(self) -> str:
-        return f"collection {self.store.name!r} at {self.store.url or self.store.path}"
-
-
-def open_sink(
-    store: Any,
-    chroma_url: str | None,
-    out: str | os.PathLike[str] | None,
-    model: str,
-    collection: str,
-    strategy: StrategySpec,
-) -> ParquetSink | StoreSink:
-    """The sink for an engine's arguments: Parquet shards (``out``), a Chroma server, or a store folder."""
-    if sum(x is not None for x in (store, chroma_url, out)) > 1:
-        raise ValueError("give at most one of store=, chroma_url= and out=")
-    if out is not None:
-        return ParquetSink(out)
-    from chunklab.retrieval.store import ChunkStore
-
-    if isinstance(store, ChunkStore):
-        return StoreSink(store)
-    if store is not None and not isinstance(store, (str, os.PathLike)):
-        raise ValueError(f"store must be a ChunkStore or a folder, got {type(store).__name__}")
-    from chunklab.embed import Encoder
-
-    config = {"strategy": strategy.name, "params": _jsonable(dict(strategy.params))}
-    return StoreSink(ChunkStore(store, collection, Encoder(model), url=chroma_url, config=config))
-
-
-def _jsonable(params: Mapping[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(params, default=json_default))

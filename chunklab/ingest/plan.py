@@ -1,0 +1,158 @@
+"""The plan stage: what to ingest (work items with their doc ids), with which strategy, recorded how.
+
+Run once, in the driver, before anything is read: paths, directories, glob patterns and named
+corpora become :class:`WorkItem` s whose ``doc_id`` is computed here (relative to the corpus
+root), so every worker, engine and re-run gives a document the same id. The strategy travels
+to workers as a :class:`StrategySpec` (its catalog name and parameters), rebuilt once per
+process; :func:`collection_config` is the one record a sink keeps of how it was filled.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from chunklab.chunkers.catalog import Strategy
+
+__all__ = ["StrategySpec", "WorkItem", "collection_config", "json_default", "named_corpus", "resolve_sources"]
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    """A catalog strategy by name and parameters: picklable, rebuilt once per worker process."""
+
+    name: str
+    params: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(cls, strategy: StrategySpec | Strategy | str, **params: Any) -> StrategySpec:
+        """From a :class:`~chunklab.chunkers.catalog.Strategy` or a catalog name (with ``params``)."""
+        from chunklab.chunkers.catalog import get_strategy
+
+        if isinstance(strategy, StrategySpec) and not params:
+            return strategy
+        if isinstance(strategy, str):
+            strategy = get_strategy(strategy, **params)
+        elif params:
+            raise ValueError("strategy params are given with a strategy name, not with a Strategy object")
+        if not isinstance(strategy, Strategy):
+            raise ValueError(f"strategy must be a catalog name or a Strategy, got {type(strategy).__name__}")
+        spec = cls(strategy.kind, tuple(sorted(strategy.params.items())))
+        _BUILT.setdefault(spec, strategy)
+        return spec
+
+    def build(self) -> Strategy:
+        """The strategy itself (built once per process, then cached)."""
+        if self not in _BUILT:
+            from chunklab.chunkers.catalog import get_strategy
+
+            _BUILT[self] = get_strategy(self.name, **dict(self.params))
+        return _BUILT[self]
+
+
+#: the one strategy cache: each process builds a spec's strategy once
+_BUILT: dict[StrategySpec, Strategy] = {}
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One document to ingest: a file under ``root``, or a member of a named corpus (``member``)."""
+
+    source: str
+    root: str | None = None
+    member: Any = None  # a chunklab.datasets CodeFile: read by itself (wheel members are not files)
+    doc_id: str = ""
+
+
+def resolve_sources(
+    sources: str | os.PathLike[str] | Iterable[Any], root: str | None = None
+) -> tuple[list[WorkItem], str | None]:
+    """Work items for paths, directories, glob patterns and named corpora, and the corpus root.
+
+    Files are listed by :func:`chunklab.documents.iter_paths` and get ids relative to ``root``
+    (default: :func:`chunklab.documents.corpus_root` of the paths); a file outside ``root``
+    is a ValueError now, not a failure in a worker. A corpus member's id is
+    ``"{root}:{relpath}"``, as in :func:`chunklab.datasets.code_questions.code_questions`.
+    """
+    from chunklab.documents import corpus_root, doc_id_for, iter_paths
+
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    paths: list[str] = []
+    members: list[WorkItem] = []
+    for src in sources:
+        if not isinstance(src, (str, os.PathLike)):
+            raise ValueError(
+                f"sources must be paths, glob patterns or corpus names, got {type(src).__name__}"
+            )
+        name = os.fspath(src)
+        if os.path.lexists(name):
+            paths.append(name)
+        elif glob.has_magic(name):
+            found = sorted(glob.glob(name, recursive=True))
+            if not found:
+                raise FileNotFoundError(f"no file matches the pattern {name!r}")
+            paths.extend(found)
+        else:
+            members.extend(WorkItem(f.path, None, f, f"{f.root}:{f.relpath}") for f in named_corpus(name))
+    if not paths:
+        return members, None
+    base = os.path.abspath(root) if root is not None else corpus_root(paths)
+    files = [os.path.abspath(p) for p in iter_paths(paths)]
+    return [WorkItem(p, base, None, doc_id_for(p, base)) for p in files] + members, base
+
+
+def named_corpus(name: str) -> Sequence[Any]:
+    """The named corpus of code files ``name`` (``installed``, a wheel corpus such as ``code-50k``).
+
+    The one place the pipeline resolves corpus names; a name that is none of them is a
+    FileNotFoundError listing what exists.
+    """
+    from chunklab.datasets.code import code_corpus
+    from chunklab.datasets.wheels import corpus_names
+
+    if name == "installed":
+        return code_corpus()
+    if name in corpus_names():
+        from chunklab.datasets.code50k import wheel_corpus
+
+        return wheel_corpus(name)
+    raise FileNotFoundError(
+        f"{name!r} is neither a file, a directory, a glob pattern matching files, nor a corpus name "
+        f"(corpora: installed, {', '.join(corpus_names())})"
+    )
+
+
+def collection_config(
+    spec: StrategySpec, root: str | None, context: bool, embed_context: bool = True
+) -> dict[str, Any]:
+    """The one record every sink keeps of how it was filled; another run must match it (or ``--clear``).
+
+    ``{strategy, params, root, context}`` (plus ``embed_context: false`` when the bare text is
+    embedded): the chunker, where doc ids are relative to, and what is embedded. The same
+    whichever engine wrote, so a store built by one engine is updated by any other.
+    """
+    config: dict[str, Any] = {
+        "strategy": spec.name,
+        "params": dict(spec.params),
+        "root": root,
+        "context": bool(context),
+    }
+    if not embed_context:
+        config["embed_context"] = False
+    return json.loads(json.dumps(config, default=json_default))
+
+
+def json_default(value: Any) -> Any:
+    """JSON for the values a chunk's metadata or a strategy's parameters may hold (sets, numpy scalars)."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
