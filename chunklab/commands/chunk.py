@@ -54,7 +54,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--installed-python",
         action="store_true",
-        help="also chunk every installed .py file of this interpreter (chunklab.datasets.code_corpus)",
+        help="also chunk every installed .py file of this interpreter (the corpus 'installed')",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--summary-json", default=None, metavar="FILE", help="also write the summary as JSON")
@@ -172,17 +172,17 @@ def run(args: argparse.Namespace) -> int:
     files = list(iter_paths(args.paths))
     installed: list[str] = []
     if args.installed_python:
-        from chunklab.datasets.code import code_corpus
+        from chunklab.datasets import corpus
 
         seen = set(files)
-        installed = [p for p in code_corpus().paths if p not in seen]
+        installed = [p for p in corpus("installed").paths if p not in seen]
         files.extend(installed)
     if not files:
         raise ValueError("no input files: give PATH arguments or --installed-python")
     root = args.root if args.root is not None else corpus_root([*args.paths, *installed])
     for path in files:
         doc_id_for(path, root)  # a file outside --root: an error now, not in a worker
-    config = _Config(root, StrategySpec.of(strategy), args.strict, args.out is not None, _budget(strategy))
+    config = _Config(root, StrategySpec.of(strategy), args.strict, args.out is not None, strategy.budget)
     stats = FallbackStats()
     summary = Summary()
     t0 = time.perf_counter()
@@ -218,16 +218,6 @@ def _output(out: str | None) -> Iterator[TextIO | None]:
             yield fh
 
 
-def _budget(strategy: Any) -> int | None:
-    """The budget chunks are checked against, in the strategy's unit (None without a single size)."""
-    value = strategy.params.get("size", strategy.params.get("max_chars"))
-    return value if isinstance(value, int) else None
-
-
-def _unit(params: dict[str, Any]) -> str:
-    return params.get("unit", "chars")
-
-
 @dataclass(frozen=True)
 class _Config:
     """What every worker needs to chunk a file (picklable: the strategy is rebuilt by name)."""
@@ -253,7 +243,7 @@ def chunk_file(path: str, config: _Config) -> FileResult:
         return FileResult(path, doc.metadata["bytes"], doc.kind, problem=problem_of(exc))
     from chunklab.units import length_function
 
-    sizes = [length_function(_unit(dict(config.spec.params)))(c.text) for c in chunks]
+    sizes = [length_function(config.spec.build().unit)(c.text) for c in chunks]
     over = (
         [] if config.budget is None else [c for c, n in zip(chunks, sizes, strict=True) if n > config.budget]
     )
@@ -320,8 +310,8 @@ def _summary_dict(
     return {
         "strategy": strategy.name,
         "params": dict(strategy.params),
-        "size": _budget(strategy),
-        "unit": _unit(strategy.params),
+        "size": strategy.budget,
+        "unit": strategy.unit,
         "jobs": args.jobs,
         "root": root,
         "files": files,

@@ -178,8 +178,8 @@ def fitted_strategy(args: argparse.Namespace) -> Any:
 
     window = Encoder(args.model).max_seq_length
     strategy = strategy_from_args(args)
-    measured_in_chars = strategy.params.get("unit", "chars") == "chars"
-    key = next((k for k in ("size", "max_chars") if k in strategy.params), None)
+    measured_in_chars = strategy.unit == "chars"
+    key = strategy.size_param
     if args.size is None and window and key and measured_in_chars:
         fit = int(window * CHARS_PER_TOKEN) // 50 * 50
         if strategy.params[key] > fit:

@@ -114,18 +114,13 @@ def named_corpus(name: str) -> Sequence[Any]:
     The one place the pipeline resolves corpus names; a name that is none of them is a
     FileNotFoundError listing what exists.
     """
-    from chunklab.datasets.code import code_corpus
-    from chunklab.datasets.wheels import corpus_names
+    from chunklab.datasets import corpora, corpus
 
-    if name == "installed":
-        return code_corpus()
-    if name in corpus_names():
-        from chunklab.datasets.code50k import wheel_corpus
-
-        return wheel_corpus(name)
+    if name in corpora():
+        return corpus(name)
     raise FileNotFoundError(
         f"{name!r} is neither a file, a directory, a glob pattern matching files, nor a corpus name "
-        f"(corpora: installed, {', '.join(corpus_names())})"
+        f"(corpora: {', '.join(corpora())})"
     )
 
 
