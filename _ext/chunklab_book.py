@@ -350,6 +350,21 @@ def _page_context(
     }
 
 
+def _unique_scripts(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """Each script once: sphinx-thebe adds its inline ``const THEBE_JS_URL = ...`` again every time
+    the environment reads documents, and a second ``const`` is a console error on every page."""
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for script in context.get("script_files", []):
+        key = (str(script), str(getattr(script, "attributes", {}).get("body", "")))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
 def _separate_outputs(app: Sphinx) -> None:
     """Each edition writes its executed notebooks to its own folder (``jupyter_execute-es``)."""
     config = getattr(app.env, "mystnb_config", None)
@@ -373,4 +388,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _edition_config_inited)
     app.connect("builder-inited", _separate_outputs, priority=900)  # after myst-nb's own
     app.connect("html-page-context", _page_context)
+    app.connect("html-page-context", _unique_scripts)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -541,3 +541,44 @@ def test_binder_installs_cpu_torch_before_the_pinned_requirements():
     )
     assert torch_line < reqs_line and pinned in post[torch_line] and "whl/cpu" in post[torch_line]
     assert os.access(ROOT / "binder" / "postBuild", os.X_OK)
+
+
+#: an "Author et al., 2009" / "Author et al. (2023)" citation in a page's prose
+CITATION = re.compile(r"\b([A-Z][\w'-]+) et al\.,? \(?(\d{4})\)?")
+
+
+def test_every_citation_in_the_text_has_an_entry_in_the_references():
+    references = (ROOT / "references.md").read_text(encoding="utf-8")
+    entries = re.split(r"^\(ref-[\w-]+\)=$", references, flags=re.M)[1:]
+    missing = set()
+    for name in ["intro", "exercises", "glossary", "run-locally", *CHAPTERS, *PAGES]:
+        for author, year in CITATION.findall("\n".join(prose_lines(page_path(name).read_text(encoding="utf-8")))):
+            if not any(author in entry and year in entry for entry in entries):
+                missing.add(f"{name}: {author} et al., {year}")
+    assert not missing, f"cited but not in references.md: {sorted(missing)}"
+
+
+#: what a cell's stderr looks like in a built page (mystnb), and progress bars that went there
+STDERR_OUTPUT = re.compile(r'class="output stderr"|Encoding tokens|\d+%\|[█▏▎▍▌▋▊▉ ]*\|')
+#: an absolute path of the building machine
+MACHINE_PATH = re.compile(r"(?<![\w.:/-])/(?:work|home|root|tmp|Users|opt|usr/local)/[\w.-]+|file:///")
+
+
+def test_built_pages_show_no_stderr_and_no_machine_paths():
+    """A cold build prints nothing a learner should not see: no stderr, no progress bars, no local paths."""
+    problems = {}
+    for name, html in _built_pages():
+        found = STDERR_OUTPUT.findall(html) + MACHINE_PATH.findall(html)
+        if found:
+            problems[name] = sorted(set(found))[:5]
+    assert not problems, f"stderr, progress bars or machine paths in built pages: {problems}"
+
+
+def test_built_footer_is_in_the_page_language():
+    for name, html in _built_pages():
+        assert "By The ChunkLab team" in html or "ChunkLab" not in html.split("footer", 1)[-1], name
+    spanish = ROOT / "_build" / "html-es"
+    if not (spanish / "intro.html").is_file():
+        pytest.skip("Spanish edition not built (make book-es)")
+    for page in spanish.rglob("*.html"):
+        assert "Por The ChunkLab team" not in page.read_text(encoding="utf-8"), f"{page.name}: footer in English"
