@@ -366,13 +366,16 @@ def _unique_scripts(
 
 
 def _separate_outputs(app: Sphinx) -> None:
-    """Each edition writes its executed notebooks to its own folder (``jupyter_execute-es``)."""
+    """Each edition writes its executed notebooks to its own folder (``jupyter_execute-es``), the
+    templates build to ``jupyter_execute-gettext``."""
     config = getattr(app.env, "mystnb_config", None)
     language = _language_code(app.config.language)
-    if config is None or language == "en":
+    # the message templates (gettext, nothing executed) must not overwrite the executed notebooks
+    suffix = "gettext" if app.builder.name == "gettext" else language
+    if config is None or suffix == "en":
         return
     folder = Path(config.output_folder)
-    app.env.mystnb_config = config.copy(output_folder=str(folder.with_name(f"{folder.name}-{language}")))
+    app.env.mystnb_config = config.copy(output_folder=str(folder.with_name(f"{folder.name}-{suffix}")))
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -175,16 +175,15 @@ def test_no_summary_sentence_asserts_a_verdict_without_its_number(page):
 
 
 def _glued(page: str) -> dict[str, object]:
-    notebook = EXECUTED / f"{page}.ipynb"
-    if not notebook.is_file():
-        pytest.skip("book not built (make book): no executed notebook")
+    """The values a chapter recorded, from its executed glue (``<page>.glue.json``, myst-nb's own file)."""
+    glue_file = EXECUTED / f"{page}.glue.json"
+    if not glue_file.is_file():
+        pytest.skip("book not built (make book): no executed glue for this page")
     out: dict[str, object] = {}
-    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
-        for output in cell.get("outputs", []):
-            name = (output.get("metadata") or {}).get("scrapbook", {}).get("name")
-            if name and name.startswith(C.GLUE_PREFIX):
-                text = output["data"]["text/plain"]
-                out[name[len(C.GLUE_PREFIX) :]] = ast.literal_eval("".join(text) if isinstance(text, list) else text)
+    for name, output in json.loads(glue_file.read_text(encoding="utf-8")).items():
+        if name.startswith(C.GLUE_PREFIX):
+            text = output["data"]["text/plain"]
+            out[name[len(C.GLUE_PREFIX) :]] = ast.literal_eval("".join(text) if isinstance(text, list) else text)
     return out
 
 
