@@ -357,8 +357,11 @@ def _unique_scripts(
     the environment reads documents, and a second ``const`` is a console error on every page."""
     seen: set[tuple[str, str]] = set()
     unique = []
-    for script in context.get("script_files", []):
-        key = (str(script), str(getattr(script, "attributes", {}).get("body", "")))
+    for script in context.get("script_files", []):  # added twice: filename None, then ""
+        key = (
+            str(getattr(script, "filename", script) or ""),
+            str(sorted(getattr(script, "attributes", {}).items())),
+        )
         if key not in seen:
             seen.add(key)
             unique.append(script)
@@ -391,5 +394,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _edition_config_inited)
     app.connect("builder-inited", _separate_outputs, priority=900)  # after myst-nb's own
     app.connect("html-page-context", _page_context)
-    app.connect("html-page-context", _unique_scripts)
+    app.connect("html-page-context", _unique_scripts, priority=999)  # after every handler that adds scripts
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

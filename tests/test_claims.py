@@ -1,4 +1,4 @@
-"""The book's verdicts: the wording of a paired comparison, and the claims registry checked against the numbers.
+"""The book's verdicts: a paired comparison's wording, and the claims registry checked against the numbers.
 
 Every sentence of a chapter that says what wins, helps or pays is either computed from its
 comparison (``chunklab.book.labels.fmt_verdict`` glued into the text) or registered in
@@ -46,7 +46,13 @@ def test_verdict_words_the_comparison_in_english_and_spanish():
 
 @pytest.mark.parametrize(
     ("lo", "hi", "established"),
-    [(0.004, 0.09, True), (-0.004, 0.08, False), (-0.09, -0.0004, True), (0.0, 0.05, False), (-0.1, 0.1, False)],
+    [
+        (0.004, 0.09, True),
+        (-0.004, 0.08, False),
+        (-0.09, -0.0004, True),
+        (0.0, 0.05, False),
+        (-0.1, 0.1, False),
+    ],
 )
 def test_the_printed_interval_shows_the_rule(lo, hi, established):
     """An end that excludes zero never prints as 0: the sign of each printed end gives the verdict."""
@@ -154,7 +160,9 @@ def _sentences(block: str) -> list[str]:
     return [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z*`{(-])|^- | - ", flat) if s.strip()]
 
 
-CHAPTER_FILES = sorted(p.relative_to(ROOT).with_suffix("").as_posix() for p in (ROOT / "chapters").glob("0*.md"))
+CHAPTER_FILES = sorted(
+    p.relative_to(ROOT).with_suffix("").as_posix() for p in (ROOT / "chapters").glob("0*.md")
+)
 
 
 @pytest.mark.parametrize("page", CHAPTER_FILES)
@@ -183,7 +191,9 @@ def _glued(page: str) -> dict[str, object]:
     for name, output in json.loads(glue_file.read_text(encoding="utf-8")).items():
         if name.startswith(C.GLUE_PREFIX):
             text = output["data"]["text/plain"]
-            out[name[len(C.GLUE_PREFIX) :]] = ast.literal_eval("".join(text) if isinstance(text, list) else text)
+            out[name[len(C.GLUE_PREFIX) :]] = ast.literal_eval(
+                "".join(text) if isinstance(text, list) else text
+            )
     return out
 
 

@@ -101,7 +101,7 @@ def holds(claim: Claim, value: Mapping[str, float] | float) -> bool:
 
 
 def record(page: str, quantity: str, value: Mapping[str, Any] | float) -> None:
-    """Check the claims ``page`` makes about ``quantity`` against ``value`` and glue it (hidden) for the tests.
+    """Check the claims ``page`` makes about ``quantity`` against ``value``; glue it (hidden) for the tests.
 
     Raises :class:`ClaimError` naming the sentence when a claim does not hold, and
     ``ValueError`` when no claim of ``page`` rests on ``quantity`` (a recorded quantity that

@@ -215,7 +215,7 @@ def fmt_difference(comparison: Mapping[str, float], digits: int = 2, lang: str |
 
 
 def fmt_verdict(comparison: Mapping[str, float], digits: int = 2, lang: str | None = None) -> str:
-    """A paired comparison's verdict: "established: +0.05 [+0.01, +0.09]" / "establecida: +0,05 [+0,01; +0,09]".
+    """A comparison's verdict: "established: +0.05 [+0.01, +0.09]" / "establecida: +0,05 [+0,01; +0,09]".
 
     The rule and the precision are :mod:`chunklab.evaluate.verdict`'s (an interval end that
     excludes zero never prints as 0); the words are the labels ``established`` and

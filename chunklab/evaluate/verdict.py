@@ -41,7 +41,7 @@ class Verdict:
 
     @property
     def direction(self) -> int:
-        """``+1`` when A is established ahead of B, ``-1`` when established behind, ``0`` when not established."""
+        """``+1``: A established ahead of B; ``-1``: established behind; ``0``: not established."""
         if not self.established:
             return 0
         return 1 if self.lo > 0 else -1
@@ -51,7 +51,7 @@ class Verdict:
 
 
 def visible_digits(lo: float, hi: float, digits: int = 2) -> int:
-    """The fewest decimals (at least ``digits``, at most :data:`MAX_DIGITS`) at which no non-zero end prints as 0.
+    """The fewest decimals (``digits`` to :data:`MAX_DIGITS`) at which no non-zero end prints as 0.
 
     At that precision the printed interval shows the rule: both ends with one sign means
     established, a sign change (or an exact zero) means not established.
@@ -70,7 +70,7 @@ def visible_digits(lo: float, hi: float, digits: int = 2) -> int:
 
 
 def verdict(comparison: Mapping[str, float], digits: int = 2) -> Verdict:
-    """The :class:`Verdict` of a comparison with ``diff``, ``lo`` and ``hi`` (as ``BenchmarkResult.compare`` returns).
+    """The :class:`Verdict` of a comparison with ``diff``, ``lo``, ``hi`` (``BenchmarkResult.compare``).
 
     ``digits`` is the precision wanted; the verdict's own ``digits`` may be larger
     (:func:`visible_digits`). ``established`` is :func:`~chunklab.evaluate.bootstrap.is_established`.
