@@ -350,14 +350,35 @@ def _page_context(
     }
 
 
+def _unique_scripts(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """Each script once: sphinx-thebe adds its inline ``const THEBE_JS_URL = ...`` again every time
+    the environment reads documents, and a second ``const`` is a console error on every page."""
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for script in context.get("script_files", []):  # added twice: filename None, then ""
+        key = (
+            str(getattr(script, "filename", script) or ""),
+            str(sorted(getattr(script, "attributes", {}).items())),
+        )
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
 def _separate_outputs(app: Sphinx) -> None:
-    """Each edition writes its executed notebooks to its own folder (``jupyter_execute-es``)."""
+    """Each edition writes its executed notebooks to its own folder (``jupyter_execute-es``), the
+    templates build to ``jupyter_execute-gettext``."""
     config = getattr(app.env, "mystnb_config", None)
     language = _language_code(app.config.language)
-    if config is None or language == "en":
+    # the message templates (gettext, nothing executed) must not overwrite the executed notebooks
+    suffix = "gettext" if app.builder.name == "gettext" else language
+    if config is None or suffix == "en":
         return
     folder = Path(config.output_folder)
-    app.env.mystnb_config = config.copy(output_folder=str(folder.with_name(f"{folder.name}-{language}")))
+    app.env.mystnb_config = config.copy(output_folder=str(folder.with_name(f"{folder.name}-{suffix}")))
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -373,4 +394,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _edition_config_inited)
     app.connect("builder-inited", _separate_outputs, priority=900)  # after myst-nb's own
     app.connect("html-page-context", _page_context)
+    app.connect("html-page-context", _unique_scripts, priority=999)  # after every handler that adds scripts
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -28,18 +28,19 @@ def strategy_color(name: str) -> str:
 
 
 def _frame_html(df: Any) -> str:
-    """A DataFrame as HTML with thousands separators and two decimals.
+    """A DataFrame as HTML with thousands separators and two decimals, every cell and header escaped.
 
     A table a chapter presents through :func:`chunklab.book.labels.frame` in Spanish writes its
     numbers the Spanish way ("0,64", "55 478"); any other frame is program output and keeps
     Python's way.
     """
     if df.attrs.get("chunklab_lang", "en") != "en":
-        styler = df.style.format(_spanish_cell)
-        styler = styler.format_index(_spanish_cell, axis=0)
+        styler = df.style.format(_spanish_cell, escape="html")
+        styler = styler.format_index(_spanish_cell, axis=0, escape="html")
     else:
-        styler = df.style.format(thousands=",", precision=2, na_rep="")
-        styler = styler.format_index(thousands=",", precision=2, na_rep="", axis=0)
+        styler = df.style.format(thousands=",", precision=2, na_rep="", escape="html")
+        styler = styler.format_index(thousands=",", precision=2, na_rep="", axis=0, escape="html")
+    styler = styler.format_index(escape="html", axis=1)  # a header is text, never markup
     return styler.set_table_attributes('class="dataframe"').to_html()
 
 

@@ -29,6 +29,8 @@ BUILD = ROOT / "_build"
 LOCALE_DIR = "locales"
 #: the languages the book is translated into (English is the source language)
 TRANSLATIONS = ("es",)
+#: the author line of each translation (English: ``author`` in _config.yml)
+AUTHORS = {"es": "el equipo de ChunkLab"}
 
 
 def edition_overrides(language: str) -> dict[str, Any]:
@@ -42,6 +44,7 @@ def edition_overrides(language: str) -> dict[str, Any]:
     }
     if language != "en":
         overrides["nb_execution_cache_path"] = str(BUILD / f".jupyter_cache-{language}")
+        overrides["author"] = AUTHORS[language]  # the footer reads "By {author}", translated
     return overrides
 
 

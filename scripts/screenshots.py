@@ -151,13 +151,31 @@ def cut_tiles(png: Path, height: int) -> list[Path]:
 _OVERFLOW_SCRIPT = """
 <script>
 window.addEventListener('load', () => {
+  const shown = e => e.offsetParent !== null;
   const wide = [...document.querySelectorAll('pre')]
-    .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+    .filter(e => shown(e) && e.scrollWidth > e.clientWidth + 1)
     .map(e => e.textContent.trim().split('\\n')[0].slice(0, 60));
   const page = document.documentElement.scrollWidth > window.innerWidth + 1;
+  const column = (document.querySelector('article') || document.body).getBoundingClientRect();
+  const scroller = e => {
+    for (let box = e.parentElement; box && box !== document.body; box = box.parentElement) {
+      const x = getComputedStyle(box).overflowX;
+      if (x === 'auto' || x === 'scroll') return box;
+    }
+    return null;
+  };
+  const tables = [...document.querySelectorAll('article table')].filter(shown).filter(t => {
+    if (t.getBoundingClientRect().right <= column.right + 1) return false;  // fits the column
+    const box = scroller(t);
+    return !(box && box.getBoundingClientRect().right <= column.right + 1);  // else: its own box scrolls
+  }).map(t => (t.closest('figure') || t).id || t.textContent.trim().slice(0, 40));
+  const captions = [...document.querySelectorAll('figure.chunklab-table > figcaption')].filter(shown)
+    .filter(c => { const r = c.getBoundingClientRect();
+                   return r.left < column.left - 1 || r.right > column.right + 1; })
+    .map(c => c.textContent.trim().slice(0, 40));
   const out = document.createElement('pre');
   out.id = 'chunklab-overflow-report';
-  out.textContent = JSON.stringify({pre: wide, page: page});
+  out.textContent = JSON.stringify({pre: wide, page: page, tables: tables, captions: captions});
   document.body.appendChild(out);
 });
 </script>
@@ -165,7 +183,9 @@ window.addEventListener('load', () => {
 
 
 def overflow_report(browser: str, page_file: Path, width: int) -> dict | None:
-    """Render ``page_file`` at ``width`` px; ``{"pre": [wide listings], "page": bool}``, None on failure."""
+    """Render ``page_file`` at ``width`` px: ``{"pre": [listings that scroll], "page": bool, "tables":
+    [tables wider than the column without a scrolling box of their own], "captions": [table captions
+    outside the column]}``; None on failure."""
     import json
     import re
 
@@ -189,6 +209,21 @@ def overflow_report(browser: str, page_file: Path, width: int) -> dict | None:
     import html as html_lib
 
     return json.loads(html_lib.unescape(found.group(1)))
+
+
+def console_errors(browser: str, page_file: Path, width: int = 1280) -> list[str] | None:
+    """The JavaScript errors Chromium logs while loading ``page_file``; None when it could not run."""
+    import re
+
+    with tempfile.TemporaryDirectory(prefix="chunklab-chromium-") as profile:
+        cmd = _chromium(
+            browser, profile, width, 900, "--enable-logging=stderr", "--v=0", "--dump-dom", page_file.as_uri()
+        )
+        try:
+            log = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False).stderr
+        except subprocess.TimeoutExpired:
+            return None
+    return re.findall(r':CONSOLE[^\]]*\] "((?:Uncaught|Error)[^"]*)"', log)
 
 
 def shoot(browser: str, url: str, png: Path, width: int, height: int, profile: str) -> bool:

@@ -503,3 +503,27 @@ def test_every_static_figure_of_the_book_has_a_spanish_drawing():
         spanish = image.with_name(f"{image.stem}.es{image.suffix}")
         assert spanish.is_file(), f"{image.relative_to(ROOT)} has no Spanish drawing {spanish.name}"
         assert spanish.read_bytes() != image.read_bytes(), f"{spanish.name} is a copy of the English drawing"
+
+
+#: "recall@5" written bare in Spanish text, outside code and outside a "(recall@5)" gloss
+_BARE_RECALL = re.compile(r"(?<![`\w(*/])recall@\w+")
+
+
+def _outside_code(text: str) -> str:
+    return re.sub(r"`+[^`]*`+", "", text)
+
+
+def test_spanish_uses_the_glossary_term_for_recall_in_prose_tables_and_axes():
+    """One term per metric: the glossary's "exhaustividad@k", in the catalogs and in the labels alike."""
+    from babel.messages.pofile import read_po
+
+    from chunklab.book import labels as L
+
+    bare = []
+    for po in sorted((ROOT / "locales" / LANG / "LC_MESSAGES").rglob("*.po")):
+        with po.open("rb") as f:
+            for m in read_po(f):
+                if m.id and isinstance(m.string, str) and _BARE_RECALL.search(_outside_code(m.string)):
+                    bare.append(f"{po.name}: {m.string[:60]}")
+    bare += [f"labels.toml {k}" for k, e in L.labels().items() if _BARE_RECALL.search(_outside_code(e["es"]))]
+    assert not bare, f"'recall@' instead of the glossary's 'exhaustividad@': {bare}"

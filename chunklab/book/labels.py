@@ -21,6 +21,7 @@ import numbers
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -30,6 +31,7 @@ __all__ = [
     "display_name",
     "LANGUAGES",
     "NBSP",
+    "fmt_difference",
     "fmt_estimate",
     "fmt_int",
     "fmt_interval",
@@ -37,6 +39,7 @@ __all__ = [
     "fmt_percent",
     "fmt_ratio",
     "fmt_signed",
+    "fmt_verdict",
     "frame",
     "label",
     "labels",
@@ -197,6 +200,40 @@ def fmt_estimate(
 ) -> str:
     """An estimate and its interval: "+0.05 [+0.01, +0.09]" / "+0,05 [+0,01; +0,09]" with ``signed=True``."""
     return f"{fmt_number(value, digits, lang, signed=signed)} {fmt_interval(lo, hi, digits, lang, signed=signed)}"
+
+
+def fmt_difference(comparison: Mapping[str, float], digits: int = 2, lang: str | None = None) -> str:
+    """A paired difference and its interval at the precision where the rule shows: "+0.040 [-0.004, +0.080]".
+
+    The decimals are :func:`chunklab.evaluate.verdict.visible_digits` (at least ``digits``);
+    :func:`fmt_verdict` writes the same with the verdict's word in front.
+    """
+    from chunklab.evaluate.verdict import verdict
+
+    v = verdict(comparison, digits)
+    return fmt_estimate(v.diff, v.lo, v.hi, v.digits, lang, signed=True)
+
+
+def fmt_verdict(comparison: Mapping[str, float], digits: int = 2, lang: str | None = None) -> str:
+    """A comparison's verdict: "established: +0.05 [+0.01, +0.09]" / "establecida: +0,05 [+0,01; +0,09]".
+
+    The rule and the precision are :mod:`chunklab.evaluate.verdict`'s (an interval end that
+    excludes zero never prints as 0); the words are the labels ``established`` and
+    ``not_established``.
+    """
+    from chunklab.evaluate.verdict import describe, verdict
+
+    lang = _lang(lang)
+
+    def estimate(value: float, lo: float, hi: float, d: int) -> str:
+        return fmt_estimate(value, lo, hi, d, lang, signed=True)
+
+    return describe(
+        verdict(comparison, digits),
+        established=label("established", lang),
+        not_established=label("not_established", lang),
+        estimate=estimate,
+    )
 
 
 def fmt_ratio(x: float, digits: int = 0, lang: str | None = None) -> str:
