@@ -180,14 +180,17 @@ def main() -> int:
         ),
     }
     print(
-        f"\nworkers={top}: local {local['seconds']}s, ray {ray['seconds']}s (start-up {ray['startup_seconds']}s): "
-        f"ray/local {summary['ratio_ray_over_local']}x, after start-up {summary['ratio_ray_over_local_after_startup']}x "
+        f"\nworkers={top}: local {local['seconds']}s, ray {ray['seconds']}s (start-up "
+        f"{ray['startup_seconds']}s): "
+        f"ray/local {summary['ratio_ray_over_local']}x, after start-up "
+        f"{summary['ratio_ray_over_local_after_startup']}x "
         f"(target <= 1.5x); load average after {load_after[0]:.2f}"
     )
     for r in rows:
         print(
             f"  {r['engine']:5} workers={r['workers']}: {r['chunks_per_second']:>8} chunks/s after start-up, "
-            f"{r['seconds']}s wall, start-up {r['startup_seconds']}s, {r['chunks_per_cpu_second']} chunks/CPU-s"
+            f"{r['seconds']}s wall, start-up {r['startup_seconds']}s, {r['chunks_per_cpu_second']} "
+            "chunks/CPU-s"
         )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "ray_ingest.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

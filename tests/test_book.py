@@ -65,7 +65,7 @@ PAGES = [f for f in toc_files() if f.startswith("chapters/") and f not in CHAPTE
 
 
 def blocks(text: str) -> list[tuple[str, str, list[str]]]:
-    """Top-level fenced blocks of a MyST file: (fence info, e.g. '{code-cell} ipython3', options, body lines)."""
+    """Top-level fenced blocks of a MyST file: (fence info such as '{code-cell} ipython3', options, body)."""
     out = []
     lines = text.splitlines()
     i = 0

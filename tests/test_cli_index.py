@@ -1,4 +1,5 @@
-"""`chunklab index` on real, messy folders: one doc_id rule, per-file errors, nothing garbled, replace on re-index.
+"""`chunklab index` on real, messy folders: one doc_id rule, per-file errors, nothing garbled, replace on
+re-index.
 
 Each test names the observed problem of issue 16 it reproduces (bad files are made in a temp dir).
 """
@@ -13,7 +14,10 @@ import pytest
 from chunklab.cli import main
 
 MD = "# Guide\n\nRestart the service with `svc restart`.\n\n## Logs\n\nLogs live in /var/log/svc.\n"
-PY_LATIN = "# -*- coding: latin-1 -*-\ndef caf\u00e9():\n    '''Return the caf\u00e9 menu.'''\n    return '\u00e9t\u00e9'\n"
+PY_LATIN = (
+    "# -*- coding: latin-1 -*-\ndef caf\u00e9():\n    '''Return the caf\u00e9 menu.'''\n    return "
+    "'\u00e9t\u00e9'\n"
+)
 HTML_LATIN = (
     '<html><head><meta charset="iso-8859-1"><title>Caf\u00e9</title></head>'
     "<body><h1>Cr\u00e8me</h1><p>Br\u00fbl\u00e9e au caf\u00e9.</p></body></html>"

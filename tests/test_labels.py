@@ -1,4 +1,4 @@
-"""chunklab.book.labels: one dictionary of figure/table words in both languages, numbers written per language."""
+"""chunklab.book.labels: one dictionary of figure/table words in both languages, numbers per language."""
 
 from __future__ import annotations
 

@@ -133,7 +133,10 @@ def test_glossary_gives_each_term_in_spanish_with_the_english_beside_it():
 OLD_PARAGRAPH = (
     "Overlap repeats the end of each chunk at the start of the next one, so a cut sentence is whole once."
 )
-NEW_PARAGRAPH = "Overlap repeats the end of each chunk at the start of the next one, so a cut sentence is whole at least once."
+NEW_PARAGRAPH = (
+    "Overlap repeats the end of each chunk at the start of the next one, so a cut sentence is whole at "
+    "least once."
+)
 
 
 def _write_catalog(path: Path, entries: dict[str, str], template: bool = False) -> None:
@@ -205,8 +208,14 @@ def test_merge_puts_a_catalog_back_when_a_translation_would_be_lost(tmp_path, mo
 
 
 def test_markup_counts_roles_code_and_link_targets_but_not_their_text():
-    english = "The {glue:text}`n_docs` files ({numref}`tbl-units`), see [the glossary](../glossary.md) and `chunk_fixed`."
-    spanish = "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y `chunk_fixed`."
+    english = (
+        "The {glue:text}`n_docs` files ({numref}`tbl-units`), see [the glossary](../glossary.md) and "
+        "`chunk_fixed`."
+    )
+    spanish = (
+        "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y "
+        "`chunk_fixed`."
+    )
     assert catalogs.markup_problems(english, spanish) is None
     assert catalogs.markup_problems("a {term}`chunk`", "un {term}`fragmento <chunk>`") is None
 
@@ -219,7 +228,8 @@ def test_markup_counts_roles_code_and_link_targets_but_not_their_text():
             "{glue:text}`n_docs`",
         ),
         (
-            "Los {glue:text}`n_doc` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y `chunk_fixed`.",
+            "Los {glue:text}`n_doc` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y "
+            "`chunk_fixed`.",
             "{glue:text}`n_docs`",
         ),
         (
@@ -227,21 +237,27 @@ def test_markup_counts_roles_code_and_link_targets_but_not_their_text():
             "{numref}`tbl-units`",
         ),
         (
-            "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](glosario.md) y `chunk_fixed`.",
+            "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](glosario.md) y "
+            "`chunk_fixed`.",
             "](../glossary.md)",
         ),
         (
-            "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y chunk_fixed.",
+            "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y "
+            "chunk_fixed.",
             "`chunk_fixed`",
         ),
         (
-            "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y `chunk fijo`.",
+            "Los {glue:text}`n_docs` archivos ({numref}`tbl-units`), mira [el glosario](../glossary.md) y "
+            "`chunk fijo`.",
             "`chunk_fixed`",
         ),
     ],
 )
 def test_markup_problems_name_what_a_translation_dropped(spanish, lost):
-    english = "The {glue:text}`n_docs` files ({numref}`tbl-units`), see [the glossary](../glossary.md) and `chunk_fixed`."
+    english = (
+        "The {glue:text}`n_docs` files ({numref}`tbl-units`), see [the glossary](../glossary.md) and "
+        "`chunk_fixed`."
+    )
     problem = catalogs.markup_problems(english, spanish)
     assert problem is not None and lost in problem
 

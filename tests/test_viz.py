@@ -12,12 +12,10 @@ import pytest
 matplotlib.use("Agg")
 
 from chunklab import chunk_fixed, chunk_recursive  # noqa: E402
+from chunklab.book.explorer import chunk_with, explorer, explorer_static  # noqa: E402
 from chunklab.book.viz import (  # noqa: E402
     HTMLView,
     boundary_stats,
-    chunk_with,
-    explorer,
-    explorer_static,
     render_chunks,
     size_histogram,
 )

@@ -199,7 +199,10 @@ def fmt_estimate(
     value: float, lo: float, hi: float, digits: int = 2, lang: str | None = None, *, signed: bool = False
 ) -> str:
     """An estimate and its interval: "+0.05 [+0.01, +0.09]" / "+0,05 [+0,01; +0,09]" with ``signed=True``."""
-    return f"{fmt_number(value, digits, lang, signed=signed)} {fmt_interval(lo, hi, digits, lang, signed=signed)}"
+    return (
+        f"{fmt_number(value, digits, lang, signed=signed)} "
+        f"{fmt_interval(lo, hi, digits, lang, signed=signed)}"
+    )
 
 
 def fmt_difference(comparison: Mapping[str, float], digits: int = 2, lang: str | None = None) -> str:
@@ -242,7 +245,8 @@ def fmt_ratio(x: float, digits: int = 0, lang: str | None = None) -> str:
 
 
 def parse_number(s: str, lang: str | None = None) -> float:
-    """Read back a number written by :func:`fmt_number` (or :func:`fmt_percent`, as the percentage) in ``lang``."""
+    """Read back a number written by :func:`fmt_number` (or :func:`fmt_percent`, as the percentage) in
+    ``lang``."""
     lang = _lang(lang)
     if not isinstance(s, str):
         raise ValueError(f"s must be a str, got {type(s).__name__}")

@@ -164,7 +164,7 @@ def _distill_into(source: Path | None, target: Path) -> None:
     directory = source if source is not None else model_path()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex[:8]}.tmp"
-    logging.getLogger("chunklab").warning(
+    logging.getLogger("chunklab").info(
         "distilling the static model from %s into %s (once)", directory, target
     )
     try:

@@ -194,7 +194,10 @@ class _PythonChunker(PythonLines):
         if isinstance(node, list):
             kind, name = ("class_header", qual) if in_class else ("module", "<module>")
         elif isinstance(node, DEFS):
-            kind, name = ("method" if in_class else "function"), qualname(qual, node.name)
+            kind, name = (
+                ("method" if in_class else "function"),
+                qualname(qual, node.name),
+            )
         elif isinstance(node, ast.ClassDef):
             kind, name = "class", qualname(qual, node.name)
         else:
