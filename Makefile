@@ -121,9 +121,12 @@ format: $(STAMP)
 
 # Lab serves the course root (its terminals open there, so `make grade NB=exercises/...` works),
 # with the venv first on PATH (`chunklab` is found) and no news pop-up (jupyter_lab_config.json).
+# As root (a container), Jupyter refuses to start without --allow-root: pass it only then, and say so.
 lab: $(STAMP)
+	@if [ "$$(id -u)" = 0 ]; then echo "make lab: running as root (a container?), so JupyterLab gets --allow-root"; fi
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --config=jupyter_lab_config.json \
-	  --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/exercises
+	  --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/exercises \
+	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 grade: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make grade NB=exercises/03-structural.ipynb"; exit 2; }
