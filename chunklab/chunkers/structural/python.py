@@ -116,7 +116,17 @@ def chunk_python(
             gc.enable()
 
 
-def _chunk_parsed(text, parse_text, max_chars, min_chars, doc_id, params, path, extra, unit) -> list[Chunk]:
+def _chunk_parsed(
+    text,
+    parse_text,
+    max_chars,
+    min_chars,
+    doc_id,
+    params,
+    path,
+    extra,
+    unit,
+) -> list[Chunk]:
     try:
         tree = ast.parse(parse_text)
     except SyntaxError as exc:
@@ -189,7 +199,15 @@ class _PythonChunker(PythonLines):
         out[-1][1] = max(out[-1][1], hi)
         return [(a, b, n) for a, b, n in out if a <= b]
 
-    def unit(self, node, lo: int, hi: int, qual: str, scope: Any, in_class: str | None = None):
+    def unit(
+        self,
+        node,
+        lo: int,
+        hi: int,
+        qual: str,
+        scope: Any,
+        in_class: str | None = None,
+    ):
         """The pieces for one statement range: itself if within budget, else split."""
         if isinstance(node, list):
             kind, name = ("class_header", qual) if in_class else ("module", "<module>")
@@ -222,7 +240,13 @@ class _PythonChunker(PythonLines):
             out.append(q)
         return out
 
-    def split_class(self, node: ast.ClassDef, lo: int, hi: int, qual: str) -> list[Piece]:
+    def split_class(
+        self,
+        node: ast.ClassDef,
+        lo: int,
+        hi: int,
+        qual: str,
+    ) -> list[Piece]:
         """A class over budget: header (signature, docstring, attributes) plus its members."""
         scope = self.new_scope()
         ranges = self.partition(node.body, lo, hi)
