@@ -3,10 +3,14 @@
 The kernel runs in a fresh scratch folder. Where ``bwrap`` (Debian's ``bubblewrap``) is
 installed it runs in a bubblewrap sandbox: no network, its own process and IPC namespaces,
 a read-only view of the system, the Python installation and the chunklab package only (not
-the course folder, so not ``solutions/``), a private ``/tmp`` and write access to its scratch
-folder alone; every process it starts dies with it. Its address space is capped
-(``RLIMIT_AS``); it holds no capabilities, even when the grader runs as root. The grader talks to it over ZeroMQ IPC sockets in a folder bound into the
-sandbox and reads every output from the messages, in its own process.
+the course folder, so not ``solutions/``), a private ``/tmp`` and a scratch folder that are
+size-capped memory file systems, and a runtime folder for its sockets; every process it starts
+dies with it. Its address space and the size of any file it writes are capped; when the grader
+runs as root the kernel runs as an unprivileged user with no capabilities. The grader talks to
+it over ZeroMQ IPC sockets, refuses messages past a size cap, keeps at most a capped amount of
+output per cell and per notebook, and reads the kernel's own stdout/stderr from a file that
+lives outside every folder the kernel can reach (opened before the kernel starts, read by
+descriptor, never by path). Everything the kernel sends is data to validate, never trusted.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from __future__ import annotations
 import os
 import queue
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -22,11 +28,45 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Execution", "Kernel", "bwrap_available", "kernel_env", "sandbox_command"]
+__all__ = ["Execution", "Kernel", "Limits", "MalformedMessage", "bwrap_available", "kernel_env", "sandbox_command",
+           "sandbox_line"]
 
 #: default address-space limit of a graded kernel
 DEFAULT_MEMORY = 8 * 1024**3
 _SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc")
+_LOG_TAIL_BYTES = 8192
+
+
+class MalformedMessage(ValueError):
+    """The kernel sent a message that is not what the Jupyter protocol allows."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one graded kernel may use (sizes in bytes; None: no cap)."""
+
+    memory: int | None = DEFAULT_MEMORY  # address space (RLIMIT_AS)
+    tmp: int = 512 * 1024**2  # the sandbox's private /tmp (a size-capped tmpfs)
+    scratch: int = 1024**3  # the scratch folder (a size-capped tmpfs in the sandbox); also the cap on one file
+    output_cell: int = 1024**2  # output kept per cell; the rest is dropped with a note
+    output_notebook: int = 8 * 1024**2  # output kept per notebook
+    message: int = 32 * 1024**2  # a bigger message from the kernel is refused by the socket
+
+    def describe(self) -> str:
+        """The limits in one phrase (for the line that says how notebooks are graded)."""
+        mem = _size(self.memory) if self.memory else "no"
+        return (f"memory {mem}, /tmp {_size(self.tmp)}, scratch {_size(self.scratch)}, output "
+                f"{_size(self.output_cell)} per cell / {_size(self.output_notebook)} per notebook, "
+                f"messages {_size(self.message)}")
+
+
+def _size(n: int | None) -> str:
+    if not n:
+        return "none"
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n} B"
 
 
 def bwrap_available() -> str | None:
@@ -34,13 +74,47 @@ def bwrap_available() -> str | None:
     return shutil.which("bwrap")
 
 
-def sandbox_command(scratch: Path, runtime: Path, *, bwrap: str, readonly: Sequence[Path] = ()) -> list[str]:
+def bwrap_version(bwrap: str) -> str:
+    """``bubblewrap 0.8.0`` (or just ``bubblewrap`` when it does not say)."""
+    try:
+        out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    return out.strip() or "bubblewrap"
+
+
+def drops_to() -> int | None:
+    """The uid a sandboxed kernel runs as: an unprivileged one when the grader is root, else the grader's own."""
+    from chunklab.course.limits import UNPRIVILEGED
+
+    return UNPRIVILEGED if os.geteuid() == 0 else None
+
+
+def sandbox_line(sandbox: bool | None, limits: Limits) -> str:
+    """One line naming the sandbox a kernel gets (``sandbox`` as in :class:`Kernel`) and its limits."""
+    bwrap = bwrap_available()
+    if bwrap and sandbox is not False:
+        uid = drops_to()
+        who = f"kernel as uid {uid}, no capabilities" if uid is not None else "no capabilities"
+        where = f"{bwrap_version(bwrap)} ({who}, no network)"
+    else:
+        where = "none, kernels run UNSANDBOXED"
+    return f"sandbox: {where}; limits: {limits.describe()}"
+
+
+def sandbox_command(scratch: Path, runtime: Path, *, bwrap: str, readonly: Sequence[Path] = (),
+                    limits: Limits | None = None, files: Sequence[tuple[Path, Path]] = ()) -> list[str]:
     """The bubblewrap prefix that confines a kernel to ``scratch`` (and ``runtime`` for its sockets).
 
-    ``readonly`` adds folders the kernel may read (the shared parts of the embedding cache).
+    ``readonly`` adds folders the kernel may read (the shared parts of the embedding cache);
+    ``files`` are ``(host file, path inside)`` pairs bound read-only into the scratch folder
+    (the submission's copy). ``scratch`` and ``/tmp`` are memory file systems capped by ``limits``.
+    Run as root, bwrap makes no user namespace: the kernel starts as root inside and
+    :mod:`chunklab.course.limits` drops it to an unprivileged user before the kernel runs.
     """
     import chunklab
 
+    limits = limits or Limits()
     package = Path(chunklab.__file__).resolve().parent
     readable = {Path(p) for p in _SYSTEM_DIRS if Path(p).exists()}
     readable |= {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), package}
@@ -50,14 +124,27 @@ def sandbox_command(scratch: Path, runtime: Path, *, bwrap: str, readonly: Seque
     # directory (the course checkout, /tmp) must stay out of view
     roots = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
     readable |= {Path(p) for p in sys.path if p and any(Path(p).resolve().is_relative_to(r) for r in roots)}
-    # --cap-drop ALL: run as root, bwrap would otherwise keep every capability (mount, raw devices)
-    args = [bwrap, "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--proc", "/proc",
-            "--dev", "/dev", "--tmpfs", "/tmp"]
+    readable = {p for p in readable if p.exists()}
+    if os.geteuid() == 0:
+        # as root: no user namespace (the kernel gets a real unprivileged uid), capabilities dropped by limits
+        args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    else:
+        args = [bwrap, "--unshare-all", "--cap-drop", "ALL"]
+    args += ["--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
+             "--size", str(limits.tmp), "--perms", "1777", "--tmpfs", "/tmp"]
+    # the folders above each bound path, searchable by the unprivileged kernel (bwrap would copy a 0700 /root)
+    above = sorted({a for p in readable | {scratch, runtime} for a in p.parents if a != Path("/")} - readable,
+                   key=lambda p: len(p.parts))
+    for path in above:
+        if not any(path.is_relative_to(r) for r in readable):
+            args += ["--perms", "0755", "--dir", str(path)]
     for path in sorted(readable, key=lambda p: len(p.parts)):
-        if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
-    for path in (scratch, runtime):
-        args += ["--bind", str(path), str(path)]
+        args += ["--ro-bind", str(path), str(path)]
+    args += ["--size", str(limits.scratch), "--perms", "1777", "--tmpfs", str(scratch),
+             "--perms", "1777", "--dir", str(scratch / ".tmp")]
+    for host, inside in files:
+        args += ["--ro-bind", str(host), str(inside)]
+    args += ["--bind", str(runtime), str(runtime)]
     # in its own PID namespace the kernel's parent is PID 1, which ipykernel would take for a dead parent
     return [*args, "--unsetenv", "JPY_PARENT_PID", "--chdir", str(scratch), "--"]
 
@@ -73,6 +160,7 @@ class Execution:
     user_expressions: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     interrupted: bool = False  # an interrupt was sent when the limit was reached
+    truncated: bool = False  # output past the per-cell or per-notebook cap was dropped
 
 
 class Kernel:
@@ -80,7 +168,8 @@ class Kernel:
 
     def __init__(self, scratch: Path, runtime: Path, *, sandbox: bool | None = None,
                  memory: int | None = DEFAULT_MEMORY, env: dict[str, str] | None = None,
-                 readonly: Sequence[Path] = ()) -> None:
+                 readonly: Sequence[Path] = (), limits: Limits | None = None,
+                 files: Sequence[tuple[Path, Path]] = ()) -> None:
         bwrap = bwrap_available()
         if sandbox and not bwrap:
             raise RuntimeError("sandbox requested but bubblewrap is not installed (apt-get install bubblewrap)")
@@ -91,19 +180,36 @@ class Kernel:
                 RuntimeWarning,
                 stacklevel=2,
             )
+        self.limits = limits or Limits(memory=memory)
         self.sandboxed = bool(bwrap) and sandbox is not False
         self.scratch, self.runtime = scratch, runtime
+        self.uid = drops_to() if self.sandboxed else None
         prefix: list[str] = []
-        if memory:
-            prefix += [sys.executable, "-m", "chunklab.course.limits", str(int(memory)), "--"]
         if self.sandboxed:
-            prefix += sandbox_command(scratch, runtime, bwrap=bwrap, readonly=readonly)
-        self.prefix = prefix
-        self.env = env or {}
+            prefix += sandbox_command(scratch, runtime, bwrap=bwrap, readonly=readonly, limits=self.limits,
+                                      files=files)
+        else:
+            for host, inside in files:
+                if not inside.exists():
+                    shutil.copyfile(host, inside)
+        helper = [sys.executable, "-m", "chunklab.course.limits", "--file-size", str(self.limits.scratch)]
+        if self.limits.memory:
+            helper += ["--memory", str(int(self.limits.memory))]
+        if self.uid is not None:
+            helper += ["--uid", str(self.uid), "--gid", str(self.uid)]
+        self.prefix = [*prefix, *helper, "--"]
+        self.env = dict(env or {})
+        # the kernel must import the grader's own chunklab (an editable install may point at another checkout)
+        self.env["PYTHONPATH"] = str(_package_parent())
         self.km: Any = None
         self.kc: Any = None
         self._log: Any = None
         self._started_at = 0
+        self._stored = 0  # bytes of output kept so far in this notebook
+
+    def describe(self) -> str:
+        """One line: which sandbox and which limits."""
+        return sandbox_line(self.sandboxed, self.limits)
 
     def __enter__(self) -> Kernel:
         return self
@@ -113,28 +219,38 @@ class Kernel:
 
     def start(self, timeout: float = 60.0) -> None:
         """Start the kernel and wait until it answers (RuntimeError if it does not)."""
+        import zmq
         from jupyter_client import KernelManager
 
-        prefix = self.prefix
+        prefix, uid, runtime = self.prefix, self.uid, self.runtime
 
         class SandboxedKernelManager(KernelManager):
             def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+                if uid is not None:  # the unprivileged kernel must read its connection file
+                    os.chown(self.connection_file, uid, uid)
                 return [*prefix, *super().format_kernel_cmd(extra_arguments)]
 
+        if uid is not None:
+            os.chown(runtime, uid, uid)
+            for entry in runtime.rglob("*"):
+                if not entry.is_symlink():
+                    os.chown(entry, uid, uid)
         km = SandboxedKernelManager(kernel_name="python3", transport="ipc", ip=str(self.runtime / "kernel"))
         km.connection_file = str(self.runtime / "kernel.json")
-        self._log = (self.runtime / "kernel.log").open("wb")
+        # the kernel's stdout/stderr: an unnamed file outside every folder the kernel can reach, read by descriptor
+        self._log = tempfile.TemporaryFile()
         km.start_kernel(cwd=str(self.scratch), env=self.env, stdout=self._log, stderr=self._log)
         self.km = km
-        kc = km.client()
+        context = zmq.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, int(self.limits.message))  # a bigger message drops the connection
+        kc = km.client(context=context)
         kc.start_channels()
         self.kc = kc
         try:
             kc.wait_for_ready(timeout=timeout)
         except RuntimeError as exc:
             raise RuntimeError(f"the kernel did not start within {timeout:g} s ({exc})") from exc
-        self._log.flush()
-        self._started_at = (self.runtime / "kernel.log").stat().st_size  # past ipykernel's start-up banner
+        self._started_at = os.fstat(self._log.fileno()).st_size  # past ipykernel's start-up banner
 
     def alive(self) -> bool:
         """Whether the kernel process is still running."""
@@ -147,16 +263,16 @@ class Kernel:
         Past ``timeout`` the status is ``"timeout"``; with ``interrupt`` > 0 the kernel is
         interrupted then (an ``interrupt_request`` on the control channel: a signal would
         not cross the sandbox) and, when the cell stops within ``interrupt`` more seconds,
-        the status is ``"interrupted"`` and the kernel can run the next cell.
+        the status is ``"interrupted"`` and the kernel can run the next cell. A message that
+        breaks the protocol raises :class:`MalformedMessage`; output past the caps is dropped.
         """
-        from nbformat.v4 import output_from_msg
-
         kc = self.kc
         t0 = time.monotonic()
         deadline = t0 + timeout
         msg_id = kc.execute(code, silent=silent, store_history=not silent, allow_stdin=False,
                             user_expressions=user_expressions or {}, stop_on_error=False)
         result = Execution("ok")
+        kept = 0
         idle = reply = interrupted = False
         while not (idle and reply):
             if time.monotonic() > deadline:
@@ -175,26 +291,45 @@ class Kernel:
                 msg = kc.get_iopub_msg(timeout=0.05)
             except queue.Empty:
                 msg = None
-            if msg is not None and msg["parent_header"].get("msg_id") == msg_id:
-                kind = msg["msg_type"]
-                if kind == "status" and msg["content"]["execution_state"] == "idle":
+            if msg is not None and _parent_id(msg) == msg_id:
+                kind = msg.get("msg_type")
+                content = _content(msg)
+                if kind == "status" and content.get("execution_state") == "idle":
                     idle = True
                 elif kind == "clear_output":
+                    self._stored -= kept
+                    kept = 0
                     result.outputs.clear()
                 elif kind in ("stream", "display_data", "execute_result", "error"):
-                    result.outputs.append(output_from_msg(msg))
+                    output = notebook_output(kind, content)
+                    size = _output_size(output)
+                    if kept + size > self.limits.output_cell or self._stored + size > self.limits.output_notebook:
+                        if not result.truncated:
+                            result.truncated = True
+                            which = "cell" if kept + size > self.limits.output_cell else "notebook"
+                            cap = self.limits.output_cell if which == "cell" else self.limits.output_notebook
+                            result.outputs.append({"output_type": "stream", "name": "stderr", "text":
+                                                   f"[output past {_size(cap)} per {which} dropped by the grader]\n"})
+                    else:
+                        kept += size
+                        self._stored += size
+                        result.outputs.append(output)
                 continue
             try:
                 rep = kc.get_shell_msg(timeout=0.05)
             except queue.Empty:
                 continue
-            if rep["parent_header"].get("msg_id") == msg_id:
+            if _parent_id(rep) == msg_id:
                 reply = True
-                content = rep["content"]
+                content = _content(rep)
                 if content.get("status") != "ok":
                     result.status = "error"
-                    result.ename, result.evalue = content.get("ename", "Error"), content.get("evalue", "")
-                result.user_expressions = content.get("user_expressions") or {}
+                    result.ename = _text(content.get("ename", "Error"), "ename")[:200]
+                    result.evalue = _text(content.get("evalue", ""), "evalue")[:2000]
+                expressions = content.get("user_expressions") or {}
+                if not isinstance(expressions, dict):
+                    raise MalformedMessage(f"user_expressions is a {type(expressions).__name__}, not a dict")
+                result.user_expressions = expressions
         if interrupted:
             if result.status != "timeout" and idle and reply:
                 result.status = "interrupted"
@@ -205,8 +340,10 @@ class Kernel:
     def shutdown(self) -> None:
         """Kill the kernel (and, in the sandbox, everything it started) and close the channels."""
         if self.kc is not None:
+            context = self.kc.context
             self.kc.stop_channels()
             self.kc = None
+            context.destroy(linger=0)
         if self.km is not None:
             if self.km.has_kernel:
                 self.km.shutdown_kernel(now=True)
@@ -217,15 +354,89 @@ class Kernel:
             self._log = None
 
     def log_tail(self, lines: int = 3) -> str:
-        """The last lines the kernel process wrote to its stdout/stderr (for a death's reason)."""
-        path = self.runtime / "kernel.log"
-        text = path.read_bytes()[self._started_at:].decode("utf-8", errors="replace") if path.exists() else ""
-        return " | ".join(ln.strip() for ln in text.strip().splitlines()[-lines:] if ln.strip())
+        """The last lines the kernel process wrote to its stdout/stderr (for a death's reason), capped.
+
+        Read through the descriptor opened before the kernel started: no path is opened, so
+        nothing the kernel can create (a link, a FIFO) is ever followed.
+        """
+        if self._log is None:
+            return ""
+        fd = self._log.fileno()
+        end = os.fstat(fd).st_size
+        start = max(self._started_at, end - _LOG_TAIL_BYTES)
+        text = os.pread(fd, max(0, end - start), start).decode("utf-8", errors="replace")
+        return " | ".join(ln.strip()[:300] for ln in text.strip().splitlines()[-lines:] if ln.strip())
 
     def exit_code(self) -> int | None:
         """The kernel process's exit status once it has died (None while it runs)."""
         proc = getattr(getattr(self.km, "provisioner", None), "process", None)
         return proc.poll() if proc is not None else None
+
+
+def notebook_output(kind: str, content: dict[str, Any]) -> dict[str, Any]:
+    """The notebook output dict of an iopub message, every field checked (:class:`MalformedMessage`)."""
+    if kind == "stream":
+        name = content.get("name")
+        if name not in ("stdout", "stderr"):
+            raise MalformedMessage(f"a stream named {str(name)[:40]!r}")
+        return {"output_type": "stream", "name": name, "text": _text(content.get("text", ""), "stream text")}
+    if kind == "error":
+        trace = content.get("traceback") or []
+        if not isinstance(trace, list):
+            raise MalformedMessage("an error whose traceback is not a list")
+        return {"output_type": "error", "ename": _text(content.get("ename", ""), "ename")[:200],
+                "evalue": _text(content.get("evalue", ""), "evalue")[:2000],
+                "traceback": [_text(t, "traceback line") for t in trace]}
+    data = content.get("data")
+    if not isinstance(data, dict):
+        raise MalformedMessage(f"a {kind} whose data is not a dict")
+    clean = {}
+    for mime, value in data.items():
+        if not isinstance(mime, str):
+            raise MalformedMessage(f"a {kind} with a non-text MIME type")
+        if mime.endswith("json") and not isinstance(value, str):
+            continue  # JSON payloads are never compared
+        clean[mime] = _text(value, f"{kind} {mime[:40]}")
+    out: dict[str, Any] = {"output_type": kind, "data": clean, "metadata": {}}
+    if kind == "execute_result":
+        out["execution_count"] = None
+    return out
+
+
+def _text(value: Any, what: str) -> str:
+    """A protocol text field: a str, or a list of str (joined); anything else is malformed."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "".join(value)
+    raise MalformedMessage(f"{what} is a {type(value).__name__}, not text")
+
+
+def _content(msg: Any) -> dict[str, Any]:
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if not isinstance(content, dict):
+        raise MalformedMessage(f"a {str(msg.get('msg_type') if isinstance(msg, dict) else msg)[:40]} message "
+                               "without a content dict")
+    return content
+
+
+def _parent_id(msg: Any) -> Any:
+    parent = msg.get("parent_header") if isinstance(msg, dict) else None
+    return parent.get("msg_id") if isinstance(parent, dict) else None
+
+
+def _output_size(output: dict[str, Any]) -> int:
+    if output["output_type"] == "stream":
+        return len(output["text"])
+    if output["output_type"] == "error":
+        return len(output["evalue"]) + sum(map(len, output["traceback"]))
+    return sum(len(v) for v in output["data"].values())
+
+
+def _package_parent() -> Path:
+    import chunklab
+
+    return Path(chunklab.__file__).resolve().parent.parent
 
 
 def kernel_env(scratch: Path, cache: Path | None) -> dict[str, str]:

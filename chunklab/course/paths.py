@@ -9,7 +9,7 @@ from pathlib import Path
 from chunklab.course.notebooks import GradingError
 from chunklab.paths import find_project_root
 
-__all__ = ["collect_notebooks", "course_root", "find_reference", "sanitize_file"]
+__all__ = ["collect_notebooks", "collect_submissions", "course_root", "find_reference", "sanitize_file"]
 
 #: the sanitize file, relative to the course root
 SANITIZE_NAME = "solutions/nbval_sanitize.cfg"
@@ -57,13 +57,20 @@ def find_reference(path: str | os.PathLike, solutions_dir: str | os.PathLike | N
 
 def collect_notebooks(paths: Iterable[str | os.PathLike]) -> list[Path]:
     """Expand folders into the ``.ipynb`` files below them (sorted); files are kept as given."""
-    out: list[Path] = []
+    return list(collect_submissions(paths))
+
+
+def collect_submissions(paths: Iterable[str | os.PathLike]) -> dict[Path, Path | None]:
+    """Each notebook to grade and the folder it was found in (None for a file given as such), in order."""
+    out: dict[Path, Path | None] = {}
     for p in map(Path, paths):
-        if p.is_dir():
-            found = sorted(f for f in p.rglob("*.ipynb") if ".ipynb_checkpoints" not in f.parts and f.is_file())
+        if p.is_dir() and not p.is_symlink():
+            # links are listed too (and refused when read, with a reason), never followed
+            found = sorted(f for f in p.rglob("*.ipynb")
+                           if ".ipynb_checkpoints" not in f.parts and (f.is_symlink() or not f.is_dir()))
             if not found:
                 raise GradingError(f"{p}: folder holds no .ipynb notebooks")
-            out.extend(found)
+            out.update((f, p) for f in found)
         else:
-            out.append(p)
+            out.setdefault(p, None)
     return out
