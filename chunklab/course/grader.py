@@ -67,13 +67,17 @@ class GradeOptions:
     timeout: float = 1200.0  # seconds, for each cell and, separately, for each notebook as a whole
     notebook_timeout: float | None = None  # seconds for each notebook as a whole (None: 2 × ``timeout``)
     memory: int | None = DEFAULT_MEMORY  # address-space limit of a kernel, in bytes (None: no limit)
-    sandbox: bool | None = None  # None: bubblewrap when installed (warn when not); False: never; True: required
+    sandbox: bool | None = (
+        None  # None: bubblewrap when installed (warn when not); False: never; True: required
+    )
     hidden: bool = True  # run the hidden checks
     seed: int | None = None  # seed of the hidden checks' inputs (None: fresh per submission)
     startup_timeout: float = 120.0
     cache: Path | None = None  # embedding cache copied into each run (None: the course's, when present)
     interrupt_grace: float = 10.0  # seconds a cell past its per-cell limit gets to stop once interrupted
-    limits: Limits | None = None  # /tmp, scratch, output and message caps (None: the defaults; ``memory`` wins)
+    limits: Limits | None = (
+        None  # /tmp, scratch, output and message caps (None: the defaults; ``memory`` wins)
+    )
 
     @property
     def kernel_limits(self) -> Limits:
@@ -187,8 +191,15 @@ def _capped(text: str, limit: int = _DETAIL_CHARS) -> str:
 class _Run:
     """One submission, graded in its own scratch folder and kernel."""
 
-    def __init__(self, result: GradeResult, learner: Any, reference: Any, opts: GradeOptions,
-                 clean: Callable[[str], str], cache: Path | None) -> None:
+    def __init__(
+        self,
+        result: GradeResult,
+        learner: Any,
+        reference: Any,
+        opts: GradeOptions,
+        clean: Callable[[str], str],
+        cache: Path | None,
+    ) -> None:
         self.result, self.learner, self.reference, self.opts = result, learner, reference, opts
         self.clean, self.cache = clean, cache
         self.graded = build_graded_notebook(learner, reference)
@@ -208,10 +219,15 @@ class _Run:
             for folder in (scratch, scratch / ".tmp", runtime, copy_dir):
                 folder.mkdir()
             submission = self._seal(copy_dir, runtime)
-            kernel = Kernel(scratch, runtime, sandbox=opts.sandbox, limits=opts.kernel_limits,
-                            env=kernel_env(scratch, runtime / "cache" if self.cache else None),
-                            readonly=[self.cache.resolve()] if self.cache else [],
-                            files=[(submission, scratch / submission.name)])
+            kernel = Kernel(
+                scratch,
+                runtime,
+                sandbox=opts.sandbox,
+                limits=opts.kernel_limits,
+                env=kernel_env(scratch, runtime / "cache" if self.cache else None),
+                readonly=[self.cache.resolve()] if self.cache else [],
+                files=[(submission, scratch / submission.name)],
+            )
             with kernel:
                 try:
                     kernel.start(timeout=opts.startup_timeout)
@@ -221,8 +237,10 @@ class _Run:
                 install = f"{_GUARD}.install({self.helpers!r}, {self.shortcuts!r})"
                 setup = kernel.run("", 60, silent=True, user_expressions={"g": install})
                 if _value(setup, "g") != "installed":
-                    raise GradingError(f"{result.path}: the grader's setup failed in the kernel: "
-                                       f"{_value(setup, 'g') or setup.status} {kernel.log_tail()}")
+                    raise GradingError(
+                        f"{result.path}: the grader's setup failed in the kernel: "
+                        f"{_value(setup, 'g') or setup.status} {kernel.log_tail()}"
+                    )
                 self._cells(kernel)
 
     def _seal(self, copy_dir: Path, runtime: Path) -> Path:
@@ -253,12 +271,19 @@ class _Run:
         return self.opts.notebook_timeout or 2 * self.opts.timeout
 
     def _grace(self, kind: str) -> float:
-        """How long an interrupted cell may take to stop: a per-cell timeout resumes; the notebook's ends the run."""
+        """How long an interrupted cell may take to stop.
+
+        A per-cell timeout resumes; the notebook's ends the run.
+        """
         return self.opts.interrupt_grace if kind == "cell" else 0.0
 
     def _limit(self) -> tuple[float, str]:
         remaining = self.deadline - time.monotonic()
-        return (self.opts.timeout, "cell") if self.opts.timeout <= remaining else (max(remaining, 0.01), "notebook")
+        return (
+            (self.opts.timeout, "cell")
+            if self.opts.timeout <= remaining
+            else (max(remaining, 0.01), "notebook")
+        )
 
     def _cells(self, kernel: Kernel) -> None:
         result = self.result
@@ -293,20 +318,28 @@ class _Run:
         if ex.status == "timeout":
             if ex.seconds + 0.5 >= self.opts.timeout:  # it had the whole per-cell limit
                 return f"timed out: {where} ran past the {self.opts.timeout:g} s time limit per cell" + (
-                    " and did not stop when interrupted" if ex.interrupted else "")
+                    " and did not stop when interrupted" if ex.interrupted else ""
+                )
             return f"timed out: the notebook ran past its {self.notebook_limit:g} s time limit (in {where})"
         time.sleep(0.2)
         code = kernel.exit_code()
         tail = kernel.log_tail()
-        return f"the kernel died in {where}" + (f" (exit status {code})" if code is not None else "") + (
-            f": {tail}" if tail else "")
+        return (
+            f"the kernel died in {where}"
+            + (f" (exit status {code})" if code is not None else "")
+            + (f": {tail}" if tail else "")
+        )
 
     def _restore(self, kernel: Kernel, source: str) -> str:
         """Put the kernel's state back before a check; '' when done, else why it could not be."""
         shadowed = sorted(n for n in loaded_names(source) if hasattr(builtins, n) and n not in self.assigned)
         limit, _ = self._limit()
-        ex = kernel.run("", min(limit, 60), silent=True,
-                        user_expressions={"r": f"{_GUARD}.restore({shadowed!r}, {self.nonce!r})"})
+        ex = kernel.run(
+            "",
+            min(limit, 60),
+            silent=True,
+            user_expressions={"r": f"{_GUARD}.restore({shadowed!r}, {self.nonce!r})"},
+        )
         if ex.status in ("timeout", "died"):
             return ex.status
         return "" if _value(ex, "r") == self.nonce else "the grader could not reset the kernel's state"
@@ -317,8 +350,12 @@ class _Run:
         if problem in ("timeout", "died"):
             return Execution(problem)
         limit, kind = self._limit()
-        ex = kernel.run(cell.source, limit, interrupt=self._grace(kind),
-                        user_expressions={"v": f"{_GUARD}.verify({self.nonce!r})"})
+        ex = kernel.run(
+            cell.source,
+            limit,
+            interrupt=self._grace(kind),
+            user_expressions={"v": f"{_GUARD}.verify({self.nonce!r})"},
+        )
         self.result.checkpoints.append(cp)
         if ex.status in ("timeout", "died"):
             cp.detail = "not finished"
@@ -339,7 +376,9 @@ class _Run:
             if ex.ename == "NotImplementedError":
                 self.result.flags.append(f"NotImplementedError still raised in {where}")
         elif expected != actual:
-            diff = difflib.unified_diff(expected.splitlines(), actual.splitlines(), "expected", "got", lineterm="", n=1)
+            diff = difflib.unified_diff(
+                expected.splitlines(), actual.splitlines(), "expected", "got", lineterm="", n=1
+            )
             cp.detail = _capped("\n".join(diff) or "outputs differ")
         else:
             cp.passed = True
@@ -372,18 +411,27 @@ class _Run:
                 ref = reference_function(self.result.reference, check)
                 ref_args = arguments(copy.deepcopy([kw for _, kw in cases]), check.convert)
             except Exception as exc:  # the course's own check is broken: say which, grade nothing
-                raise GradingError(f"the hidden check of {check.function} could not run its reference: "
-                                   f"{type(exc).__name__}: {exc}") from exc
+                raise GradingError(
+                    f"the hidden check of {check.function} could not run its reference: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
             expected = [_call(ref, kwargs, check.summary) for kwargs in ref_args]
         limit, scope = self._limit()
         payload = json.dumps([kwargs for _, kwargs in cases])
-        expr = (f"{_GUARD}.hidden({check.function!r}, {payload!r}, {check.summary!r}, {self.nonce!r}, "
-                f"{dict(check.convert)!r})")
+        expr = (
+            f"{_GUARD}.hidden({check.function!r}, {payload!r}, {check.summary!r}, {self.nonce!r}, "
+            f"{dict(check.convert)!r})"
+        )
         ex = kernel.run("", limit, silent=True, user_expressions={"h": expr}, interrupt=self._grace(scope))
         if ex.status == "interrupted":
             cp.passed = False
-            cp.hidden.append(HiddenResult(f"{check.function} on fresh inputs", False,
-                                          f"timed out: ran past the {limit:g} s time limit (interrupted)"))
+            cp.hidden.append(
+                HiddenResult(
+                    f"{check.function} on fresh inputs",
+                    False,
+                    f"timed out: ran past the {limit:g} s time limit (interrupted)",
+                )
+            )
             self.result.timeouts.append(_interrupted(f"the hidden check of {check.function}", limit))
             return None
         if ex.status in ("timeout", "died"):
@@ -404,8 +452,14 @@ class _Run:
                 failure = "the kernel's answer was not one result per input"
         else:
             entry = ex.user_expressions.get("h")
-            if isinstance(entry, dict) and entry.get("status") == "error" and isinstance(entry.get("ename"), str):
-                failure = f"the check failed in the kernel: {_error_text(entry['ename'], entry.get('evalue', ''))}"
+            if (
+                isinstance(entry, dict)
+                and entry.get("status") == "error"
+                and isinstance(entry.get("ename"), str)
+            ):
+                failure = (
+                    f"the check failed in the kernel: {_error_text(entry['ename'], entry.get('evalue', ''))}"
+                )
         kinds: dict[str, list[str]] = {}
         for i, (kind, _) in enumerate(cases):
             problems = kinds.setdefault(kind, [])
@@ -414,7 +468,9 @@ class _Run:
             elif not same(got[i], expected[i], check.tolerance):
                 problems.append(_hidden_problem(got[i], expected[i]))
         for kind, problems in kinds.items():
-            cp.hidden.append(HiddenResult(f"{check.function} on {kind}", not problems, "; ".join(sorted(set(problems)))))
+            cp.hidden.append(
+                HiddenResult(f"{check.function} on {kind}", not problems, "; ".join(sorted(set(problems))))
+            )
         if not all(h.passed for h in cp.hidden):
             cp.passed = False
         return None
@@ -435,7 +491,8 @@ def _call(func: Callable[..., Any], kwargs: dict[str, Any], summary: str) -> Any
 def _hidden_problem(got: Any, expected: Any) -> str:
     if isinstance(got, dict) and "error" in got:
         if isinstance(expected, dict) and "error" in expected:
-            return f"raised {got['error'].split(':')[0]} where the reference raises {expected['error'].split(':')[0]}"
+            mine, theirs = got["error"].split(":")[0], expected["error"].split(":")[0]
+            return f"raised {mine} where the reference raises {theirs}"
         return f"raised {got['error']}"
     if isinstance(expected, dict) and "error" in expected:
         return "returned a result where the reference refuses the input"
@@ -482,7 +539,8 @@ def _error_text(ename: Any, evalue: Any) -> str:
 
 
 def _default_cache() -> Path | None:
-    """The embedding cache (:func:`chunklab.paths.cache_dir`) when it exists and its files are small enough to copy."""
+    """The embedding cache (:func:`chunklab.paths.cache_dir`) when it exists and its files are small
+    enough to copy."""
     from chunklab.paths import cache_dir
 
     cache = cache_dir()

@@ -21,8 +21,8 @@ while the learner's function runs, so the library's code is caught however it wa
 from __future__ import annotations
 
 import builtins
-import importlib
 import functools
+import importlib
 import importlib.util
 import json
 import sys
@@ -32,7 +32,14 @@ from typing import Any
 
 __all__ = ["ShortcutError", "hidden", "install", "restore", "verify"]
 
-_SHELL_METHODS = ("run_cell", "run_cell_async", "transform_cell", "run_ast_nodes", "run_code", "user_expressions")
+_SHELL_METHODS = (
+    "run_cell",
+    "run_cell_async",
+    "transform_cell",
+    "run_ast_nodes",
+    "run_code",
+    "user_expressions",
+)
 _HERE = Path(__file__).resolve().parent
 #: code in these folders is chunklab's or an installed package's, never the learner's
 _LIBRARY_DIRS = tuple(sorted({str(_HERE.parent), sys.prefix, sys.base_prefix, sys.exec_prefix}))
@@ -60,8 +67,16 @@ def install(helpers: dict[str, tuple[str, str]], shortcuts: dict[str, list] | No
     _STATE.update(
         shell=shell,
         builtins=dict(vars(builtins)),
-        lists=[(lst, list(lst)) for lst in (tm.cleanup_transforms, tm.line_transforms, tm.token_transformers,
-                                            shell.input_transformers_post, shell.ast_transformers)],
+        lists=[
+            (lst, list(lst))
+            for lst in (
+                tm.cleanup_transforms,
+                tm.line_transforms,
+                tm.token_transformers,
+                shell.input_transformers_post,
+                shell.ast_transformers,
+            )
+        ],
         events={k: list(v) for k, v in shell.events.callbacks.items()},
         sys=(sys.stdout, sys.stderr, sys.displayhook, sys.excepthook, sys.stdin),
         shell_attrs=(shell.display_pub, shell.displayhook, shell.input_transformer_manager),
@@ -93,7 +108,7 @@ def _tripwire(orig: Any, dotted: str) -> Any:
         return orig(*args, **kwargs)
 
     functools.update_wrapper(tripwire, orig)
-    del tripwire.__wrapped__
+    vars(tripwire).pop("__wrapped__", None)  # no way back to the original through the tripwire
     return tripwire
 
 
@@ -139,7 +154,11 @@ def verify(nonce: str) -> str:
             while isinstance(obj, functools.partial):
                 obj = obj.func
             code = getattr(obj, "__code__", None)
-            if obj is orig or obj is wire or (code is not None and (code.co_filename, code.co_qualname) == key):
+            if (
+                obj is orig
+                or obj is wire
+                or (code is not None and (code.co_filename, code.co_qualname) == key)
+            ):
                 found.append(f"{name} is {dotted}, which this exercise asks you to write")
     return json.dumps({"nonce": nonce, "shortcuts": sorted(set(found))})
 
@@ -198,7 +217,9 @@ def restore(shadowed: list[str], nonce: str) -> str:
     return nonce
 
 
-def hidden(function: str, inputs_json: str, summary: str, nonce: str, convert: dict[str, str] | None = None) -> str:
+def hidden(
+    function: str, inputs_json: str, summary: str, nonce: str, convert: dict[str, str] | None = None
+) -> str:
     """Restore, then call the learner's ``function`` on each input; the JSON list of summaries.
 
     ``convert`` names the arguments rebuilt on arrival (arrays, documents, a store), as the
@@ -211,7 +232,9 @@ def hidden(function: str, inputs_json: str, summary: str, nonce: str, convert: d
     try:
         cases = checks.arguments(json.loads(inputs_json), convert or {}, _STATE.setdefault("shared", {}))
     except Exception as exc:  # the kernel could not build the inputs: every case says so
-        return json.dumps({"nonce": nonce, "results": [], "problem": f"{type(exc).__name__}: {str(exc)[:200]}"})
+        return json.dumps(
+            {"nonce": nonce, "results": [], "problem": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        )
     hook = _trace(function)
     for kwargs in cases:
         if not callable(func):
@@ -240,6 +263,7 @@ def hidden(function: str, inputs_json: str, summary: str, nonce: str, convert: d
 def _fresh(name: str) -> Any:
     """A course module loaded again from its file (not from sys.modules, which a cell may patch)."""
     spec = importlib.util.spec_from_file_location(f"chunklab.course._fresh_{name}", _HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None, name
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)

@@ -28,8 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Execution", "Kernel", "Limits", "MalformedMessage", "bwrap_available", "kernel_env", "sandbox_command",
-           "sandbox_line"]
+__all__ = [
+    "Execution",
+    "Kernel",
+    "Limits",
+    "MalformedMessage",
+    "bwrap_available",
+    "kernel_env",
+    "sandbox_command",
+    "sandbox_line",
+]
 
 #: default address-space limit of a graded kernel
 DEFAULT_MEMORY = 8 * 1024**3
@@ -47,7 +55,9 @@ class Limits:
 
     memory: int | None = DEFAULT_MEMORY  # address space (RLIMIT_AS)
     tmp: int = 512 * 1024**2  # the sandbox's private /tmp (a size-capped tmpfs)
-    scratch: int = 1024**3  # the scratch folder (a size-capped tmpfs in the sandbox); also the cap on one file
+    scratch: int = (
+        1024**3
+    )  # the scratch folder (a size-capped tmpfs in the sandbox); also the cap on one file
     output_cell: int = 1024**2  # output kept per cell; the rest is dropped with a note
     output_notebook: int = 8 * 1024**2  # output kept per notebook
     message: int = 32 * 1024**2  # a bigger message from the kernel is refused by the socket
@@ -55,9 +65,11 @@ class Limits:
     def describe(self) -> str:
         """The limits in one phrase (for the line that says how notebooks are graded)."""
         mem = _size(self.memory) if self.memory else "no"
-        return (f"memory {mem}, /tmp {_size(self.tmp)}, scratch {_size(self.scratch)}, output "
-                f"{_size(self.output_cell)} per cell / {_size(self.output_notebook)} per notebook, "
-                f"messages {_size(self.message)}")
+        return (
+            f"memory {mem}, /tmp {_size(self.tmp)}, scratch {_size(self.scratch)}, output "
+            f"{_size(self.output_cell)} per cell / {_size(self.output_notebook)} per notebook, "
+            f"messages {_size(self.message)}"
+        )
 
 
 def _size(n: int | None) -> str:
@@ -77,14 +89,16 @@ def bwrap_available() -> str | None:
 def bwrap_version(bwrap: str) -> str:
     """``bubblewrap 0.8.0`` (or just ``bubblewrap`` when it does not say)."""
     try:
-        out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
+        out = subprocess.run(
+            [bwrap, "--version"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         out = ""
     return out.strip() or "bubblewrap"
 
 
 def drops_to() -> int | None:
-    """The uid a sandboxed kernel runs as: an unprivileged one when the grader is root, else the grader's own."""
+    """The uid a sandboxed kernel runs as: an unprivileged one when the grader is root, else None."""
     from chunklab.course.limits import UNPRIVILEGED
 
     return UNPRIVILEGED if os.geteuid() == 0 else None
@@ -102,8 +116,15 @@ def sandbox_line(sandbox: bool | None, limits: Limits) -> str:
     return f"sandbox: {where}; limits: {limits.describe()}"
 
 
-def sandbox_command(scratch: Path, runtime: Path, *, bwrap: str, readonly: Sequence[Path] = (),
-                    limits: Limits | None = None, files: Sequence[tuple[Path, Path]] = ()) -> list[str]:
+def sandbox_command(
+    scratch: Path,
+    runtime: Path,
+    *,
+    bwrap: str,
+    readonly: Sequence[Path] = (),
+    limits: Limits | None = None,
+    files: Sequence[tuple[Path, Path]] = (),
+) -> list[str]:
     """The bubblewrap prefix that confines a kernel to ``scratch`` (and ``runtime`` for its sockets).
 
     ``readonly`` adds folders the kernel may read (the shared parts of the embedding cache);
@@ -127,21 +148,52 @@ def sandbox_command(scratch: Path, runtime: Path, *, bwrap: str, readonly: Seque
     readable = {p for p in readable if p.exists()}
     if os.geteuid() == 0:
         # as root: no user namespace (the kernel gets a real unprivileged uid), capabilities dropped by limits
-        args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        args = [
+            bwrap,
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
     else:
         args = [bwrap, "--unshare-all", "--cap-drop", "ALL"]
-    args += ["--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
-             "--size", str(limits.tmp), "--perms", "1777", "--tmpfs", "/tmp"]
+    args += [
+        "--die-with-parent",
+        "--new-session",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        str(limits.tmp),
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/tmp",
+    ]
     # the folders above each bound path, searchable by the unprivileged kernel (bwrap would copy a 0700 /root)
-    above = sorted({a for p in readable | {scratch, runtime} for a in p.parents if a != Path("/")} - readable,
-                   key=lambda p: len(p.parts))
+    above = sorted(
+        {a for p in readable | {scratch, runtime} for a in p.parents if a != Path("/")} - readable,
+        key=lambda p: len(p.parts),
+    )
     for path in above:
         if not any(path.is_relative_to(r) for r in readable):
             args += ["--perms", "0755", "--dir", str(path)]
     for path in sorted(readable, key=lambda p: len(p.parts)):
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--size", str(limits.scratch), "--perms", "1777", "--tmpfs", str(scratch),
-             "--perms", "1777", "--dir", str(scratch / ".tmp")]
+    args += [
+        "--size",
+        str(limits.scratch),
+        "--perms",
+        "1777",
+        "--tmpfs",
+        str(scratch),
+        "--perms",
+        "1777",
+        "--dir",
+        str(scratch / ".tmp"),
+    ]
     for host, inside in files:
         args += ["--ro-bind", str(host), str(inside)]
     args += ["--bind", str(runtime), str(runtime)]
@@ -166,13 +218,23 @@ class Execution:
 class Kernel:
     """A Python kernel for one submission (use as a context manager)."""
 
-    def __init__(self, scratch: Path, runtime: Path, *, sandbox: bool | None = None,
-                 memory: int | None = DEFAULT_MEMORY, env: dict[str, str] | None = None,
-                 readonly: Sequence[Path] = (), limits: Limits | None = None,
-                 files: Sequence[tuple[Path, Path]] = ()) -> None:
+    def __init__(
+        self,
+        scratch: Path,
+        runtime: Path,
+        *,
+        sandbox: bool | None = None,
+        memory: int | None = DEFAULT_MEMORY,
+        env: dict[str, str] | None = None,
+        readonly: Sequence[Path] = (),
+        limits: Limits | None = None,
+        files: Sequence[tuple[Path, Path]] = (),
+    ) -> None:
         bwrap = bwrap_available()
         if sandbox and not bwrap:
-            raise RuntimeError("sandbox requested but bubblewrap is not installed (apt-get install bubblewrap)")
+            raise RuntimeError(
+                "sandbox requested but bubblewrap is not installed (apt-get install bubblewrap)"
+            )
         if sandbox is None and not bwrap:
             warnings.warn(
                 "bubblewrap (bwrap) is not installed: graded kernels run UNSANDBOXED and can read any file "
@@ -185,9 +247,10 @@ class Kernel:
         self.scratch, self.runtime = scratch, runtime
         self.uid = drops_to() if self.sandboxed else None
         prefix: list[str] = []
-        if self.sandboxed:
-            prefix += sandbox_command(scratch, runtime, bwrap=bwrap, readonly=readonly, limits=self.limits,
-                                      files=files)
+        if self.sandboxed and bwrap:
+            prefix += sandbox_command(
+                scratch, runtime, bwrap=bwrap, readonly=readonly, limits=self.limits, files=files
+            )
         else:
             for host, inside in files:
                 if not inside.exists():
@@ -237,7 +300,8 @@ class Kernel:
                     os.chown(entry, uid, uid)
         km = SandboxedKernelManager(kernel_name="python3", transport="ipc", ip=str(self.runtime / "kernel"))
         km.connection_file = str(self.runtime / "kernel.json")
-        # the kernel's stdout/stderr: an unnamed file outside every folder the kernel can reach, read by descriptor
+        # the kernel's stdout/stderr: an unnamed file outside every folder the kernel can reach,
+        # read by descriptor
         self._log = tempfile.TemporaryFile()
         km.start_kernel(cwd=str(self.scratch), env=self.env, stdout=self._log, stderr=self._log)
         self.km = km
@@ -256,8 +320,15 @@ class Kernel:
         """Whether the kernel process is still running."""
         return bool(self.km and self.km.is_alive())
 
-    def run(self, code: str, timeout: float, *, silent: bool = False,
-            user_expressions: dict[str, str] | None = None, interrupt: float = 0.0) -> Execution:
+    def run(
+        self,
+        code: str,
+        timeout: float,
+        *,
+        silent: bool = False,
+        user_expressions: dict[str, str] | None = None,
+        interrupt: float = 0.0,
+    ) -> Execution:
         """Execute ``code``; outputs as notebook output dicts. Stops at once if the kernel dies.
 
         Past ``timeout`` the status is ``"timeout"``; with ``interrupt`` > 0 the kernel is
@@ -269,8 +340,14 @@ class Kernel:
         kc = self.kc
         t0 = time.monotonic()
         deadline = t0 + timeout
-        msg_id = kc.execute(code, silent=silent, store_history=not silent, allow_stdin=False,
-                            user_expressions=user_expressions or {}, stop_on_error=False)
+        msg_id = kc.execute(
+            code,
+            silent=silent,
+            store_history=not silent,
+            allow_stdin=False,
+            user_expressions=user_expressions or {},
+            stop_on_error=False,
+        )
         result = Execution("ok")
         kept = 0
         idle = reply = interrupted = False
@@ -303,13 +380,21 @@ class Kernel:
                 elif kind in ("stream", "display_data", "execute_result", "error"):
                     output = notebook_output(kind, content)
                     size = _output_size(output)
-                    if kept + size > self.limits.output_cell or self._stored + size > self.limits.output_notebook:
+                    if (
+                        kept + size > self.limits.output_cell
+                        or self._stored + size > self.limits.output_notebook
+                    ):
                         if not result.truncated:
                             result.truncated = True
                             which = "cell" if kept + size > self.limits.output_cell else "notebook"
                             cap = self.limits.output_cell if which == "cell" else self.limits.output_notebook
-                            result.outputs.append({"output_type": "stream", "name": "stderr", "text":
-                                                   f"[output past {_size(cap)} per {which} dropped by the grader]\n"})
+                            result.outputs.append(
+                                {
+                                    "output_type": "stream",
+                                    "name": "stderr",
+                                    "text": f"[output past {_size(cap)} per {which} dropped by the grader]\n",
+                                }
+                            )
                     else:
                         kept += size
                         self._stored += size
@@ -384,9 +469,12 @@ def notebook_output(kind: str, content: dict[str, Any]) -> dict[str, Any]:
         trace = content.get("traceback") or []
         if not isinstance(trace, list):
             raise MalformedMessage("an error whose traceback is not a list")
-        return {"output_type": "error", "ename": _text(content.get("ename", ""), "ename")[:200],
-                "evalue": _text(content.get("evalue", ""), "evalue")[:2000],
-                "traceback": [_text(t, "traceback line") for t in trace]}
+        return {
+            "output_type": "error",
+            "ename": _text(content.get("ename", ""), "ename")[:200],
+            "evalue": _text(content.get("evalue", ""), "evalue")[:2000],
+            "traceback": [_text(t, "traceback line") for t in trace],
+        }
     data = content.get("data")
     if not isinstance(data, dict):
         raise MalformedMessage(f"a {kind} whose data is not a dict")
@@ -415,8 +503,10 @@ def _text(value: Any, what: str) -> str:
 def _content(msg: Any) -> dict[str, Any]:
     content = msg.get("content") if isinstance(msg, dict) else None
     if not isinstance(content, dict):
-        raise MalformedMessage(f"a {str(msg.get('msg_type') if isinstance(msg, dict) else msg)[:40]} message "
-                               "without a content dict")
+        raise MalformedMessage(
+            f"a {str(msg.get('msg_type') if isinstance(msg, dict) else msg)[:40]} message "
+            "without a content dict"
+        )
     return content
 
 
@@ -443,9 +533,17 @@ def kernel_env(scratch: Path, cache: Path | None) -> dict[str, str]:
     """The environment of a graded kernel: nothing of the grader's but what running needs."""
     keep = ("PATH", "LANG", "LC_ALL", "TZ", "CHUNKLAB_TORCH_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
     env = {k: os.environ[k] for k in keep if k in os.environ}
-    env.update(HOME=str(scratch), IPYTHONDIR=str(scratch / ".ipython"), MPLCONFIGDIR=str(scratch / ".matplotlib"),
-               JUPYTER_PLATFORM_DIRS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               TOKENIZERS_PARALLELISM="false", PYTHONWARNINGS="ignore", TMPDIR=str(scratch / ".tmp"))
+    env.update(
+        HOME=str(scratch),
+        IPYTHONDIR=str(scratch / ".ipython"),
+        MPLCONFIGDIR=str(scratch / ".matplotlib"),
+        JUPYTER_PLATFORM_DIRS="1",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONWARNINGS="ignore",
+        TMPDIR=str(scratch / ".tmp"),
+    )
     if cache is not None:
         env["CHUNKLAB_CACHE"] = str(cache)
     return env

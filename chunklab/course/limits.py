@@ -23,7 +23,9 @@ _PR_SET_NO_NEW_PRIVS = 38
 def main(argv: list[str]) -> None:
     """Apply the limits of ``argv``, then exec the command after ``--``."""
     if "--" not in argv:
-        raise SystemExit("usage: python -m chunklab.course.limits [--memory B] [--file-size B] [--uid U --gid G] -- CMD")
+        raise SystemExit(
+            "usage: python -m chunklab.course.limits [--memory B] [--file-size B] [--uid U --gid G] -- CMD"
+        )
     split = argv.index("--")
     parser = argparse.ArgumentParser(prog="chunklab.course.limits")
     parser.add_argument("--memory", type=int)
@@ -47,7 +49,10 @@ def drop_privileges(uid: int, gid: int) -> None:
     """Empty the capability bounding set, set no-new-privileges, then become ``uid``/``gid`` for good."""
     libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
     for cap in range(64):
-        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() not in (0, 22):  # EINVAL: past last
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() not in (
+            0,
+            22,
+        ):  # EINVAL: past last
             raise SystemExit(f"chunklab.course.limits: cannot drop capability {cap}")
     libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     os.setgroups([])

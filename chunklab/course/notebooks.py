@@ -8,7 +8,14 @@ import stat
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHECKPOINT_TAG", "GradingError", "checkpoint_cells", "is_checkpoint", "notebook_text", "read_notebook"]
+__all__ = [
+    "CHECKPOINT_TAG",
+    "GradingError",
+    "checkpoint_cells",
+    "is_checkpoint",
+    "notebook_text",
+    "read_notebook",
+]
 
 #: the cell tag that marks a checkpoint cell
 CHECKPOINT_TAG = "checkpoint"

@@ -19,10 +19,17 @@ __all__ = ["pytest_addoption", "pytest_collection_modifyitems", "pytest_ignore_c
 def pytest_addoption(parser: pytest.Parser) -> None:
     """The ``--chunklab-*`` options."""
     group = parser.getgroup("chunklab", "grading exercise notebooks with chunklab")
-    group.addoption("--chunklab-grade", action="append", default=[], metavar="PATH",
-                    help="grade these notebooks or folders of submissions (one test per checkpoint) instead of "
-                         "collecting tests")
-    group.addoption("--chunklab-solutions", metavar="DIR", help="folder of reference solutions (default: the course's)")
+    group.addoption(
+        "--chunklab-grade",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="grade these notebooks or folders of submissions (one test per checkpoint) instead of "
+        "collecting tests",
+    )
+    group.addoption(
+        "--chunklab-solutions", metavar="DIR", help="folder of reference solutions (default: the course's)"
+    )
     group.addoption("--chunklab-timeout", type=float, default=1200.0, metavar="S", help="time limit per cell")
     group.addoption("--chunklab-seed", type=int, help="seed of the hidden checks' inputs")
 
@@ -42,7 +49,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from chunklab.course.paths import collect_submissions, course_root, find_reference
 
     solutions = Path(config.getoption("chunklab_solutions") or course_root() / "solutions")
-    options = GradeOptions(timeout=config.getoption("chunklab_timeout"), seed=config.getoption("chunklab_seed"))
+    options = GradeOptions(
+        timeout=config.getoption("chunklab_timeout"), seed=config.getoption("chunklab_seed")
+    )
     found = collect_submissions(paths)
     grader = _Grader(solutions, options, {p: f for p, f in found.items() if f is not None})
     items.clear()
@@ -67,8 +76,9 @@ class _Grader:
         if path not in self.results:
             from chunklab.course.grader import grade_notebooks
 
-            (self.results[path],) = grade_notebooks([path], solutions_dir=self.solutions, options=self.options,
-                                                    folders=self.folders)
+            (self.results[path],) = grade_notebooks(
+                [path], solutions_dir=self.solutions, options=self.options, folders=self.folders
+            )
         return self.results[path]
 
 
@@ -102,7 +112,8 @@ class CheckpointItem(pytest.Item):
         if cp is None or not cp.passed:
             raise CheckpointFailed(format_result(result))
 
-    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
+    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
+        """The grader's verdict for a failed checkpoint; pytest's own report for anything else."""
         if isinstance(excinfo.value, CheckpointFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo)

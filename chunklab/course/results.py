@@ -18,12 +18,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["CSV_COLUMNS", "CheckpointResult", "GradeResult", "Gradebook", "HiddenResult", "format_result",
-           "identify", "printable", "student_of", "write_feedback", "write_report"]
+__all__ = [
+    "CSV_COLUMNS",
+    "CheckpointResult",
+    "GradeResult",
+    "Gradebook",
+    "HiddenResult",
+    "format_result",
+    "identify",
+    "printable",
+    "student_of",
+    "write_feedback",
+    "write_report",
+]
 
 #: the gradebook's columns
-CSV_COLUMNS = ["notebook", "student", "reference", "passed", "total", "score", "failed_checkpoints", "error", "flags",
-               "seed"]
+CSV_COLUMNS = [
+    "notebook",
+    "student",
+    "reference",
+    "passed",
+    "total",
+    "score",
+    "failed_checkpoints",
+    "error",
+    "flags",
+    "seed",
+]
 
 
 def printable(text: object, *, keep_newlines: bool = True) -> str:
@@ -37,7 +58,9 @@ def printable(text: object, *, keep_newlines: bool = True) -> str:
             out.append(ch)
         elif unicodedata.category(ch)[0] == "C" or ch in "\u2028\u2029":
             code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+            out.append(
+                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+            )
         else:
             out.append(ch)
     return "".join(out)
@@ -111,13 +134,19 @@ def format_result(result: GradeResult) -> str:
         lines.append("  score: 0 (not graded)")
         return "\n".join(printable(line, keep_newlines=False) for line in lines)
     for cp in result.checkpoints:
-        hidden = f"  (hidden checks: {sum(h.passed for h in cp.hidden)}/{len(cp.hidden)} passed)" if cp.hidden else ""
+        hidden = (
+            f"  (hidden checks: {sum(h.passed for h in cp.hidden)}/{len(cp.hidden)} passed)"
+            if cp.hidden
+            else ""
+        )
         lines.append(f"  {'passed' if cp.passed else 'FAILED'}  {cp.cell_id}{hidden}")
         if cp.detail:
             lines.extend("          " + ln for ln in cp.detail.splitlines())
         for h in cp.hidden:
             if not h.passed:
-                lines.append(f"          hidden check failed: {h.name}" + (f" ({h.detail})" if h.detail else ""))
+                lines.append(
+                    f"          hidden check failed: {h.name}" + (f" ({h.detail})" if h.detail else "")
+                )
     lines.extend(f"  {t}" for t in result.timeouts)
     if result.stopped:
         lines.append(f"  stopped: {result.stopped}")
@@ -162,7 +191,10 @@ def identify(path: Path, reference: Path | None, folder: Path | None = None) -> 
     prefix = _name_prefix(path, reference)
     note = ""
     if prefix and prefix != student:
-        note = f"the file name says {prefix!r} but the notebook is in {student!r}'s folder: credited to {student!r}"
+        note = (
+            f"the file name says {prefix!r} but the notebook is in {student!r}'s folder: "
+            f"credited to {student!r}"
+        )
     return student, note
 
 
@@ -178,9 +210,15 @@ def _name_prefix(path: Path, reference: Path | None) -> str:
 def report_row(r: GradeResult) -> list[str]:
     """The gradebook row of one result (learner text escaped)."""
     row = [
-        str(r.path), r.student or student_of(r.path, r.reference), r.reference.stem if r.reference else "",
-        str(r.passed), str(r.total), f"{r.score:.3f}", " ".join(c.cell_id for c in r.checkpoints if not c.passed),
-        r.error or "; ".join([*r.timeouts, *([r.stopped] if r.stopped else [])]), "; ".join(r.flags),
+        str(r.path),
+        r.student or student_of(r.path, r.reference),
+        r.reference.stem if r.reference else "",
+        str(r.passed),
+        str(r.total),
+        f"{r.score:.3f}",
+        " ".join(c.cell_id for c in r.checkpoints if not c.passed),
+        r.error or "; ".join([*r.timeouts, *([r.stopped] if r.stopped else [])]),
+        "; ".join(r.flags),
         "" if r.seed is None else str(r.seed),
     ]
     return [printable(v) for v in row]
@@ -204,8 +242,9 @@ class Gradebook:
     notebooks (so an interrupted bulk run grades only the rest); otherwise both start afresh.
     """
 
-    def __init__(self, csv_path: str | os.PathLike | None, feedback: str | os.PathLike | None, *,
-                 resume: bool = False) -> None:
+    def __init__(
+        self, csv_path: str | os.PathLike | None, feedback: str | os.PathLike | None, *, resume: bool = False
+    ) -> None:
         self.csv_path = Path(csv_path) if csv_path else None
         self.feedback = Path(feedback) if feedback else None
         self.rows: list[dict[str, str]] = []
@@ -240,16 +279,26 @@ class Gradebook:
             self.write_index()
 
     def write_index(self) -> Path | None:
-        """``index.html``: each student's notebooks, checkpoints passed and mean score, from the rows so far."""
+        """``index.html``: each student's notebooks, checkpoints passed and mean score (the rows so far)."""
         if self.feedback is None:
             return None
         totals: dict[str, list[dict[str, str]]] = {}
         for row in self.rows:
             totals.setdefault(row["student"], []).append(row)
         index = self.feedback / "index.html"
-        index.write_text(_index(
-            (s, len(rs), sum(_int(r["passed"]) for r in rs), sum(_int(r["total"]) for r in rs),
-             sum(_float(r["score"]) for r in rs) / len(rs)) for s, rs in sorted(totals.items())), encoding="utf-8")
+        index.write_text(
+            _index(
+                (
+                    s,
+                    len(rs),
+                    sum(_int(r["passed"]) for r in rs),
+                    sum(_int(r["total"]) for r in rs),
+                    sum(_float(r["score"]) for r in rs) / len(rs),
+                )
+                for s, rs in sorted(totals.items())
+            ),
+            encoding="utf-8",
+        )
         return index
 
 
@@ -276,8 +325,11 @@ def _index(totals: object) -> str:
         f"<tr><td>{_esc(s)}</td><td>{n}</td><td>{passed}/{total}</td><td>{mean:.0%}</td></tr>"
         for s, n, passed, total, mean in totals  # type: ignore[attr-defined]
     )
-    return _page("Gradebook", "<table><tr><th>student</th><th>notebooks</th><th>checkpoints</th>"
-                              f"<th>mean score</th></tr>{rows}</table>")
+    return _page(
+        "Gradebook",
+        "<table><tr><th>student</th><th>notebooks</th><th>checkpoints</th>"
+        f"<th>mean score</th></tr>{rows}</table>",
+    )
 
 
 def _esc(text: object) -> str:
@@ -296,9 +348,19 @@ def write_feedback(results: Sequence[GradeResult], folder: str | os.PathLike) ->
         page.write_text(_page(f"Feedback: {printable(r.path.name)}", _feedback_body(r)), encoding="utf-8")
         written.append(page)
     index = out / "index.html"
-    index.write_text(_index((s, len(rs), sum(r.passed for r in rs), sum(r.total for r in rs),
-                             sum(r.score for r in rs) / len(rs)) for s, rs in sorted(totals.items())),
-                     encoding="utf-8")
+    index.write_text(
+        _index(
+            (
+                s,
+                len(rs),
+                sum(r.passed for r in rs),
+                sum(r.total for r in rs),
+                sum(r.score for r in rs) / len(rs),
+            )
+            for s, rs in sorted(totals.items())
+        ),
+        encoding="utf-8",
+    )
     return [*written, index]
 
 
@@ -308,8 +370,10 @@ def _feedback_body(r: GradeResult) -> str:
         return f"<p class='bad'>Not graded: {esc(r.error)}</p>"
     parts = [f"<p>Score: {r.passed}/{r.total} checkpoints ({r.score:.0%}).</p><ul>"]
     for cp in r.checkpoints:
-        parts.append(f"<li class='{'ok' if cp.passed else 'bad'}'><b>{esc(cp.cell_id)}</b>: "
-                     f"{'passed' if cp.passed else 'failed'}")
+        parts.append(
+            f"<li class='{'ok' if cp.passed else 'bad'}'><b>{esc(cp.cell_id)}</b>: "
+            f"{'passed' if cp.passed else 'failed'}"
+        )
         if cp.detail:
             parts.append(f"<pre>{esc(cp.detail)}</pre>")
         failed = [h for h in cp.hidden if not h.passed]
@@ -318,14 +382,22 @@ def _feedback_body(r: GradeResult) -> str:
         parts.extend(f"<br>failed: {esc(h.name)} {esc(h.detail)}" for h in failed)
         parts.append("</li>")
     parts.append("</ul>")
-    for label, items in (("Timed out", r.timeouts), ("Stopped", [r.stopped] if r.stopped else []), ("Flag", r.flags),
-                         ("Note", r.notes)):
+    for label, items in (
+        ("Timed out", r.timeouts),
+        ("Stopped", [r.stopped] if r.stopped else []),
+        ("Flag", r.flags),
+        ("Note", r.notes),
+    ):
         parts.extend(f"<p>{label}: {esc(i)}</p>" for i in items)
     return "".join(parts)
 
 
 def _page(title: str, body: str) -> str:
-    style = "body{font-family:sans-serif;max-width:50em;margin:2em auto}.ok{color:#1a7f37}.bad{color:#b42318}" \
-            "pre{background:#f6f8fa;padding:.5em}td,th{padding:.2em 1em;text-align:left}"
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>\n")
+    style = (
+        "body{font-family:sans-serif;max-width:50em;margin:2em auto}.ok{color:#1a7f37}.bad{color:#b42318}"
+        "pre{background:#f6f8fa;padding:.5em}td,th{padding:.2em 1em;text-align:left}"
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>\n"
+    )
