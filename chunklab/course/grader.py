@@ -350,12 +350,7 @@ class _Run:
         if problem in ("timeout", "died"):
             return Execution(problem)
         limit, kind = self._limit()
-        ex = kernel.run(
-            cell.source,
-            limit,
-            interrupt=self._grace(kind),
-            user_expressions={"v": f"{_GUARD}.verify({self.nonce!r})"},
-        )
+        ex = kernel.run(cell.source, limit, interrupt=self._grace(kind))
         self.result.checkpoints.append(cp)
         if ex.status in ("timeout", "died"):
             cp.detail = "not finished"
@@ -366,7 +361,7 @@ class _Run:
             return ex
         expected = output_text(cell.get("outputs", []), self.clean)
         actual = output_text(ex.outputs, self.clean)
-        shortcuts = self._shortcuts(ex)
+        shortcuts = self._shortcuts(kernel)
         if problem:
             cp.detail = problem
         elif shortcuts:
@@ -390,10 +385,17 @@ class _Run:
                         return stop
         return ex
 
-    def _shortcuts(self, ex: Any) -> list[str]:
-        """What the guard's check after a checkpoint reported (a refused library call, ...)."""
+    def _shortcuts(self, kernel: Kernel) -> list[str]:
+        """What the guard's check right after a checkpoint reports (a refused library call, ...).
+
+        A separate request: the kernel evaluates no user expression for a cell that raised.
+        """
         if not self.shortcuts["library"]:
             return []
+        limit, _ = self._limit()
+        ex = kernel.run(
+            "", min(limit, 60), silent=True, user_expressions={"v": f"{_GUARD}.verify({self.nonce!r})"}
+        )
         answer = _json_value(ex, "v")
         if not isinstance(answer, dict) or answer.get("nonce") != self.nonce:
             return ["the grader could not check this checkpoint for library shortcuts"]

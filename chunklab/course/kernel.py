@@ -43,6 +43,8 @@ __all__ = [
 DEFAULT_MEMORY = 8 * 1024**3
 _SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc")
 _LOG_TAIL_BYTES = 8192
+_QUEUED_MESSAGES = 128
+_IDLE_GRACE = 3.0  # seconds the idle status may trail the reply (messages past the caps are dropped)
 
 
 class MalformedMessage(ValueError):
@@ -60,7 +62,7 @@ class Limits:
     )  # the scratch folder (a size-capped tmpfs in the sandbox); also the cap on one file
     output_cell: int = 1024**2  # output kept per cell; the rest is dropped with a note
     output_notebook: int = 8 * 1024**2  # output kept per notebook
-    message: int = 32 * 1024**2  # a bigger message from the kernel is refused by the socket
+    message: int = 8 * 1024**2  # a bigger message from the kernel is refused by the socket
 
     def describe(self) -> str:
         """The limits in one phrase (for the line that says how notebooks are graded)."""
@@ -305,9 +307,8 @@ class Kernel:
         self._log = tempfile.TemporaryFile()
         km.start_kernel(cwd=str(self.scratch), env=self.env, stdout=self._log, stderr=self._log)
         self.km = km
-        context = zmq.Context()
-        context.setsockopt(zmq.MAXMSGSIZE, int(self.limits.message))  # a bigger message drops the connection
-        kc = km.client(context=context)
+        km.client_factory = _capped_client(self.limits)
+        kc = km.client(context=zmq.Context())
         kc.start_channels()
         self.kc = kc
         try:
@@ -351,7 +352,15 @@ class Kernel:
         result = Execution("ok")
         kept = 0
         idle = reply = interrupted = False
+        replied_at = 0.0
         while not (idle and reply):
+            if reply and time.monotonic() - replied_at > _IDLE_GRACE:
+                # the reply came but not the idle status: a message past the cap dropped the output
+                # connection (and what it carried); connect it afresh for the cells after this one
+                result.truncated = True
+                result.outputs.append(_dropped(f"output past {_size(self._iopub_cap)} in one message"))
+                self._reconnect_output()
+                break
             if time.monotonic() > deadline:
                 if interrupt > 0 and not interrupted:
                     kc.control_channel.send(kc.session.msg("interrupt_request", {}))
@@ -388,13 +397,7 @@ class Kernel:
                             result.truncated = True
                             which = "cell" if kept + size > self.limits.output_cell else "notebook"
                             cap = self.limits.output_cell if which == "cell" else self.limits.output_notebook
-                            result.outputs.append(
-                                {
-                                    "output_type": "stream",
-                                    "name": "stderr",
-                                    "text": f"[output past {_size(cap)} per {which} dropped by the grader]\n",
-                                }
-                            )
+                            result.outputs.append(_dropped(f"output past {_size(cap)} per {which}"))
                     else:
                         kept += size
                         self._stored += size
@@ -405,7 +408,7 @@ class Kernel:
             except queue.Empty:
                 continue
             if _parent_id(rep) == msg_id:
-                reply = True
+                reply, replied_at = True, time.monotonic()
                 content = _content(rep)
                 if content.get("status") != "ok":
                     result.status = "error"
@@ -421,6 +424,19 @@ class Kernel:
             return result  # seconds: when the limit was reached
         result.seconds = time.monotonic() - t0
         return result
+
+    @property
+    def _iopub_cap(self) -> int:
+        return int(min(self.limits.message, self.limits.output_cell + 4096))
+
+    def _reconnect_output(self) -> None:
+        """A fresh connection to the kernel's output socket (ZeroMQ gives up after a refused message)."""
+        kc = self.kc
+        old = kc._iopub_channel
+        kc._iopub_channel = None
+        if old is not None:
+            old.close()
+        kc.iopub_channel  # noqa: B018 -- the property connects a new socket
 
     def shutdown(self) -> None:
         """Kill the kernel (and, in the sandbox, everything it started) and close the channels."""
@@ -458,6 +474,31 @@ class Kernel:
         return proc.poll() if proc is not None else None
 
 
+def _capped_client(limits: Limits) -> type:
+    """A blocking kernel client whose sockets refuse messages past the caps and queue only a few.
+
+    Output messages (iopub) may be as big as the per-cell output cap (bigger ones could not be
+    kept anyway); replies (shell: the hidden checks' answers) as big as ``limits.message``. A
+    bigger message drops the connection (ZeroMQ reconnects) and what it carried is lost; at
+    most ``_QUEUED_MESSAGES`` wait in the grader's memory per socket.
+    """
+    import zmq
+    from jupyter_client.blocking.client import BlockingKernelClient
+
+    class CappedClient(BlockingKernelClient):
+        def _create_connected_socket(self, channel: str, identity: bytes | None = None) -> Any:
+            size = (
+                limits.message
+                if channel in ("shell", "control")
+                else min(limits.message, limits.output_cell + 4096)
+            )
+            self.context.setsockopt(zmq.MAXMSGSIZE, int(size))
+            self.context.setsockopt(zmq.RCVHWM, _QUEUED_MESSAGES)
+            return super()._create_connected_socket(channel, identity)
+
+    return CappedClient
+
+
 def notebook_output(kind: str, content: dict[str, Any]) -> dict[str, Any]:
     """The notebook output dict of an iopub message, every field checked (:class:`MalformedMessage`)."""
     if kind == "stream":
@@ -489,6 +530,11 @@ def notebook_output(kind: str, content: dict[str, Any]) -> dict[str, Any]:
     if kind == "execute_result":
         out["execution_count"] = None
     return out
+
+
+def _dropped(what: str) -> dict[str, Any]:
+    """The note that stands in for output the grader did not keep."""
+    return {"output_type": "stream", "name": "stderr", "text": f"[{what} dropped by the grader]\n"}
 
 
 def _text(value: Any, what: str) -> str:

@@ -191,10 +191,7 @@ def identify(path: Path, reference: Path | None, folder: Path | None = None) -> 
     prefix = _name_prefix(path, reference)
     note = ""
     if prefix and prefix != student:
-        note = (
-            f"the file name says {prefix!r} but the notebook is in {student!r}'s folder: "
-            f"credited to {student!r}"
-        )
+        note = f"the file name says {prefix!r} but the notebook is in the folder {student!r}: credited to it"
     return student, note
 
 
