@@ -302,6 +302,8 @@ class _Run:
                         result.flags.append(f"NotImplementedError still raised in {where}")
                     if not result.notes:
                         result.notes.append(f"{where} raised {_error_text(ex.ename, ex.evalue)}")
+            if getattr(ex, "truncated", False) and not any("output past" in n for n in result.notes):
+                result.notes.append(f"{where}: its output past the grader's caps was dropped")
             if ex.status in ("timeout", "died"):
                 result.stopped = self._stop_reason(kernel, ex, where)
                 for cp in result.checkpoints:
