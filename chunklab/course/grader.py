@@ -20,7 +20,6 @@ functions may not call the library code they re-implement (:mod:`chunklab.course
 
 from __future__ import annotations
 
-import ast
 import builtins
 import copy
 import difflib
@@ -33,12 +32,20 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from chunklab.course.answers import (
+    _call,
+    _capped,
+    _error_text,
+    _hidden_verdicts,
+    _interrupted,
+    _json_value,
+    _value,
+    _weight,
+)
 from chunklab.course.graded import (
-    ANSI,
     assigned_names,
     build_graded_notebook,
     chunklab_imports,
@@ -46,52 +53,17 @@ from chunklab.course.graded import (
     output_text,
     sanitizer,
 )
-from chunklab.course.hidden import HIDDEN, HiddenCheck, arguments, reference_function, same, summarize
-from chunklab.course.kernel import DEFAULT_MEMORY, Execution, Kernel, Limits, MalformedMessage, kernel_env
+from chunklab.course.hidden import HIDDEN, HiddenCheck, arguments, reference_function
+from chunklab.course.kernel import Execution, Kernel, MalformedMessage, kernel_env
 from chunklab.course.notebooks import GradingError, checkpoint_cells, is_checkpoint, read_notebook
+from chunklab.course.options import GradeOptions, default_cache, describe_grading
 from chunklab.course.paths import SANITIZE_NAME, course_root, find_reference
 from chunklab.course.results import CheckpointResult, GradeResult, HiddenResult, identify
 from chunklab.course.shortcuts import shortcuts_for
 
-__all__ = ["GradeOptions", "grade_notebook", "grade_notebooks"]
+__all__ = ["GradeOptions", "describe_grading", "grade_notebook", "grade_notebooks"]
 _GUARD = "__import__('chunklab.course.guard', fromlist=['guard'])"
-_CACHE_COPY_LIMIT = 256 * 1024**2
-_DETAIL_CHARS = 4000  # what is kept of one diff or error text
 _REFERENCE_LOCK = threading.Lock()  # the reference functions run in this process, one at a time
-
-
-@dataclass(frozen=True)
-class GradeOptions:
-    """How submissions are run: limits, sandbox, hidden checks."""
-
-    timeout: float = 1200.0  # seconds, for each cell and, separately, for each notebook as a whole
-    notebook_timeout: float | None = None  # seconds for each notebook as a whole (None: 2 × ``timeout``)
-    memory: int | None = DEFAULT_MEMORY  # address-space limit of a kernel, in bytes (None: no limit)
-    sandbox: bool | None = (
-        None  # None: bubblewrap when installed (warn when not); False: never; True: required
-    )
-    hidden: bool = True  # run the hidden checks
-    seed: int | None = None  # seed of the hidden checks' inputs (None: fresh per submission)
-    startup_timeout: float = 120.0
-    cache: Path | None = None  # embedding cache copied into each run (None: the course's, when present)
-    interrupt_grace: float = 10.0  # seconds a cell past its per-cell limit gets to stop once interrupted
-    limits: Limits | None = (
-        None  # /tmp, scratch, output and message caps (None: the defaults; ``memory`` wins)
-    )
-
-    @property
-    def kernel_limits(self) -> Limits:
-        """The limits each kernel runs under (``memory`` set here overrides ``limits.memory``)."""
-        return replace(self.limits or Limits(), memory=self.memory)
-
-
-def describe_grading(options: GradeOptions) -> str:
-    """One line: the sandbox and the limits notebooks are graded under."""
-    from chunklab.course.kernel import sandbox_line
-
-    opts = options
-    limit = f"time {opts.timeout:g} s per cell / {opts.notebook_timeout or 2 * opts.timeout:g} s per notebook"
-    return f"{sandbox_line(opts.sandbox, opts.kernel_limits)}, {limit}"
 
 
 ResultHook = Callable[[GradeResult], None]
@@ -141,7 +113,7 @@ def grade_notebooks(
         if not Path(sanitize).is_file():
             sanitize = solutions / "nbval_sanitize.cfg"
     clean = sanitizer(Path(sanitize))
-    cache = opts.cache or _default_cache()
+    cache = opts.cache or default_cache()
     lock = threading.Lock()
 
     def one(item: Any) -> GradeResult:
@@ -182,10 +154,6 @@ def grade_notebooks(
         for future in as_completed(futures):
             results[futures[future]] = future.result()
     return [r for r in results if r is not None]
-
-
-def _capped(text: str, limit: int = _DETAIL_CHARS) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
 class _Run:
@@ -442,113 +410,7 @@ class _Run:
             cp.passed = False
             cp.hidden.append(HiddenResult(f"{check.function} on fresh inputs", False, ex.status))
             return ex
-        answer = _json_value(ex, "h")
-        got, failure = None, ""
-        if isinstance(answer, dict) and answer.get("nonce") == self.nonce:
-            results, shortcuts = answer.get("results"), answer.get("shortcuts") or []
-            if isinstance(results, list) and len(results) == len(cases):
-                got = results
-            if isinstance(shortcuts, list) and shortcuts:
-                got, failure = None, _capped("; ".join(str(m) for m in shortcuts[:5]), 600)
-            elif answer.get("problem"):
-                failure = _capped(f"the kernel could not build the inputs ({answer['problem']})", 600)
-            elif got is None:
-                failure = "the kernel's answer was not one result per input"
-        else:
-            entry = ex.user_expressions.get("h")
-            if (
-                isinstance(entry, dict)
-                and entry.get("status") == "error"
-                and isinstance(entry.get("ename"), str)
-            ):
-                failure = (
-                    f"the check failed in the kernel: {_error_text(entry['ename'], entry.get('evalue', ''))}"
-                )
-        kinds: dict[str, list[str]] = {}
-        for i, (kind, _) in enumerate(cases):
-            problems = kinds.setdefault(kind, [])
-            if got is None:
-                problems.append(failure or "no result came back")
-            elif not same(got[i], expected[i], check.tolerance):
-                problems.append(_hidden_problem(got[i], expected[i]))
-        for kind, problems in kinds.items():
-            cp.hidden.append(
-                HiddenResult(f"{check.function} on {kind}", not problems, "; ".join(sorted(set(problems))))
-            )
+        _hidden_verdicts(ex, self.nonce, cases, expected, check, cp)
         if not all(h.passed for h in cp.hidden):
             cp.passed = False
         return None
-
-
-def _interrupted(where: str, limit: float) -> str:
-    return f"timed out: {where} ran past the {limit:g} s time limit per cell (interrupted; grading went on)"
-
-
-def _call(func: Callable[..., Any], kwargs: dict[str, Any], summary: str) -> Any:
-    try:
-        # through JSON, as the kernel's answer comes: tuples become lists, keys strings
-        return json.loads(json.dumps(summarize(func(**kwargs), summary), default=str))
-    except Exception as exc:  # the reference refusing an input is itself the expected verdict
-        return {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
-
-
-def _hidden_problem(got: Any, expected: Any) -> str:
-    if isinstance(got, dict) and "error" in got:
-        if isinstance(expected, dict) and "error" in expected:
-            mine, theirs = got["error"].split(":")[0], expected["error"].split(":")[0]
-            return f"raised {mine} where the reference raises {theirs}"
-        return f"raised {got['error']}"
-    if isinstance(expected, dict) and "error" in expected:
-        return "returned a result where the reference refuses the input"
-    if isinstance(got, list) and isinstance(expected, list) and len(got) != len(expected):
-        return f"returned {len(got)} chunks, not the reference's number"
-    return "returned a different result"
-
-
-def _value(ex: Any, key: str) -> Any:
-    """The value of user expression ``key`` (a Python literal), or None; any other shape is None too."""
-    entry = ex.user_expressions.get(key)
-    if not isinstance(entry, dict) or entry.get("status") != "ok":
-        return None
-    data = entry.get("data")
-    text = data.get("text/plain") if isinstance(data, dict) else None
-    if not isinstance(text, str):
-        return None
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-
-
-def _json_value(ex: Any, key: str) -> Any:
-    """User expression ``key`` holding a JSON string, decoded (None when it is anything else)."""
-    text = _value(ex, key)
-    if not isinstance(text, str):
-        return None
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _weight(cell: Any) -> float:
-    weight = (cell.get("metadata", {}).get("chunklab") or {}).get("weight", 1)
-    return float(weight) if isinstance(weight, int | float) and weight > 0 else 1.0
-
-
-def _error_text(ename: Any, evalue: Any) -> str:
-    """``Name: message`` of a learner's exception: stripped of colour codes, capped (escaped when shown)."""
-    ename, evalue = str(ename)[:200], ANSI.sub("", str(evalue)[:2000]).strip()
-    return _capped(f"{ename}: {evalue}" if evalue else ename, 600)
-
-
-def _default_cache() -> Path | None:
-    """The embedding cache (:func:`chunklab.paths.cache_dir`) when it exists and its files are small
-    enough to copy."""
-    from chunklab.paths import cache_dir
-
-    cache = cache_dir()
-    if not cache.is_dir():
-        return None
-    size = sum(f.stat().st_size for f in cache.iterdir() if f.is_file())
-    return cache if size <= _CACHE_COPY_LIMIT else None
