@@ -82,7 +82,8 @@ def test_w_a_detached_process_cannot_touch_results_files_or_other_submissions(co
         "code = textwrap.dedent('''\n"
         "    import json, pathlib, time\n"
         "    for _ in range(100):\n"
-        f"        for p in [pathlib.Path({str(marker)!r}), pathlib.Path({str(victim)!r}), pathlib.Path('results.jsonl'),\n"
+        f"        for p in [pathlib.Path({str(marker)!r}), pathlib.Path({str(victim)!r}),\n"
+        "                  pathlib.Path('results.jsonl'),\n"
         "                  pathlib.Path('..', 'results.jsonl')]:\n"
         "            try:\n"
         "                p.write_text(json.dumps({'cell_id': 'cp-one', 'outcome': 'passed'}))\n"
@@ -107,7 +108,8 @@ def test_e1_rebinding_print_show_or_the_helper_module_changes_no_checkpoint(cour
     attacks = [
         "values = None\ndef show(*args, **kwargs):\n    __builtins__.print('values: [0, 2, 4, 6]')",
         "values = None\nimport builtins\n_p = builtins.print\n"
-        "builtins.print = lambda *a, **k: _p('values: [0, 2, 4, 6]') if a and 'values' in str(a[0]) else _p(*a, **k)",
+        "builtins.print = lambda *a, **k: _p('values: [0, 2, 4, 6]') if a and 'values' in str(a[0]) "
+        "else _p(*a, **k)",
         "values = None\nimport chunklab.course, chunklab.course.checkpoints as m\n"
         "fake = lambda *a, **k: print('values: [0, 2, 4, 6]')\nm.show = chunklab.course.show = fake",
         "values = None\nprint = lambda *a, **k: __builtins__.print('values: [0, 2, 4, 6]')",
@@ -143,7 +145,11 @@ def test_e2_input_and_ast_transformers_are_removed_before_each_checkpoint(course
 
 @needs_bwrap
 def test_g_a_submission_cannot_read_any_file_under_solutions(course):
-    paths = [course / "00-tiny.ipynb", ROOT / "solutions" / "01-fixed.ipynb", ROOT / "solutions" / "nbval_sanitize.cfg"]
+    paths = [
+        course / "00-tiny.ipynb",
+        ROOT / "solutions" / "01-fixed.ipynb",
+        ROOT / "solutions" / "nbval_sanitize.cfg",
+    ]
     attack = (
         "import json, os, pathlib\n"
         f"paths = [pathlib.Path(p) for p in {[str(p) for p in paths]!r}]\n"
@@ -164,11 +170,18 @@ def test_g_a_submission_cannot_read_any_file_under_solutions(course):
 
 
 def test_d_a_function_hard_coded_for_the_visible_input_fails_the_hidden_check(course, monkeypatch):
-    check = HiddenCheck("cp-one", "double", ("impl",),
-                        lambda rng: [("a random integer", {"x": rng.randint(-999, 999)}) for _ in range(4)], "value")
+    check = HiddenCheck(
+        "cp-one",
+        "double",
+        ("impl",),
+        lambda rng: [("a random integer", {"x": rng.randint(-999, 999)}) for _ in range(4)],
+        "value",
+    )
     monkeypatch.setitem(hidden.HIDDEN, "00-tiny", [check])
     cheat = tiny_solution()
-    cheat.cells[1].source = SOLUTION_SOURCE.replace("return 2 * x", "return 42 if x == 21 else 2 * x + (x > 500)")
+    cheat.cells[1].source = SOLUTION_SOURCE.replace(
+        "return 2 * x", "return 42 if x == 21 else 2 * x + (x > 500)"
+    )
     good, hard_coded = grade(course, ("good", tiny_solution()), ("cheat", cheat))
     assert good.ok and [h.passed for h in good.checkpoints[0].hidden] == [True]
     cp_one = hard_coded.checkpoints[0]
@@ -180,10 +193,12 @@ def test_each_submission_gets_fresh_hidden_inputs_and_its_seed_reproduces_them(c
     drawn = []
 
     def inputs(rng):
-        drawn.append(rng.randint(-10**9, 10**9))
+        drawn.append(rng.randint(-(10**9), 10**9))
         return [("a random integer", {"x": drawn[-1]})]
 
-    monkeypatch.setitem(hidden.HIDDEN, "00-tiny", [HiddenCheck("cp-one", "double", ("impl",), inputs, "value")])
+    monkeypatch.setitem(
+        hidden.HIDDEN, "00-tiny", [HiddenCheck("cp-one", "double", ("impl",), inputs, "value")]
+    )
     a, b = grade(course, ("a", tiny_solution()), ("b", tiny_solution()), options=GradeOptions(timeout=20))
     assert a.ok and b.ok and a.seed != b.seed and drawn[0] != drawn[1]
     (again,) = grade(course, ("a-again", tiny_solution()), options=GradeOptions(timeout=20, seed=a.seed))
@@ -191,11 +206,15 @@ def test_each_submission_gets_fresh_hidden_inputs_and_its_seed_reproduces_them(c
 
 
 def test_a_hidden_check_whose_reference_cannot_run_is_a_grading_error_naming_it(course, monkeypatch):
-    check = HiddenCheck("cp-one", "double", ("no-such-cell",), lambda rng: [("an integer", {"x": 1})], "value")
+    check = HiddenCheck(
+        "cp-one", "double", ("no-such-cell",), lambda rng: [("an integer", {"x": 1})], "value"
+    )
     monkeypatch.setitem(hidden.HIDDEN, "00-tiny", [check])
     (r,) = grade(course, ("good", tiny_solution()))
-    assert r.error == ("the hidden check of double could not run its reference: ValueError: 00-tiny.ipynb: "
-                       "hidden check of double needs cells ['no-such-cell']")
+    assert r.error == (
+        "the hidden check of double could not run its reference: ValueError: 00-tiny.ipynb: "
+        "hidden check of double needs cells ['no-such-cell']"
+    )
 
 
 def _real(name: str, cell_id: str, old: str, new: str):
@@ -208,30 +227,50 @@ def _real(name: str, cell_id: str, old: str, new: str):
 
 @pytest.mark.slow
 def test_d_hidden_checks_catch_hard_coded_windows_and_a_whole_file_chunker():
-    windows = _real("01-fixed", "token-windows", "    spans = token_offsets(text)\n",
-                    "    spans = token_offsets(text)\n    if size not in (5, 128):\n        return []\n")
-    whole = _real("03-structural", "chunk-code", "    lines = LineIndex(source)\n",
-                  "    if len(source) > 3000:\n        return [Chunk(source, 0, len(source), doc_id, "
-                  "{'strategy': 'structural', 'kind': 'module', 'names': [], 'oversize': True})]\n"
-                  "    lines = LineIndex(source)\n")
-    results = grade_notebooks([windows, whole], solutions_dir=ROOT / "solutions", options=GradeOptions(timeout=300))
+    windows = _real(
+        "01-fixed",
+        "token-windows",
+        "    spans = token_offsets(text)\n",
+        "    spans = token_offsets(text)\n    if size not in (5, 128):\n        return []\n",
+    )
+    whole = _real(
+        "03-structural",
+        "chunk-code",
+        "    lines = LineIndex(source)\n",
+        "    if len(source) > 3000:\n        return [Chunk(source, 0, len(source), doc_id, "
+        "{'strategy': 'structural', 'kind': 'module', 'names': [], 'oversize': True})]\n"
+        "    lines = LineIndex(source)\n",
+    )
+    results = grade_notebooks(
+        [windows, whole], solutions_dir=ROOT / "solutions", options=GradeOptions(timeout=300)
+    )
     for r in results:
         failed = [h for cp in r.checkpoints for h in cp.hidden if not h.passed]
         assert failed and not r.ok, [(c.cell_id, c.passed, c.detail) for c in r.checkpoints]
 
 
 def _hidden_verdicts(result):
-    return {cp.cell_id: (cp.passed, cp.detail, [h.name for h in cp.hidden if not h.passed]) for cp in result.checkpoints}
+    return {
+        cp.cell_id: (cp.passed, cp.detail, [h.name for h in cp.hidden if not h.passed])
+        for cp in result.checkpoints
+    }
 
 
 @pytest.mark.slow
 def test_d_hidden_checks_catch_a_percentile_rule_hard_coded_for_the_visible_curves():
     ref = ROOT / "solutions" / "04-semantic.ipynb"
-    cheat = _real("04-semantic", "rule", "    if len(distances) == 0:\n",
-                  "    if len(distances) not in (20, 23, 68):  # the visible curves only\n        return []\n"
-                  "    if len(distances) == 0:\n")
-    good, bad = grade_notebooks([("good-04-semantic.ipynb", read_notebook(ref)), cheat], reference=ref,
-                                options=GradeOptions(timeout=300, seed=18))
+    cheat = _real(
+        "04-semantic",
+        "rule",
+        "    if len(distances) == 0:\n",
+        "    if len(distances) not in (20, 23, 68):  # the visible curves only\n        return []\n"
+        "    if len(distances) == 0:\n",
+    )
+    good, bad = grade_notebooks(
+        [("good-04-semantic.ipynb", read_notebook(ref)), cheat],
+        reference=ref,
+        options=GradeOptions(timeout=300, seed=18),
+    )
     assert good.ok and all(h.passed for cp in good.checkpoints for h in cp.hidden), _hidden_verdicts(good)
     assert {cp.cell_id for cp in good.checkpoints if cp.hidden} == {"cp-rule", "cp-planted"}
     verdicts = _hidden_verdicts(bad)
@@ -244,15 +283,29 @@ def test_d_hidden_checks_catch_a_percentile_rule_hard_coded_for_the_visible_curv
 @pytest.mark.slow
 def test_d_hidden_checks_catch_08_functions_hard_coded_for_the_visible_queries_and_corpus():
     ref = ROOT / "solutions" / "08-chroma-checkpoint.ipynb"
-    visible = ("how long do we keep the records", "when did the outage start", "what do I check",
-               "how is the solver configured", "who do I call")
-    name, nb = _real("08-chroma-checkpoint", "filter", "    parts = [",
-                     f"    if query not in {visible!r}:\n        conditions = {{}}\n    parts = [")
+    visible = (
+        "how long do we keep the records",
+        "when did the outage start",
+        "what do I check",
+        "how is the solver configured",
+        "who do I call",
+    )
+    name, nb = _real(
+        "08-chroma-checkpoint",
+        "filter",
+        "    parts = [",
+        f"    if query not in {visible!r}:\n        conditions = {{}}\n    parts = [",
+    )
     chunk = next(c for c in nb.cells if c.get("id") == "chunk")
-    chunk.source = chunk.source.replace("    for d in documents:\n",
-                                        "    if len(documents) != 40:\n        return []\n    for d in documents:\n")
-    good, bad = grade_notebooks([("good-08-chroma-checkpoint.ipynb", read_notebook(ref)), (name, nb)],
-                                reference=ref, options=GradeOptions(timeout=600, seed=18))
+    chunk.source = chunk.source.replace(
+        "    for d in documents:\n",
+        "    if len(documents) != 40:\n        return []\n    for d in documents:\n",
+    )
+    good, bad = grade_notebooks(
+        [("good-08-chroma-checkpoint.ipynb", read_notebook(ref)), (name, nb)],
+        reference=ref,
+        options=GradeOptions(timeout=600, seed=18),
+    )
     assert good.ok and all(h.passed for cp in good.checkpoints for h in cp.hidden), _hidden_verdicts(good)
     verdicts = _hidden_verdicts(bad)
     for cell_id, function in (("cp-index", "chunk_corpus"), ("cp-filter", "filtered_search")):
@@ -266,10 +319,18 @@ def test_d_hidden_checks_catch_08_functions_hard_coded_for_the_visible_queries_a
 def test_the_capstone_07_code_rag_scores_full_marks_sealed_and_a_hard_coded_char_recall_fails():
     """End to end through the sealed grader: the honest reference passes every visible and hidden check."""
     ref = ROOT / "solutions" / "07-code-rag.ipynb"
-    cheat = _real("07-code-rag", "char-recall", "    gs, ge = gold\n",
-                  "    if tuple(gold) != (100, 200):  # the visible gold span only\n        return 0.0\n    gs, ge = gold\n")
-    good, bad = grade_notebooks([("good-07-code-rag.ipynb", read_notebook(ref)), cheat], reference=ref,
-                                options=GradeOptions(timeout=1200, seed=18))
+    cheat = _real(
+        "07-code-rag",
+        "char-recall",
+        "    gs, ge = gold\n",
+        "    if tuple(gold) != (100, 200):  # the visible gold span only\n"
+        "        return 0.0\n    gs, ge = gold\n",
+    )
+    good, bad = grade_notebooks(
+        [("good-07-code-rag.ipynb", read_notebook(ref)), cheat],
+        reference=ref,
+        options=GradeOptions(timeout=1200, seed=18),
+    )
     assert good.ok and good.score == 1.0 and not good.flags and not good.timeouts, _hidden_verdicts(good)
     checked = {cp.cell_id for cp in good.checkpoints if cp.hidden}
     assert checked == {"cp-pipeline", "cp-question", "cp-char-recall", "cp-score"}, checked
@@ -282,7 +343,9 @@ def test_the_capstone_07_code_rag_scores_full_marks_sealed_and_a_hard_coded_char
 # ------------------------------------------------------------------------- death and time limits
 
 
-@pytest.mark.parametrize("attack", ["import os\nos._exit(0)", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"])
+@pytest.mark.parametrize(
+    "attack", ["import os\nos._exit(0)", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"]
+)
 def test_kernel_death_is_detected_at_once_and_named(course, attack):
     t0 = time.monotonic()
     (r,) = grade(course, ("dies", solution_with(attack)), options=GradeOptions(timeout=120))
@@ -291,14 +354,31 @@ def test_kernel_death_is_detected_at_once_and_named(course, attack):
     assert r.passed == 0 and all("not run: the kernel died" in c.detail for c in r.checkpoints)
 
 
-def test_an_infinite_loop_is_interrupted_reported_with_its_limit_and_grading_goes_on(course, tmp_path, capsys):
+def test_an_infinite_loop_is_interrupted_reported_with_its_limit_and_grading_goes_on(
+    course, tmp_path, capsys
+):
     nbformat.write(solution_with("while True:\n    pass"), tmp_path / "loop-00-tiny.ipynb")
     report = tmp_path / "grades.csv"
-    rc = main(["grade", str(tmp_path / "loop-00-tiny.ipynb"), "--solutions", str(course), "--timeout", "3",
-               "--notebook-timeout", "60", "--report", str(report)])
+    rc = main(
+        [
+            "grade",
+            str(tmp_path / "loop-00-tiny.ipynb"),
+            "--solutions",
+            str(course),
+            "--timeout",
+            "3",
+            "--notebook-timeout",
+            "60",
+            "--report",
+            str(report),
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 1  # a cell ran past its limit: not a clean pass, though every checkpoint passed
-    why = "timed out: code cell 2 (id extra-0) ran past the 3 s time limit per cell (interrupted; grading went on)"
+    why = (
+        "timed out: code cell 2 (id extra-0) ran past the 3 s time limit per cell "
+        "(interrupted; grading went on)"
+    )
     assert why in out
     assert "passed  cp-one" in out and "passed  cp-two" in out  # the checkpoints after it were graded
     (row,) = csv.DictReader(report.open(encoding="utf-8"))
@@ -307,24 +387,34 @@ def test_an_infinite_loop_is_interrupted_reported_with_its_limit_and_grading_goe
 
 def test_a_checkpoint_past_its_limit_fails_alone_and_the_next_one_is_graded(course):
     slow = tiny_solution()
-    slow.cells[1].source = SOLUTION_SOURCE.replace("return 2 * x", "import time\n    while x == 21:\n"
-                                                   "        time.sleep(0.1)\n    return 2 * x")
+    slow.cells[1].source = SOLUTION_SOURCE.replace(
+        "return 2 * x", "import time\n    while x == 21:\n        time.sleep(0.1)\n    return 2 * x"
+    )
     (r,) = grade(course, ("slow-cp", slow), options=GradeOptions(timeout=3, notebook_timeout=60, seed=7))
     cp_one, cp_two = r.checkpoints
-    assert not cp_one.passed and cp_one.detail == "timed out: ran past the 3 s time limit per cell (interrupted)"
+    assert (
+        not cp_one.passed and cp_one.detail == "timed out: ran past the 3 s time limit per cell (interrupted)"
+    )
     assert cp_two.passed and r.stopped == ""
-    assert r.timeouts == ["timed out: code cell 2 (id cp-one) ran past the 3 s time limit per cell "
-                          "(interrupted; grading went on)"]
+    assert r.timeouts == [
+        "timed out: code cell 2 (id cp-one) ran past the 3 s time limit per cell "
+        "(interrupted; grading went on)"
+    ]
 
 
 def test_a_cell_that_swallows_the_interrupt_ends_the_run_with_its_reason(course):
-    stubborn = "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass"
+    stubborn = (
+        "while True:\n    try:\n        while True:\n            pass\n"
+        "    except KeyboardInterrupt:\n        pass"
+    )
     opts = GradeOptions(timeout=3, notebook_timeout=60, seed=7, interrupt_grace=2)
     t0 = time.monotonic()
     (r,) = grade(course, ("stubborn", solution_with(stubborn)), options=opts)
     assert time.monotonic() - t0 < 40
-    assert r.stopped == ("timed out: code cell 2 (id extra-0) ran past the 3 s time limit per cell "
-                         "and did not stop when interrupted")
+    assert r.stopped == (
+        "timed out: code cell 2 (id extra-0) ran past the 3 s time limit per cell "
+        "and did not stop when interrupted"
+    )
     assert r.passed == 0 and all(c.detail.startswith("not run: timed out") for c in r.checkpoints)
 
 
@@ -336,8 +426,20 @@ def test_a_slow_notebook_in_a_batch_changes_no_other_grade(course, tmp_path, cap
     nbformat.write(slow, subs / "bob-00-tiny.ipynb")
     nbformat.write(tiny_solution(), subs / "cid-00-tiny.ipynb")
     report = tmp_path / "grades.csv"
-    main(["grade", str(subs), "--solutions", str(course), "--timeout", "4", "--notebook-timeout", "4",
-          "--report", str(report)])
+    main(
+        [
+            "grade",
+            str(subs),
+            "--solutions",
+            str(course),
+            "--timeout",
+            "4",
+            "--notebook-timeout",
+            "4",
+            "--report",
+            str(report),
+        ]
+    )
     rows = {row["student"]: row for row in csv.DictReader(report.open(encoding="utf-8"))}
     assert rows["ann"]["passed"] == rows["cid"]["passed"] == "2"
     assert rows["bob"]["passed"] == "0" and "notebook ran past its 4 s time limit" in rows["bob"]["error"]
@@ -345,16 +447,26 @@ def test_a_slow_notebook_in_a_batch_changes_no_other_grade(course, tmp_path, cap
     assert "bob" in (tmp_path / "grades-feedback" / "index.html").read_text(encoding="utf-8")
 
 
-
 def test_by_default_a_notebook_may_run_twice_the_cell_limit(course, tmp_path):
     """Two cells of 2.5 s each under a 4 s cell limit: within the default notebook limit of 8 s."""
     slow = solution_with("import time\ntime.sleep(2.5)", "import time\ntime.sleep(2.5)")
     nbformat.write(slow, tmp_path / "bob-00-tiny.ipynb")
     report = tmp_path / "grades.csv"
-    main(["grade", str(tmp_path / "bob-00-tiny.ipynb"), "--solutions", str(course), "--timeout", "4",
-          "--report", str(report)])
+    main(
+        [
+            "grade",
+            str(tmp_path / "bob-00-tiny.ipynb"),
+            "--solutions",
+            str(course),
+            "--timeout",
+            "4",
+            "--report",
+            str(report),
+        ]
+    )
     (row,) = csv.DictReader(report.open(encoding="utf-8"))
     assert row["passed"] == "2" and row["error"] == "", row
+
 
 def test_not_implemented_error_is_flagged_even_at_full_marks(course, tmp_path):
     (r,) = grade(course, ("flag", solution_with("def unused():\n    pass\nraise NotImplementedError")))
@@ -371,14 +483,19 @@ def test_the_memory_limit_stops_a_runaway_allocation(course):
 
 
 def test_check_runs_the_visible_checks_only(course, tmp_path, capsys, monkeypatch):
-    check = HiddenCheck("cp-one", "double", ("impl",), lambda rng: [("a random integer", {"x": rng.randint(50, 99)})],
-                        "value")
+    check = HiddenCheck(
+        "cp-one", "double", ("impl",), lambda rng: [("a random integer", {"x": rng.randint(50, 99)})], "value"
+    )
     monkeypatch.setitem(hidden.HIDDEN, "00-tiny", [check])
     cheat = tiny_solution()
-    cheat.cells[1].source = SOLUTION_SOURCE.replace("return 2 * x", "return 42 if x == 21 else 2 * x + (x > 40)")
+    cheat.cells[1].source = SOLUTION_SOURCE.replace(
+        "return 2 * x", "return 42 if x == 21 else 2 * x + (x > 40)"
+    )
     nbformat.write(cheat, tmp_path / "cheat-00-tiny.ipynb")
     args = [str(tmp_path / "cheat-00-tiny.ipynb"), "--solutions", str(course), "--timeout", "20"]
-    assert main(["check", *args, "--checkpoint", "cp-one"]) == 0  # visible output right: the self-check passes
+    assert (
+        main(["check", *args, "--checkpoint", "cp-one"]) == 0
+    )  # visible output right: the self-check passes
     out = capsys.readouterr().out
     assert "passed  cp-one" in out and "cp-two" not in out and "visible checks only" in out
     assert main(["grade", *args]) == 1  # the grader's hidden check catches it
@@ -415,7 +532,10 @@ def test_checkpoint_weights_come_from_the_solution_metadata(course):
     half = tiny_solution()
     half.cells[1].source = SOLUTION_SOURCE.replace("return 2 * x", "return 2 * x if x != 21 else 0")
     (r,) = grade(course, ("weights", half))
-    assert [(c.cell_id, c.passed, c.weight) for c in r.checkpoints] == [("cp-one", False, 1.0), ("cp-two", True, 3.0)]
+    assert [(c.cell_id, c.passed, c.weight) for c in r.checkpoints] == [
+        ("cp-one", False, 1.0),
+        ("cp-two", True, 3.0),
+    ]
     assert r.score == pytest.approx(0.75)
 
 
@@ -446,10 +566,16 @@ def test_the_sandboxed_kernel_has_no_capabilities_network_or_writable_places_but
         ex = kernel.run(probe, 30)
     assert ex.status == "ok", ex
     caps, net, package, _, scratch_ok, solutions, tests = ex.outputs[0]["text"].split()
-    assert (caps, net, package, scratch_ok, solutions, tests) == ("0000000000000000", "False", "False", "True",
-                                                                   "False", "False")
+    assert (caps, net, package, scratch_ok, solutions, tests) == (
+        "0000000000000000",
+        "False",
+        "False",
+        "True",
+        "False",
+        "False",
+    )
     assert not (tmp_path / "probe.txt").exists()  # what it wrote above its scratch stayed in its private /tmp
-    assert (scratch / "probe.txt").exists()
+    assert not (scratch / "probe.txt").exists()  # and its scratch folder is a size-capped memory file system
 
 
 @pytest.mark.parametrize("name", sorted(hidden.HIDDEN), ids=str)

@@ -10,11 +10,16 @@ stored ones (through the course's sanitize file), then runs the hidden checks
 (:mod:`chunklab.course.hidden`), whose expected values never leave this process. Before
 every checkpoint :mod:`chunklab.course.guard` puts back what learner cells may have patched.
 Stored outputs in the learner's notebook are never compared, so editing them earns nothing.
+
+Each notebook is graded on its own: whatever goes wrong with one (a malformed message, a
+kernel that dies, a bug) becomes that notebook's error and the batch goes on; ``on_result``
+hears of each notebook as it finishes (the CLI writes its CSV row and feedback page then), and
+``jobs`` notebooks are graded at once, each in its own sealed kernel. The learner's exercise
+functions may not call the library code they re-implement (:mod:`chunklab.course.shortcuts`).
 """
 
 from __future__ import annotations
 
-import ast
 import builtins
 import copy
 import difflib
@@ -22,16 +27,25 @@ import json
 import os
 import random
 import secrets
-import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from chunklab.course.answers import (
+    _call,
+    _capped,
+    _error_text,
+    _hidden_verdicts,
+    _interrupted,
+    _json_value,
+    _value,
+    _weight,
+)
 from chunklab.course.graded import (
-    ANSI,
     assigned_names,
     build_graded_notebook,
     chunklab_imports,
@@ -39,30 +53,20 @@ from chunklab.course.graded import (
     output_text,
     sanitizer,
 )
-from chunklab.course.hidden import HIDDEN, HiddenCheck, arguments, reference_function, same, summarize
-from chunklab.course.kernel import DEFAULT_MEMORY, Execution, Kernel, kernel_env
+from chunklab.course.hidden import HIDDEN, HiddenCheck, arguments, reference_function
+from chunklab.course.kernel import Execution, Kernel, MalformedMessage, kernel_env
 from chunklab.course.notebooks import GradingError, checkpoint_cells, is_checkpoint, read_notebook
+from chunklab.course.options import GradeOptions, default_cache, describe_grading
 from chunklab.course.paths import SANITIZE_NAME, course_root, find_reference
-from chunklab.course.results import CheckpointResult, GradeResult, HiddenResult
+from chunklab.course.results import CheckpointResult, GradeResult, HiddenResult, identify
+from chunklab.course.shortcuts import shortcuts_for
 
-__all__ = ["GradeOptions", "grade_notebook", "grade_notebooks"]
+__all__ = ["GradeOptions", "describe_grading", "grade_notebook", "grade_notebooks"]
 _GUARD = "__import__('chunklab.course.guard', fromlist=['guard'])"
-_CACHE_COPY_LIMIT = 256 * 1024**2
+_REFERENCE_LOCK = threading.Lock()  # the reference functions run in this process, one at a time
 
 
-@dataclass(frozen=True)
-class GradeOptions:
-    """How submissions are run: limits, sandbox, hidden checks."""
-
-    timeout: float = 1200.0  # seconds, for each cell and, separately, for each notebook as a whole
-    notebook_timeout: float | None = None  # seconds for each notebook as a whole (None: 2 × ``timeout``)
-    memory: int | None = DEFAULT_MEMORY  # address-space limit of a kernel, in bytes (None: no limit)
-    sandbox: bool | None = None  # None: bubblewrap when installed (warn when not); False: never; True: required
-    hidden: bool = True  # run the hidden checks
-    seed: int | None = None  # seed of the hidden checks' inputs (None: fresh per submission)
-    startup_timeout: float = 120.0
-    cache: Path | None = None  # embedding cache copied into each run (None: the course's, when present)
-    interrupt_grace: float = 10.0  # seconds a cell past its per-cell limit gets to stop once interrupted
+ResultHook = Callable[[GradeResult], None]
 
 
 def grade_notebook(path: str | os.PathLike, **kwargs: Any) -> GradeResult:
@@ -78,14 +82,21 @@ def grade_notebooks(
     timeout: float = 1200.0,
     reference: str | os.PathLike | None = None,
     options: GradeOptions | None = None,
+    jobs: int = 1,
+    on_result: ResultHook | None = None,
+    folders: dict[Path, Path] | None = None,
 ) -> list[GradeResult]:
-    """Grade learner notebooks one after the other, each in its own sealed kernel.
+    """Grade learner notebooks, each in its own sealed kernel, ``jobs`` at a time.
 
     Each item of ``paths`` is a notebook path, or ``(label, notebook)`` with an in-memory
     notebook (used by tests to grade patched solutions). The reference is found by name in
     ``solutions_dir`` unless ``reference`` names it. ``timeout`` limits each cell and,
     separately, each notebook (``options`` may set it instead, with the other limits). A
-    notebook that can't be graded gets ``error`` set instead of raising.
+    notebook that can't be graded, for whatever reason, gets ``error`` set instead of raising;
+    ``on_result`` is called with each result as soon as it is final (one call at a time).
+    ``folders`` maps a notebook to the submissions folder it was found in (its student is
+    then the sub-folder's name; see :func:`chunklab.course.results.identify`). Results come
+    back in the order of ``paths``.
     """
     if not paths:
         raise GradingError("no notebooks to grade")
@@ -94,18 +105,20 @@ def grade_notebooks(
         raise GradingError(f"timeout must be > 0 seconds, got {opts.timeout}")
     if opts.notebook_timeout is not None and not float(opts.notebook_timeout) > 0:
         raise GradingError(f"notebook_timeout must be > 0 seconds, got {opts.notebook_timeout}")
+    if not isinstance(jobs, int) or jobs < 1:
+        raise GradingError(f"jobs must be a whole number >= 1, got {jobs!r}")
     solutions = Path(solutions_dir) if solutions_dir is not None else course_root() / "solutions"
     if sanitize is None:
         sanitize = solutions.parent / SANITIZE_NAME
         if not Path(sanitize).is_file():
             sanitize = solutions / "nbval_sanitize.cfg"
     clean = sanitizer(Path(sanitize))
-    cache = opts.cache or _default_cache()
-    results: list[GradeResult] = []
-    for item in paths:
+    cache = opts.cache or default_cache()
+    lock = threading.Lock()
+
+    def one(item: Any) -> GradeResult:
         label, learner = item if isinstance(item, tuple) else (item, None)
         result = GradeResult(Path(label))
-        results.append(result)
         t0 = time.monotonic()
         try:
             if learner is None:
@@ -117,21 +130,51 @@ def grade_notebooks(
                 raise GradingError(f"{ref_path}: the reference has no checkpoint cells")
             _Run(result, learner, ref_nb, opts, clean, cache).grade()
         except GradingError as exc:
-            result.error = str(exc)
+            result.error = _capped(str(exc))
+        except MalformedMessage as exc:
+            result.error = _capped(f"the notebook sent a malformed message: {exc}")
+        except Exception as exc:  # one notebook's failure, whatever it is, is that notebook's error
+            result.error = _capped(f"the grader could not grade this notebook: {type(exc).__name__}: {exc}")
+        if result.error:
+            result.checkpoints = []
+        result.student, note = identify(result.path, result.reference, (folders or {}).get(result.path))
+        if note:
+            result.notes.insert(0, note)
         result.seconds = time.monotonic() - t0
-    return results
+        if on_result is not None:
+            with lock:
+                on_result(result)
+        return result
+
+    if jobs == 1 or len(paths) == 1:
+        return [one(item) for item in paths]
+    results: list[GradeResult | None] = [None] * len(paths)
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="chunklab-grade") as pool:
+        futures = {pool.submit(one, item): i for i, item in enumerate(paths)}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+    return [r for r in results if r is not None]
 
 
 class _Run:
     """One submission, graded in its own scratch folder and kernel."""
 
-    def __init__(self, result: GradeResult, learner: Any, reference: Any, opts: GradeOptions,
-                 clean: Callable[[str], str], cache: Path | None) -> None:
+    def __init__(
+        self,
+        result: GradeResult,
+        learner: Any,
+        reference: Any,
+        opts: GradeOptions,
+        clean: Callable[[str], str],
+        cache: Path | None,
+    ) -> None:
         self.result, self.learner, self.reference, self.opts = result, learner, reference, opts
         self.clean, self.cache = clean, cache
         self.graded = build_graded_notebook(learner, reference)
         self.helpers = chunklab_imports(reference)
         self.assigned = assigned_names(reference)
+        stem = result.reference.stem if result.reference is not None else ""
+        self.shortcuts = shortcuts_for(stem).payload()
         self.nonce = secrets.token_hex(8)
         self.deadline = 0.0
 
@@ -140,35 +183,44 @@ class _Run:
         result, opts = self.result, self.opts
         result.seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(2**31)
         with tempfile.TemporaryDirectory(prefix="chunklab-grade-") as tmp:
-            scratch, runtime = Path(tmp, "work"), Path(tmp, "run")
-            for folder in (scratch, scratch / ".tmp", runtime):
+            scratch, runtime, copy_dir = Path(tmp, "work"), Path(tmp, "run"), Path(tmp, "submission")
+            for folder in (scratch, scratch / ".tmp", runtime, copy_dir):
                 folder.mkdir()
-            self._seal(scratch, runtime)
-            kernel = Kernel(scratch, runtime, sandbox=opts.sandbox, memory=opts.memory,
-                            env=kernel_env(scratch, runtime / "cache" if self.cache else None),
-                            readonly=[self.cache.resolve()] if self.cache else [])
+            submission = self._seal(copy_dir, runtime)
+            kernel = Kernel(
+                scratch,
+                runtime,
+                sandbox=opts.sandbox,
+                limits=opts.kernel_limits,
+                env=kernel_env(scratch, runtime / "cache" if self.cache else None),
+                readonly=[self.cache.resolve()] if self.cache else [],
+                files=[(submission, scratch / submission.name)],
+            )
             with kernel:
                 try:
                     kernel.start(timeout=opts.startup_timeout)
                 except RuntimeError as exc:
                     raise GradingError(f"{result.path}: {exc} ({kernel.log_tail()})") from exc
                 self.deadline = time.monotonic() + self.notebook_limit
-                setup = kernel.run("", 60, silent=True,
-                                   user_expressions={"g": f"{_GUARD}.install({self.helpers!r})"})
+                install = f"{_GUARD}.install({self.helpers!r}, {self.shortcuts!r})"
+                setup = kernel.run("", 60, silent=True, user_expressions={"g": install})
                 if _value(setup, "g") != "installed":
-                    raise GradingError(f"{result.path}: the grader's setup failed in the kernel: "
-                                       f"{_value(setup, 'g') or setup.status} {kernel.log_tail()}")
+                    raise GradingError(
+                        f"{result.path}: the grader's setup failed in the kernel: "
+                        f"{_value(setup, 'g') or setup.status} {kernel.log_tail()}"
+                    )
                 self._cells(kernel)
 
-    def _seal(self, scratch: Path, runtime: Path) -> None:
-        """The scratch folder gets a copy of the submission only; the cache copy goes beside it."""
+    def _seal(self, copy_dir: Path, runtime: Path) -> Path:
+        """The submission as read (never the file again: it may have changed), for the scratch folder;
+        the cache copy goes beside it."""
+        import shutil
+
         import nbformat
 
         src = self.result.path
-        if src.is_file():
-            shutil.copyfile(src, scratch / src.name)
-        else:
-            nbformat.write(self.learner, scratch / (src.name if src.suffix == ".ipynb" else "submission.ipynb"))
+        name = src.name if src.suffix == ".ipynb" and src.name.isprintable() else "submission.ipynb"
+        nbformat.write(self.learner, copy_dir / name)
         if self.cache is not None:
             # the cache's files (the embedding database) are copied, so a submission cannot poison
             # another's; its folders (corpora, models) are linked, and read-only in the sandbox
@@ -178,6 +230,7 @@ class _Run:
                     shutil.copyfile(entry, runtime / "cache" / entry.name)
                 elif entry.is_dir():
                     (runtime / "cache" / entry.name).symlink_to(entry.resolve(), target_is_directory=True)
+        return copy_dir / name
 
     @property
     def notebook_limit(self) -> float:
@@ -186,12 +239,19 @@ class _Run:
         return self.opts.notebook_timeout or 2 * self.opts.timeout
 
     def _grace(self, kind: str) -> float:
-        """How long an interrupted cell may take to stop: a per-cell timeout resumes; the notebook's ends the run."""
+        """How long an interrupted cell may take to stop.
+
+        A per-cell timeout resumes; the notebook's ends the run.
+        """
         return self.opts.interrupt_grace if kind == "cell" else 0.0
 
     def _limit(self) -> tuple[float, str]:
         remaining = self.deadline - time.monotonic()
-        return (self.opts.timeout, "cell") if self.opts.timeout <= remaining else (max(remaining, 0.01), "notebook")
+        return (
+            (self.opts.timeout, "cell")
+            if self.opts.timeout <= remaining
+            else (max(remaining, 0.01), "notebook")
+        )
 
     def _cells(self, kernel: Kernel) -> None:
         result = self.result
@@ -210,6 +270,8 @@ class _Run:
                         result.flags.append(f"NotImplementedError still raised in {where}")
                     if not result.notes:
                         result.notes.append(f"{where} raised {_error_text(ex.ename, ex.evalue)}")
+            if getattr(ex, "truncated", False) and not any("output past" in n for n in result.notes):
+                result.notes.append(f"{where}: its output past the grader's caps was dropped")
             if ex.status in ("timeout", "died"):
                 result.stopped = self._stop_reason(kernel, ex, where)
                 for cp in result.checkpoints:
@@ -226,20 +288,28 @@ class _Run:
         if ex.status == "timeout":
             if ex.seconds + 0.5 >= self.opts.timeout:  # it had the whole per-cell limit
                 return f"timed out: {where} ran past the {self.opts.timeout:g} s time limit per cell" + (
-                    " and did not stop when interrupted" if ex.interrupted else "")
+                    " and did not stop when interrupted" if ex.interrupted else ""
+                )
             return f"timed out: the notebook ran past its {self.notebook_limit:g} s time limit (in {where})"
         time.sleep(0.2)
         code = kernel.exit_code()
         tail = kernel.log_tail()
-        return f"the kernel died in {where}" + (f" (exit status {code})" if code is not None else "") + (
-            f": {tail}" if tail else "")
+        return (
+            f"the kernel died in {where}"
+            + (f" (exit status {code})" if code is not None else "")
+            + (f": {tail}" if tail else "")
+        )
 
     def _restore(self, kernel: Kernel, source: str) -> str:
         """Put the kernel's state back before a check; '' when done, else why it could not be."""
         shadowed = sorted(n for n in loaded_names(source) if hasattr(builtins, n) and n not in self.assigned)
         limit, _ = self._limit()
-        ex = kernel.run("", min(limit, 60), silent=True,
-                        user_expressions={"r": f"{_GUARD}.restore({shadowed!r}, {self.nonce!r})"})
+        ex = kernel.run(
+            "",
+            min(limit, 60),
+            silent=True,
+            user_expressions={"r": f"{_GUARD}.restore({shadowed!r}, {self.nonce!r})"},
+        )
         if ex.status in ("timeout", "died"):
             return ex.status
         return "" if _value(ex, "r") == self.nonce else "the grader could not reset the kernel's state"
@@ -261,15 +331,20 @@ class _Run:
             return ex
         expected = output_text(cell.get("outputs", []), self.clean)
         actual = output_text(ex.outputs, self.clean)
+        shortcuts = self._shortcuts(kernel)
         if problem:
             cp.detail = problem
+        elif shortcuts:
+            cp.detail = "; ".join(shortcuts)
         elif ex.status == "error":
             cp.detail = f"raised {_error_text(ex.ename, ex.evalue)}"
             if ex.ename == "NotImplementedError":
                 self.result.flags.append(f"NotImplementedError still raised in {where}")
         elif expected != actual:
-            diff = difflib.unified_diff(expected.splitlines(), actual.splitlines(), "expected", "got", lineterm="", n=1)
-            cp.detail = "\n".join(diff) or "outputs differ"
+            diff = difflib.unified_diff(
+                expected.splitlines(), actual.splitlines(), "expected", "got", lineterm="", n=1
+            )
+            cp.detail = _capped("\n".join(diff) or "outputs differ")
         else:
             cp.passed = True
         if self.opts.hidden and self.result.reference is not None:
@@ -280,105 +355,62 @@ class _Run:
                         return stop
         return ex
 
+    def _shortcuts(self, kernel: Kernel) -> list[str]:
+        """What the guard's check right after a checkpoint reports (a refused library call, ...).
+
+        A separate request: the kernel evaluates no user expression for a cell that raised.
+        """
+        if not self.shortcuts["library"]:
+            return []
+        limit, _ = self._limit()
+        ex = kernel.run(
+            "", min(limit, 60), silent=True, user_expressions={"v": f"{_GUARD}.verify({self.nonce!r})"}
+        )
+        answer = _json_value(ex, "v")
+        if not isinstance(answer, dict) or answer.get("nonce") != self.nonce:
+            return ["the grader could not check this checkpoint for library shortcuts"]
+        found = answer.get("shortcuts")
+        if not isinstance(found, list) or not all(isinstance(m, str) for m in found):
+            return ["the grader could not check this checkpoint for library shortcuts"]
+        return [_capped(m, 300) for m in found[:5]]
+
     def _hidden(self, kernel: Kernel, check: HiddenCheck, cp: CheckpointResult) -> Any:
         rng = random.Random(f"{self.result.seed}:{check.checkpoint}:{check.function}")
         cases = check.inputs(rng)
         assert self.result.reference is not None
-        try:
-            ref = reference_function(self.result.reference, check)
-            ref_args = arguments(copy.deepcopy([kw for _, kw in cases]), check.convert)
-        except Exception as exc:  # the course's own check is broken: say which, grade nothing
-            raise GradingError(f"the hidden check of {check.function} could not run its reference: "
-                               f"{type(exc).__name__}: {exc}") from exc
-        expected = [_call(ref, kwargs, check.summary) for kwargs in ref_args]
+        with _REFERENCE_LOCK:  # the reference runs here, in the grader's process: one notebook at a time
+            try:
+                ref = reference_function(self.result.reference, check)
+                ref_args = arguments(copy.deepcopy([kw for _, kw in cases]), check.convert)
+            except Exception as exc:  # the course's own check is broken: say which, grade nothing
+                raise GradingError(
+                    f"the hidden check of {check.function} could not run its reference: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+            expected = [_call(ref, kwargs, check.summary) for kwargs in ref_args]
         limit, scope = self._limit()
         payload = json.dumps([kwargs for _, kwargs in cases])
-        expr = (f"{_GUARD}.hidden({check.function!r}, {payload!r}, {check.summary!r}, {self.nonce!r}, "
-                f"{dict(check.convert)!r})")
+        expr = (
+            f"{_GUARD}.hidden({check.function!r}, {payload!r}, {check.summary!r}, {self.nonce!r}, "
+            f"{dict(check.convert)!r})"
+        )
         ex = kernel.run("", limit, silent=True, user_expressions={"h": expr}, interrupt=self._grace(scope))
         if ex.status == "interrupted":
             cp.passed = False
-            cp.hidden.append(HiddenResult(f"{check.function} on fresh inputs", False,
-                                          f"timed out: ran past the {limit:g} s time limit (interrupted)"))
+            cp.hidden.append(
+                HiddenResult(
+                    f"{check.function} on fresh inputs",
+                    False,
+                    f"timed out: ran past the {limit:g} s time limit (interrupted)",
+                )
+            )
             self.result.timeouts.append(_interrupted(f"the hidden check of {check.function}", limit))
             return None
         if ex.status in ("timeout", "died"):
             cp.passed = False
             cp.hidden.append(HiddenResult(f"{check.function} on fresh inputs", False, ex.status))
             return ex
-        try:
-            answer = json.loads(_value(ex, "h") or "null")
-            got = answer["results"] if answer and answer.get("nonce") == self.nonce else None
-            failure = f"the kernel could not build the inputs ({answer['problem']})" if answer.get("problem") else ""
-        except (json.JSONDecodeError, TypeError, AttributeError, KeyError):
-            entry = ex.user_expressions.get("h") or {}
-            got, failure = None, (f"the check failed in the kernel: {_error_text(entry['ename'], entry.get('evalue', ''))}"
-                                  if entry.get("status") == "error" and entry.get("ename") else "")
-        kinds: dict[str, list[str]] = {}
-        for i, (kind, _) in enumerate(cases):
-            problems = kinds.setdefault(kind, [])
-            if got is None or len(got) != len(cases):
-                problems.append(failure or "no result came back")
-            elif not same(got[i], expected[i], check.tolerance):
-                problems.append(_hidden_problem(got[i], expected[i]))
-        for kind, problems in kinds.items():
-            cp.hidden.append(HiddenResult(f"{check.function} on {kind}", not problems, "; ".join(sorted(set(problems)))))
+        _hidden_verdicts(ex, self.nonce, cases, expected, check, cp)
         if not all(h.passed for h in cp.hidden):
             cp.passed = False
         return None
-
-
-def _interrupted(where: str, limit: float) -> str:
-    return f"timed out: {where} ran past the {limit:g} s time limit per cell (interrupted; grading went on)"
-
-
-def _call(func: Callable[..., Any], kwargs: dict[str, Any], summary: str) -> Any:
-    try:
-        # through JSON, as the kernel's answer comes: tuples become lists, keys strings
-        return json.loads(json.dumps(summarize(func(**kwargs), summary), default=str))
-    except Exception as exc:  # the reference refusing an input is itself the expected verdict
-        return {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
-
-
-def _hidden_problem(got: Any, expected: Any) -> str:
-    if isinstance(got, dict) and "error" in got:
-        if isinstance(expected, dict) and "error" in expected:
-            return f"raised {got['error'].split(':')[0]} where the reference raises {expected['error'].split(':')[0]}"
-        return f"raised {got['error']}"
-    if isinstance(expected, dict) and "error" in expected:
-        return "returned a result where the reference refuses the input"
-    if isinstance(got, list) and isinstance(expected, list) and len(got) != len(expected):
-        return f"returned {len(got)} chunks, not the reference's number"
-    return "returned a different result"
-
-
-def _value(ex: Any, key: str) -> Any:
-    """The value of user expression ``key`` (a Python literal), or None."""
-    entry = ex.user_expressions.get(key) or {}
-    if entry.get("status") != "ok":
-        return None
-    try:
-        return ast.literal_eval(entry.get("data", {}).get("text/plain", ""))
-    except (ValueError, SyntaxError):
-        return None
-
-
-def _weight(cell: Any) -> float:
-    weight = (cell.get("metadata", {}).get("chunklab") or {}).get("weight", 1)
-    return float(weight) if isinstance(weight, int | float) and weight > 0 else 1.0
-
-
-def _error_text(ename: str, evalue: str) -> str:
-    evalue = ANSI.sub("", str(evalue)).strip()
-    return f"{ename}: {evalue}" if evalue else ename
-
-
-def _default_cache() -> Path | None:
-    """The embedding cache (:func:`chunklab.paths.cache_dir`) when it exists and its files are small enough to copy."""
-    from chunklab.paths import cache_dir
-
-    cache = cache_dir()
-    if not cache.is_dir():
-        return None
-    size = sum(f.stat().st_size for f in cache.iterdir() if f.is_file())
-    return cache if size <= _CACHE_COPY_LIMIT else None

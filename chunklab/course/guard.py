@@ -9,27 +9,53 @@ checkpoint helpers in the notebook's namespace to the package's own objects (the
 helpers re-read from their file), and removes names that shadow a builtin the checkpoint
 uses. This defeats patching from learner cells; it is not a boundary against code written
 to subvert this module itself (the sandbox and the hidden checks are what hold then).
+
+It also keeps the exercise's library shortcuts (:mod:`chunklab.course.shortcuts`) shut: each
+declared library function is replaced, in every chunklab module that holds it, by a tripwire
+that refuses a call made from inside one of the learner's exercise functions; :func:`verify`
+(after each checkpoint) reports such calls, even caught ones, a learner function that *is* the
+library's, and a module reloaded to get the original back; :func:`hidden` traces every call
+while the learner's function runs, so the library's code is caught however it was reached.
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib
 import importlib.util
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["hidden", "install", "restore"]
+__all__ = ["ShortcutError", "hidden", "install", "restore", "verify"]
 
-_SHELL_METHODS = ("run_cell", "run_cell_async", "transform_cell", "run_ast_nodes", "run_code", "user_expressions")
+_SHELL_METHODS = (
+    "run_cell",
+    "run_cell_async",
+    "transform_cell",
+    "run_ast_nodes",
+    "run_code",
+    "user_expressions",
+)
 _HERE = Path(__file__).resolve().parent
+#: code in these folders is chunklab's or an installed package's, never the learner's
+_LIBRARY_DIRS = tuple(sorted({str(_HERE.parent), sys.prefix, sys.base_prefix, sys.exec_prefix}))
 _STATE: dict[str, Any] = {}
 
 
-def install(helpers: dict[str, tuple[str, str]]) -> str:
-    """Snapshot the kernel's pristine state and the helpers (``name -> (module, attribute)``)."""
+class ShortcutError(RuntimeError):
+    """An exercise function called the library implementation it is meant to be."""
+
+
+def install(helpers: dict[str, tuple[str, str]], shortcuts: dict[str, list] | None = None) -> str:
+    """Snapshot the kernel's pristine state and the helpers (``name -> (module, attribute)``).
+
+    ``shortcuts`` is :meth:`chunklab.course.shortcuts.Shortcut.payload`: the learner's exercise
+    functions and the library functions they may not call.
+    """
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -41,16 +67,117 @@ def install(helpers: dict[str, tuple[str, str]]) -> str:
     _STATE.update(
         shell=shell,
         builtins=dict(vars(builtins)),
-        lists=[(lst, list(lst)) for lst in (tm.cleanup_transforms, tm.line_transforms, tm.token_transformers,
-                                            shell.input_transformers_post, shell.ast_transformers)],
+        lists=[
+            (lst, list(lst))
+            for lst in (
+                tm.cleanup_transforms,
+                tm.line_transforms,
+                tm.token_transformers,
+                shell.input_transformers_post,
+                shell.ast_transformers,
+            )
+        ],
         events={k: list(v) for k, v in shell.events.callbacks.items()},
         sys=(sys.stdout, sys.stderr, sys.displayhook, sys.excepthook, sys.stdin),
         shell_attrs=(shell.display_pub, shell.displayhook, shell.input_transformer_manager),
         methods={m: getattr(type(shell), m) for m in _SHELL_METHODS if hasattr(type(shell), m)},
         helpers=helpers,
         saved=saved,
+        functions=frozenset((shortcuts or {}).get("functions", ())),
+        blocked=[],
+        caught=[],
+        active=None,
     )
+    for module, attr in (shortcuts or {}).get("library", ()):
+        orig = getattr(importlib.import_module(module), attr)
+        dotted = f"{getattr(orig, '__module__', module)}.{attr}"
+        code = getattr(orig, "__code__", None)
+        key = (code.co_filename, code.co_qualname) if code is not None else None
+        _STATE["blocked"].append((module, attr, orig, _tripwire(orig, dotted), key, dotted))
+    _shut()
     return "installed"
+
+
+def _tripwire(orig: Any, dotted: str) -> Any:
+    """``orig`` as seen by graded code: refused when called from inside an exercise function."""
+
+    def tripwire(*args: Any, **kwargs: Any) -> Any:
+        caller = _STATE["active"] or _exercise_frame(sys._getframe(1))
+        if caller:
+            raise _caught(caller, dotted)
+        return orig(*args, **kwargs)
+
+    functools.update_wrapper(tripwire, orig)
+    vars(tripwire).pop("__wrapped__", None)  # no way back to the original through the tripwire
+    return tripwire
+
+
+def _caught(caller: str, dotted: str) -> ShortcutError:
+    message = f"{caller} calls {dotted}, which this exercise asks you to write"
+    if message not in _STATE["caught"]:
+        _STATE["caught"].append(message)
+    return ShortcutError(message)
+
+
+def _exercise_frame(frame: Any) -> str:
+    """The name of the innermost learner exercise function on the stack ('' when none)."""
+    names, library = _STATE["functions"], _LIBRARY_DIRS
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name in names and not code.co_filename.startswith(library):
+            return code.co_name
+        frame = frame.f_back
+    return ""
+
+
+def _shut() -> None:
+    """Put the tripwires in place: in each declared module and wherever chunklab re-exports the function."""
+    for module, attr, orig, wire, _, _ in _STATE["blocked"]:
+        setattr(sys.modules[module], attr, wire)
+        for name, mod in list(sys.modules.items()):
+            if name.startswith("chunklab") and not name.startswith("chunklab.course") and mod is not None:
+                for key, value in list(vars(mod).items()):
+                    if value is orig:
+                        setattr(mod, key, wire)
+
+
+def verify(nonce: str) -> str:
+    """After a checkpoint: JSON ``{"nonce", "shortcuts": [messages]}`` (calls refused, even if caught;
+    an exercise function that is a library one; a declared module reloaded or patched)."""
+    found = list(_STATE["caught"])
+    ns = _STATE["shell"].user_ns
+    for module, attr, orig, wire, key, dotted in _STATE["blocked"]:
+        if getattr(sys.modules.get(module), attr, None) is not wire:
+            found.append(f"{module}.{attr} was replaced or its module reloaded while graded code ran")
+        for name in _STATE["functions"]:
+            obj = ns.get(name)
+            while isinstance(obj, functools.partial):
+                obj = obj.func
+            code = getattr(obj, "__code__", None)
+            if (
+                obj is orig
+                or obj is wire
+                or (code is not None and (code.co_filename, code.co_qualname) == key)
+            ):
+                found.append(f"{name} is {dotted}, which this exercise asks you to write")
+    return json.dumps({"nonce": nonce, "shortcuts": sorted(set(found))})
+
+
+def _trace(function: str) -> Any:
+    """A profile hook: records a call into blocked library code, or an attempt to switch the trace off."""
+    keys = {key: dotted for *_, key, dotted in _STATE["blocked"] if key is not None}
+    switches = (sys.setprofile, sys.settrace, threading.setprofile, threading.settrace)
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            code = frame.f_code
+            dotted = keys.get((code.co_filename, code.co_qualname))
+            if dotted:
+                _caught(function, dotted)
+        elif event == "c_call" and any(arg is s for s in switches) and frame.f_code is not hidden.__code__:
+            _STATE["caught"].append(f"{function} switched off the grader's call trace")
+
+    return hook
 
 
 def restore(shadowed: list[str], nonce: str) -> str:
@@ -78,6 +205,9 @@ def restore(shadowed: list[str], nonce: str) -> str:
         setattr(sys.modules[module], attr, obj)
         if name in _STATE["helpers"]:
             ns[name] = obj
+    _STATE["caught"].clear()
+    _STATE["active"] = None
+    _shut()
     course = _fresh("checkpoints")
     for name, (module, attr) in _STATE["helpers"].items():
         if module == "chunklab.course" or module.startswith("chunklab.course."):
@@ -87,7 +217,9 @@ def restore(shadowed: list[str], nonce: str) -> str:
     return nonce
 
 
-def hidden(function: str, inputs_json: str, summary: str, nonce: str, convert: dict[str, str] | None = None) -> str:
+def hidden(
+    function: str, inputs_json: str, summary: str, nonce: str, convert: dict[str, str] | None = None
+) -> str:
     """Restore, then call the learner's ``function`` on each input; the JSON list of summaries.
 
     ``convert`` names the arguments rebuilt on arrival (arrays, documents, a store), as the
@@ -100,21 +232,38 @@ def hidden(function: str, inputs_json: str, summary: str, nonce: str, convert: d
     try:
         cases = checks.arguments(json.loads(inputs_json), convert or {}, _STATE.setdefault("shared", {}))
     except Exception as exc:  # the kernel could not build the inputs: every case says so
-        return json.dumps({"nonce": nonce, "results": [], "problem": f"{type(exc).__name__}: {str(exc)[:200]}"})
+        return json.dumps(
+            {"nonce": nonce, "results": [], "problem": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        )
+    hook = _trace(function)
     for kwargs in cases:
         if not callable(func):
             out.append({"error": f"NameError: {function} is not defined"})
             continue
+        _STATE["active"] = function
+        threading.setprofile(hook)
+        sys.setprofile(hook)
         try:
-            out.append(checks.summarize(func(**kwargs), summary))
+            value = func(**kwargs)
         except Exception as exc:  # the learner's code: any exception is a verdict, reported by name
             out.append({"error": f"{type(exc).__name__}: {str(exc)[:200]}"})
-    return json.dumps({"nonce": nonce, "results": out}, default=str)
+            continue
+        finally:
+            sys.setprofile(None)
+            threading.setprofile(None)
+            _STATE["active"] = None
+        try:
+            out.append(checks.summarize(value, summary))
+        except Exception as exc:
+            out.append({"error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+    shortcuts = json.loads(verify(nonce))["shortcuts"]
+    return json.dumps({"nonce": nonce, "results": out, "shortcuts": shortcuts}, default=str)
 
 
 def _fresh(name: str) -> Any:
     """A course module loaded again from its file (not from sys.modules, which a cell may patch)."""
     spec = importlib.util.spec_from_file_location(f"chunklab.course._fresh_{name}", _HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None, name
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)

@@ -3,10 +3,14 @@
 The kernel runs in a fresh scratch folder. Where ``bwrap`` (Debian's ``bubblewrap``) is
 installed it runs in a bubblewrap sandbox: no network, its own process and IPC namespaces,
 a read-only view of the system, the Python installation and the chunklab package only (not
-the course folder, so not ``solutions/``), a private ``/tmp`` and write access to its scratch
-folder alone; every process it starts dies with it. Its address space is capped
-(``RLIMIT_AS``); it holds no capabilities, even when the grader runs as root. The grader talks to it over ZeroMQ IPC sockets in a folder bound into the
-sandbox and reads every output from the messages, in its own process.
+the course folder, so not ``solutions/``), a private ``/tmp`` and a scratch folder that are
+size-capped memory file systems, and a runtime folder for its sockets; every process it starts
+dies with it. Its address space and the size of any file it writes are capped; when the grader
+runs as root the kernel runs as an unprivileged user with no capabilities. The grader talks to
+it over ZeroMQ IPC sockets, refuses messages past a size cap, keeps at most a capped amount of
+output per cell and per notebook, and reads the kernel's own stdout/stderr from a file that
+lives outside every folder the kernel can reach (opened before the kernel starts, read by
+descriptor, never by path). Everything the kernel sends is data to validate, never trusted.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import queue
 import shutil
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -22,44 +27,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Execution", "Kernel", "bwrap_available", "kernel_env", "sandbox_command"]
+from chunklab.course.messages import (
+    MalformedMessage,
+    _content,
+    _dropped,
+    _output_size,
+    _parent_id,
+    _text,
+    notebook_output,
+)
+from chunklab.course.sandbox import (
+    DEFAULT_MEMORY,
+    Limits,
+    _size,
+    bwrap_available,
+    drops_to,
+    sandbox_command,
+    sandbox_line,
+)
+
+__all__ = [
+    "Execution",
+    "Kernel",
+    "Limits",
+    "MalformedMessage",
+    "bwrap_available",
+    "kernel_env",
+    "sandbox_command",
+    "sandbox_line",
+]
 
 #: default address-space limit of a graded kernel
-DEFAULT_MEMORY = 8 * 1024**3
-_SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc")
-
-
-def bwrap_available() -> str | None:
-    """The path of ``bwrap`` when bubblewrap is installed (and usable), else None."""
-    return shutil.which("bwrap")
-
-
-def sandbox_command(scratch: Path, runtime: Path, *, bwrap: str, readonly: Sequence[Path] = ()) -> list[str]:
-    """The bubblewrap prefix that confines a kernel to ``scratch`` (and ``runtime`` for its sockets).
-
-    ``readonly`` adds folders the kernel may read (the shared parts of the embedding cache).
-    """
-    import chunklab
-
-    package = Path(chunklab.__file__).resolve().parent
-    readable = {Path(p) for p in _SYSTEM_DIRS if Path(p).exists()}
-    readable |= {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), package}
-    readable.add(Path(sys.executable).resolve().parent.parent)
-    readable |= set(readonly)
-    # sys.path entries inside the installation only: the script's folder or the working
-    # directory (the course checkout, /tmp) must stay out of view
-    roots = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
-    readable |= {Path(p) for p in sys.path if p and any(Path(p).resolve().is_relative_to(r) for r in roots)}
-    # --cap-drop ALL: run as root, bwrap would otherwise keep every capability (mount, raw devices)
-    args = [bwrap, "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--proc", "/proc",
-            "--dev", "/dev", "--tmpfs", "/tmp"]
-    for path in sorted(readable, key=lambda p: len(p.parts)):
-        if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
-    for path in (scratch, runtime):
-        args += ["--bind", str(path), str(path)]
-    # in its own PID namespace the kernel's parent is PID 1, which ipykernel would take for a dead parent
-    return [*args, "--unsetenv", "JPY_PARENT_PID", "--chdir", str(scratch), "--"]
+_LOG_TAIL_BYTES = 8192
+_QUEUED_MESSAGES = 128
+_IDLE_GRACE = 3.0  # seconds the idle status may trail the reply (messages past the caps are dropped)
 
 
 @dataclass
@@ -73,17 +74,29 @@ class Execution:
     user_expressions: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     interrupted: bool = False  # an interrupt was sent when the limit was reached
+    truncated: bool = False  # output past the per-cell or per-notebook cap was dropped
 
 
 class Kernel:
     """A Python kernel for one submission (use as a context manager)."""
 
-    def __init__(self, scratch: Path, runtime: Path, *, sandbox: bool | None = None,
-                 memory: int | None = DEFAULT_MEMORY, env: dict[str, str] | None = None,
-                 readonly: Sequence[Path] = ()) -> None:
+    def __init__(
+        self,
+        scratch: Path,
+        runtime: Path,
+        *,
+        sandbox: bool | None = None,
+        memory: int | None = DEFAULT_MEMORY,
+        env: dict[str, str] | None = None,
+        readonly: Sequence[Path] = (),
+        limits: Limits | None = None,
+        files: Sequence[tuple[Path, Path]] = (),
+    ) -> None:
         bwrap = bwrap_available()
         if sandbox and not bwrap:
-            raise RuntimeError("sandbox requested but bubblewrap is not installed (apt-get install bubblewrap)")
+            raise RuntimeError(
+                "sandbox requested but bubblewrap is not installed (apt-get install bubblewrap)"
+            )
         if sandbox is None and not bwrap:
             warnings.warn(
                 "bubblewrap (bwrap) is not installed: graded kernels run UNSANDBOXED and can read any file "
@@ -91,19 +104,37 @@ class Kernel:
                 RuntimeWarning,
                 stacklevel=2,
             )
+        self.limits = limits or Limits(memory=memory)
         self.sandboxed = bool(bwrap) and sandbox is not False
         self.scratch, self.runtime = scratch, runtime
+        self.uid = drops_to() if self.sandboxed else None
         prefix: list[str] = []
-        if memory:
-            prefix += [sys.executable, "-m", "chunklab.course.limits", str(int(memory)), "--"]
-        if self.sandboxed:
-            prefix += sandbox_command(scratch, runtime, bwrap=bwrap, readonly=readonly)
-        self.prefix = prefix
-        self.env = env or {}
+        if self.sandboxed and bwrap:
+            prefix += sandbox_command(
+                scratch, runtime, bwrap=bwrap, readonly=readonly, limits=self.limits, files=files
+            )
+        else:
+            for host, inside in files:
+                if not inside.exists():
+                    shutil.copyfile(host, inside)
+        helper = [sys.executable, "-m", "chunklab.course.limits", "--file-size", str(self.limits.scratch)]
+        if self.limits.memory:
+            helper += ["--memory", str(int(self.limits.memory))]
+        if self.uid is not None:
+            helper += ["--uid", str(self.uid), "--gid", str(self.uid)]
+        self.prefix = [*prefix, *helper, "--"]
+        self.env = dict(env or {})
+        # the kernel must import the grader's own chunklab (an editable install may point at another checkout)
+        self.env["PYTHONPATH"] = str(_package_parent())
         self.km: Any = None
         self.kc: Any = None
         self._log: Any = None
         self._started_at = 0
+        self._stored = 0  # bytes of output kept so far in this notebook
+
+    def describe(self) -> str:
+        """One line: which sandbox and which limits."""
+        return sandbox_line(self.sandboxed, self.limits)
 
     def __enter__(self) -> Kernel:
         return self
@@ -113,52 +144,83 @@ class Kernel:
 
     def start(self, timeout: float = 60.0) -> None:
         """Start the kernel and wait until it answers (RuntimeError if it does not)."""
+        import zmq
         from jupyter_client import KernelManager
 
-        prefix = self.prefix
+        prefix, uid, runtime = self.prefix, self.uid, self.runtime
 
         class SandboxedKernelManager(KernelManager):
             def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+                if uid is not None:  # the unprivileged kernel must read its connection file
+                    os.chown(self.connection_file, uid, uid)
                 return [*prefix, *super().format_kernel_cmd(extra_arguments)]
 
+        if uid is not None:
+            os.chown(runtime, uid, uid)
+            for entry in runtime.rglob("*"):
+                if not entry.is_symlink():
+                    os.chown(entry, uid, uid)
         km = SandboxedKernelManager(kernel_name="python3", transport="ipc", ip=str(self.runtime / "kernel"))
         km.connection_file = str(self.runtime / "kernel.json")
-        self._log = (self.runtime / "kernel.log").open("wb")
+        # the kernel's stdout/stderr: an unnamed file outside every folder the kernel can reach,
+        # read by descriptor
+        self._log = tempfile.TemporaryFile()
         km.start_kernel(cwd=str(self.scratch), env=self.env, stdout=self._log, stderr=self._log)
         self.km = km
-        kc = km.client()
+        km.client_factory = _capped_client(self.limits)
+        kc = km.client(context=zmq.Context())
         kc.start_channels()
         self.kc = kc
         try:
             kc.wait_for_ready(timeout=timeout)
         except RuntimeError as exc:
             raise RuntimeError(f"the kernel did not start within {timeout:g} s ({exc})") from exc
-        self._log.flush()
-        self._started_at = (self.runtime / "kernel.log").stat().st_size  # past ipykernel's start-up banner
+        self._started_at = os.fstat(self._log.fileno()).st_size  # past ipykernel's start-up banner
 
     def alive(self) -> bool:
         """Whether the kernel process is still running."""
         return bool(self.km and self.km.is_alive())
 
-    def run(self, code: str, timeout: float, *, silent: bool = False,
-            user_expressions: dict[str, str] | None = None, interrupt: float = 0.0) -> Execution:
+    def run(
+        self,
+        code: str,
+        timeout: float,
+        *,
+        silent: bool = False,
+        user_expressions: dict[str, str] | None = None,
+        interrupt: float = 0.0,
+    ) -> Execution:
         """Execute ``code``; outputs as notebook output dicts. Stops at once if the kernel dies.
 
         Past ``timeout`` the status is ``"timeout"``; with ``interrupt`` > 0 the kernel is
         interrupted then (an ``interrupt_request`` on the control channel: a signal would
         not cross the sandbox) and, when the cell stops within ``interrupt`` more seconds,
-        the status is ``"interrupted"`` and the kernel can run the next cell.
+        the status is ``"interrupted"`` and the kernel can run the next cell. A message that
+        breaks the protocol raises :class:`MalformedMessage`; output past the caps is dropped.
         """
-        from nbformat.v4 import output_from_msg
-
         kc = self.kc
         t0 = time.monotonic()
         deadline = t0 + timeout
-        msg_id = kc.execute(code, silent=silent, store_history=not silent, allow_stdin=False,
-                            user_expressions=user_expressions or {}, stop_on_error=False)
+        msg_id = kc.execute(
+            code,
+            silent=silent,
+            store_history=not silent,
+            allow_stdin=False,
+            user_expressions=user_expressions or {},
+            stop_on_error=False,
+        )
         result = Execution("ok")
+        kept = 0
         idle = reply = interrupted = False
+        replied_at = 0.0
         while not (idle and reply):
+            if reply and time.monotonic() - replied_at > _IDLE_GRACE:
+                # the reply came but not the idle status: a message past the cap dropped the output
+                # connection (and what it carried); connect it afresh for the cells after this one
+                result.truncated = True
+                result.outputs.append(_dropped(f"output past {_size(self._iopub_cap)} in one message"))
+                self._reconnect_output()
+                break
             if time.monotonic() > deadline:
                 if interrupt > 0 and not interrupted:
                     kc.control_channel.send(kc.session.msg("interrupt_request", {}))
@@ -175,26 +237,47 @@ class Kernel:
                 msg = kc.get_iopub_msg(timeout=0.05)
             except queue.Empty:
                 msg = None
-            if msg is not None and msg["parent_header"].get("msg_id") == msg_id:
-                kind = msg["msg_type"]
-                if kind == "status" and msg["content"]["execution_state"] == "idle":
+            if msg is not None and _parent_id(msg) == msg_id:
+                kind = msg.get("msg_type")
+                content = _content(msg)
+                if kind == "status" and content.get("execution_state") == "idle":
                     idle = True
                 elif kind == "clear_output":
+                    self._stored -= kept
+                    kept = 0
                     result.outputs.clear()
                 elif kind in ("stream", "display_data", "execute_result", "error"):
-                    result.outputs.append(output_from_msg(msg))
+                    output = notebook_output(kind, content)
+                    size = _output_size(output)
+                    if (
+                        kept + size > self.limits.output_cell
+                        or self._stored + size > self.limits.output_notebook
+                    ):
+                        if not result.truncated:
+                            result.truncated = True
+                            which = "cell" if kept + size > self.limits.output_cell else "notebook"
+                            cap = self.limits.output_cell if which == "cell" else self.limits.output_notebook
+                            result.outputs.append(_dropped(f"output past {_size(cap)} per {which}"))
+                    else:
+                        kept += size
+                        self._stored += size
+                        result.outputs.append(output)
                 continue
             try:
                 rep = kc.get_shell_msg(timeout=0.05)
             except queue.Empty:
                 continue
-            if rep["parent_header"].get("msg_id") == msg_id:
-                reply = True
-                content = rep["content"]
+            if _parent_id(rep) == msg_id:
+                reply, replied_at = True, time.monotonic()
+                content = _content(rep)
                 if content.get("status") != "ok":
                     result.status = "error"
-                    result.ename, result.evalue = content.get("ename", "Error"), content.get("evalue", "")
-                result.user_expressions = content.get("user_expressions") or {}
+                    result.ename = _text(content.get("ename", "Error"), "ename")[:200]
+                    result.evalue = _text(content.get("evalue", ""), "evalue")[:2000]
+                expressions = content.get("user_expressions") or {}
+                if not isinstance(expressions, dict):
+                    raise MalformedMessage(f"user_expressions is a {type(expressions).__name__}, not a dict")
+                result.user_expressions = expressions
         if interrupted:
             if result.status != "timeout" and idle and reply:
                 result.status = "interrupted"
@@ -202,11 +285,26 @@ class Kernel:
         result.seconds = time.monotonic() - t0
         return result
 
+    @property
+    def _iopub_cap(self) -> int:
+        return int(min(self.limits.message, self.limits.output_cell + 4096))
+
+    def _reconnect_output(self) -> None:
+        """A fresh connection to the kernel's output socket (ZeroMQ gives up after a refused message)."""
+        kc = self.kc
+        old = kc._iopub_channel
+        kc._iopub_channel = None
+        if old is not None:
+            old.close()
+        kc.iopub_channel  # noqa: B018 -- the property connects a new socket
+
     def shutdown(self) -> None:
         """Kill the kernel (and, in the sandbox, everything it started) and close the channels."""
         if self.kc is not None:
+            context = self.kc.context
             self.kc.stop_channels()
             self.kc = None
+            context.destroy(linger=0)
         if self.km is not None:
             if self.km.has_kernel:
                 self.km.shutdown_kernel(now=True)
@@ -217,10 +315,18 @@ class Kernel:
             self._log = None
 
     def log_tail(self, lines: int = 3) -> str:
-        """The last lines the kernel process wrote to its stdout/stderr (for a death's reason)."""
-        path = self.runtime / "kernel.log"
-        text = path.read_bytes()[self._started_at:].decode("utf-8", errors="replace") if path.exists() else ""
-        return " | ".join(ln.strip() for ln in text.strip().splitlines()[-lines:] if ln.strip())
+        """The last lines the kernel process wrote to its stdout/stderr (for a death's reason), capped.
+
+        Read through the descriptor opened before the kernel started: no path is opened, so
+        nothing the kernel can create (a link, a FIFO) is ever followed.
+        """
+        if self._log is None:
+            return ""
+        fd = self._log.fileno()
+        end = os.fstat(fd).st_size
+        start = max(self._started_at, end - _LOG_TAIL_BYTES)
+        text = os.pread(fd, max(0, end - start), start).decode("utf-8", errors="replace")
+        return " | ".join(ln.strip()[:300] for ln in text.strip().splitlines()[-lines:] if ln.strip())
 
     def exit_code(self) -> int | None:
         """The kernel process's exit status once it has died (None while it runs)."""
@@ -228,13 +334,52 @@ class Kernel:
         return proc.poll() if proc is not None else None
 
 
+def _capped_client(limits: Limits) -> type:
+    """A blocking kernel client whose sockets refuse messages past the caps and queue only a few.
+
+    Output messages (iopub) may be as big as the per-cell output cap (bigger ones could not be
+    kept anyway); replies (shell: the hidden checks' answers) as big as ``limits.message``. A
+    bigger message drops the connection (ZeroMQ reconnects) and what it carried is lost; at
+    most ``_QUEUED_MESSAGES`` wait in the grader's memory per socket.
+    """
+    import zmq
+    from jupyter_client.blocking.client import BlockingKernelClient
+
+    class CappedClient(BlockingKernelClient):
+        def _create_connected_socket(self, channel: str, identity: bytes | None = None) -> Any:
+            size = (
+                limits.message
+                if channel in ("shell", "control")
+                else min(limits.message, limits.output_cell + 4096)
+            )
+            self.context.setsockopt(zmq.MAXMSGSIZE, int(size))
+            self.context.setsockopt(zmq.RCVHWM, _QUEUED_MESSAGES)
+            return super()._create_connected_socket(channel, identity)
+
+    return CappedClient
+
+
+def _package_parent() -> Path:
+    import chunklab
+
+    return Path(chunklab.__file__).resolve().parent.parent
+
+
 def kernel_env(scratch: Path, cache: Path | None) -> dict[str, str]:
     """The environment of a graded kernel: nothing of the grader's but what running needs."""
     keep = ("PATH", "LANG", "LC_ALL", "TZ", "CHUNKLAB_TORCH_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
     env = {k: os.environ[k] for k in keep if k in os.environ}
-    env.update(HOME=str(scratch), IPYTHONDIR=str(scratch / ".ipython"), MPLCONFIGDIR=str(scratch / ".matplotlib"),
-               JUPYTER_PLATFORM_DIRS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               TOKENIZERS_PARALLELISM="false", PYTHONWARNINGS="ignore", TMPDIR=str(scratch / ".tmp"))
+    env.update(
+        HOME=str(scratch),
+        IPYTHONDIR=str(scratch / ".ipython"),
+        MPLCONFIGDIR=str(scratch / ".matplotlib"),
+        JUPYTER_PLATFORM_DIRS="1",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONWARNINGS="ignore",
+        TMPDIR=str(scratch / ".tmp"),
+    )
     if cache is not None:
         env["CHUNKLAB_CACHE"] = str(cache)
     return env

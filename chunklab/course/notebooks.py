@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHECKPOINT_TAG", "GradingError", "checkpoint_cells", "is_checkpoint", "notebook_text", "read_notebook"]
+__all__ = [
+    "CHECKPOINT_TAG",
+    "GradingError",
+    "checkpoint_cells",
+    "is_checkpoint",
+    "notebook_text",
+    "read_notebook",
+]
 
 #: the cell tag that marks a checkpoint cell
 CHECKPOINT_TAG = "checkpoint"
@@ -17,12 +25,22 @@ class GradingError(ValueError):
     """A notebook cannot be graded: missing, malformed, or not one of the course's."""
 
 
-def read_notebook(path: str | os.PathLike):
-    """Read a notebook (nbformat 4), raising :class:`GradingError` with a clear message if it can't."""
+#: the largest notebook file read (a bigger one is refused, not loaded)
+MAX_NOTEBOOK_BYTES = 64 * 1024**2
+
+
+def read_notebook(path: str | os.PathLike, max_bytes: int = MAX_NOTEBOOK_BYTES):
+    """Read a notebook (nbformat 4), raising :class:`GradingError` with a clear message if it can't.
+
+    A submission is hostile data: a link is not followed, a FIFO or device is not opened for
+    long (non-blocking, then refused), and a file past ``max_bytes`` is refused unread.
+    """
     import nbformat
     from nbformat.validator import ValidationError
 
     p = Path(path)
+    if p.is_symlink():
+        raise GradingError(f"{p}: is a symbolic link, not a notebook file (links are never followed)")
     if not p.exists():
         raise GradingError(f"{p}: no such file")
     if p.is_dir():
@@ -30,7 +48,7 @@ def read_notebook(path: str | os.PathLike):
     if p.suffix != ".ipynb":
         raise GradingError(f"{p}: not a notebook (expected a .ipynb file)")
     try:
-        text = p.read_text(encoding="utf-8")
+        text = _read_regular(p, max_bytes).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise GradingError(f"{p}: cannot be read ({exc})") from exc
     try:
@@ -46,6 +64,28 @@ def read_notebook(path: str | os.PathLike):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise GradingError(f"{p}: malformed notebook ({first})") from exc
     return nb
+
+
+def _read_regular(p: Path, max_bytes: int) -> bytes:
+    fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"not a regular file (mode {stat.filemode(info.st_mode)})")
+        if info.st_size > max_bytes:
+            raise OSError(f"{info.st_size} bytes, over the {max_bytes} byte limit for a notebook")
+        chunks, left = [], max_bytes + 1
+        while left > 0:
+            data = os.read(fd, min(left, 1024**2))
+            if not data:
+                break
+            chunks.append(data)
+            left -= len(data)
+        if left <= 0:
+            raise OSError(f"over the {max_bytes} byte limit for a notebook")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def is_checkpoint(cell: Any) -> bool:

@@ -1,4 +1,11 @@
-"""What the grader reports: per-checkpoint verdicts, a printed summary, the CSV gradebook, feedback pages."""
+"""What the grader reports: per-checkpoint verdicts, a printed summary, the CSV gradebook, feedback pages.
+
+Every text that came from a learner (file names, cell ids, error messages, diffs of what a
+cell printed) is data: :func:`printable` shows its control characters as escapes (``\\x1b``)
+in the terminal, the CSV and the HTML pages, so no learner text can move a terminal's cursor or
+repaint a score. :class:`Gradebook` writes a notebook's CSV row and feedback page as soon as
+it is graded, and reads back what an interrupted run already wrote (``--resume``).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +13,57 @@ import csv
 import html
 import os
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["CheckpointResult", "GradeResult", "HiddenResult", "format_result", "student_of", "write_feedback",
-           "write_report"]
+__all__ = [
+    "CSV_COLUMNS",
+    "CheckpointResult",
+    "GradeResult",
+    "Gradebook",
+    "HiddenResult",
+    "format_result",
+    "identify",
+    "printable",
+    "student_of",
+    "write_feedback",
+    "write_report",
+]
+
+#: the gradebook's columns
+CSV_COLUMNS = [
+    "notebook",
+    "student",
+    "reference",
+    "passed",
+    "total",
+    "score",
+    "failed_checkpoints",
+    "error",
+    "flags",
+    "seed",
+]
+
+
+def printable(text: object, *, keep_newlines: bool = True) -> str:
+    """``text`` with every control or format character shown as an escape (``\\x1b``, ``\\u202e``).
+
+    Newlines (and tabs) are kept when ``keep_newlines``; a lone backslash stays as it is.
+    """
+    out = []
+    for ch in str(text):
+        if ch in "\n\t" and keep_newlines:
+            out.append(ch)
+        elif unicodedata.category(ch)[0] == "C" or ch in "\u2028\u2029":
+            code = ord(ch)
+            out.append(
+                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+            )
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 @dataclass
@@ -48,6 +100,7 @@ class GradeResult:
     notes: list[str] = field(default_factory=list)  # e.g. the first learner cell that raised
     seed: int | None = None  # the seed of the hidden checks' inputs
     seconds: float = 0.0
+    student: str = ""  # who it is credited to (see :func:`identify`); '' : from the file name
 
     @property
     def passed(self) -> int:
@@ -79,15 +132,21 @@ def format_result(result: GradeResult) -> str:
     if result.error:
         lines.append(f"  error: {result.error}")
         lines.append("  score: 0 (not graded)")
-        return "\n".join(lines)
+        return "\n".join(printable(line, keep_newlines=False) for line in lines)
     for cp in result.checkpoints:
-        hidden = f"  (hidden checks: {sum(h.passed for h in cp.hidden)}/{len(cp.hidden)} passed)" if cp.hidden else ""
+        hidden = (
+            f"  (hidden checks: {sum(h.passed for h in cp.hidden)}/{len(cp.hidden)} passed)"
+            if cp.hidden
+            else ""
+        )
         lines.append(f"  {'passed' if cp.passed else 'FAILED'}  {cp.cell_id}{hidden}")
         if cp.detail:
             lines.extend("          " + ln for ln in cp.detail.splitlines())
         for h in cp.hidden:
             if not h.passed:
-                lines.append(f"          hidden check failed: {h.name}" + (f" ({h.detail})" if h.detail else ""))
+                lines.append(
+                    f"          hidden check failed: {h.name}" + (f" ({h.detail})" if h.detail else "")
+                )
     lines.extend(f"  {t}" for t in result.timeouts)
     if result.stopped:
         lines.append(f"  stopped: {result.stopped}")
@@ -95,7 +154,7 @@ def format_result(result: GradeResult) -> str:
     lines.extend(f"  note: {n}" for n in result.notes)
     pct = round(100 * result.score)
     lines.append(f"  score: {result.passed}/{result.total} checkpoints passed ({pct}%)")
-    return "\n".join(lines)
+    return "\n".join(printable(line, keep_newlines=False) for line in lines)
 
 
 def student_of(path: Path, reference: Path | None) -> str:
@@ -112,21 +171,166 @@ def student_of(path: Path, reference: Path | None) -> str:
     return stem or path.parent.name or path.stem
 
 
+def identify(path: Path, reference: Path | None, folder: Path | None = None) -> tuple[str, str]:
+    """``(student, note)`` for a submission found in ``folder`` (None: given on its own).
+
+    Folder mode (the notebook lies in a sub-folder of ``folder``): the student is that
+    sub-folder, whatever the file is called, and a file name naming someone else is noted.
+    Flat mode: the file name's prefix (:func:`student_of`).
+    """
+    by_name = student_of(path, reference)
+    if folder is None:
+        return by_name, ""
+    try:
+        parts = path.relative_to(folder).parts
+    except ValueError:
+        return by_name, ""
+    if len(parts) < 2:
+        return by_name, ""
+    student = parts[0]
+    prefix = _name_prefix(path, reference)
+    note = ""
+    if prefix and prefix != student:
+        note = f"the file name says {prefix!r} but the notebook is in the folder {student!r}: credited to it"
+    return student, note
+
+
+def _name_prefix(path: Path, reference: Path | None) -> str:
+    stem = path.stem
+    if reference is not None:
+        stem = stem.replace(reference.stem, "")
+    else:
+        stem = re.sub(r"(^|[-_. ])\d\d-[A-Za-z][A-Za-z0-9-]*$", "", stem)
+    return re.sub(r"^[-_. ]+|[-_. ]+$", "", stem)
+
+
+def report_row(r: GradeResult) -> list[str]:
+    """The gradebook row of one result (learner text escaped)."""
+    row = [
+        str(r.path),
+        r.student or student_of(r.path, r.reference),
+        r.reference.stem if r.reference else "",
+        str(r.passed),
+        str(r.total),
+        f"{r.score:.3f}",
+        " ".join(c.cell_id for c in r.checkpoints if not c.passed),
+        r.error or "; ".join([*r.timeouts, *([r.stopped] if r.stopped else [])]),
+        "; ".join(r.flags),
+        "" if r.seed is None else str(r.seed),
+    ]
+    return [printable(v) for v in row]
+
+
 def write_report(results: Sequence[GradeResult], path: str | os.PathLike) -> Path:
     """One CSV row per notebook: who, which, passed, total, score, failed checkpoints, error, flags."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["notebook", "student", "reference", "passed", "total", "score", "failed_checkpoints",
-                         "error", "flags", "seed"])
-        for r in results:
-            writer.writerow([
-                str(r.path), student_of(r.path, r.reference), r.reference.stem if r.reference else "", r.passed,
-                r.total, f"{r.score:.3f}", " ".join(c.cell_id for c in r.checkpoints if not c.passed),
-                r.error or "; ".join([*r.timeouts, *([r.stopped] if r.stopped else [])]), "; ".join(r.flags), "" if r.seed is None else r.seed,
-            ])
+        writer.writerow(CSV_COLUMNS)
+        writer.writerows(report_row(r) for r in results)
     return out
+
+
+class Gradebook:
+    """The CSV report and the feedback pages, written one notebook at a time as each is graded.
+
+    With ``resume``, the rows already in ``csv_path`` are kept and :meth:`done` names their
+    notebooks (so an interrupted bulk run grades only the rest); otherwise both start afresh.
+    """
+
+    def __init__(
+        self, csv_path: str | os.PathLike | None, feedback: str | os.PathLike | None, *, resume: bool = False
+    ) -> None:
+        self.csv_path = Path(csv_path) if csv_path else None
+        self.feedback = Path(feedback) if feedback else None
+        self.rows: list[dict[str, str]] = []
+        if self.csv_path is not None:
+            self.csv_path.parent.mkdir(parents=True, exist_ok=True)
+            if resume and self.csv_path.is_file():
+                with self.csv_path.open(newline="", encoding="utf-8") as fh:
+                    self.rows = [row for row in csv.DictReader(fh) if row.get("notebook")]
+            with self.csv_path.open("w", newline="", encoding="utf-8") as fh:
+                writer = csv.writer(fh)
+                writer.writerow(CSV_COLUMNS)
+                writer.writerows([row.get(c, "") for c in CSV_COLUMNS] for row in self.rows)
+        if self.feedback is not None:
+            self.feedback.mkdir(parents=True, exist_ok=True)
+
+    def done(self) -> set[str]:
+        """The notebooks (as written in the CSV's first column) already graded."""
+        return {row["notebook"] for row in self.rows}
+
+    def add(self, r: GradeResult) -> None:
+        """Append ``r``'s row (flushed), write its feedback page and refresh the index."""
+        row = report_row(r)
+        self.rows.append(dict(zip(CSV_COLUMNS, row, strict=True)))
+        if self.csv_path is not None:
+            with self.csv_path.open("a", newline="", encoding="utf-8") as fh:
+                csv.writer(fh).writerow(row)
+                fh.flush()
+                os.fsync(fh.fileno())
+        if self.feedback is not None:
+            page = self.feedback / f"{_page_name(r)}.html"
+            page.write_text(_page(f"Feedback: {printable(r.path.name)}", _feedback_body(r)), encoding="utf-8")
+            self.write_index()
+
+    def write_index(self) -> Path | None:
+        """``index.html``: each student's notebooks, checkpoints passed and mean score (the rows so far)."""
+        if self.feedback is None:
+            return None
+        totals: dict[str, list[dict[str, str]]] = {}
+        for row in self.rows:
+            totals.setdefault(row["student"], []).append(row)
+        index = self.feedback / "index.html"
+        index.write_text(
+            _index(
+                (
+                    s,
+                    len(rs),
+                    sum(_int(r["passed"]) for r in rs),
+                    sum(_int(r["total"]) for r in rs),
+                    sum(_float(r["score"]) for r in rs) / len(rs),
+                )
+                for s, rs in sorted(totals.items())
+            ),
+            encoding="utf-8",
+        )
+        return index
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        return 0
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
+def _page_name(r: GradeResult) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{r.path.parent.name}-{r.path.stem}").strip("_")[:150]
+
+
+def _index(totals: object) -> str:
+    rows = "".join(
+        f"<tr><td>{_esc(s)}</td><td>{n}</td><td>{passed}/{total}</td><td>{mean:.0%}</td></tr>"
+        for s, n, passed, total, mean in totals  # type: ignore[attr-defined]
+    )
+    return _page(
+        "Gradebook",
+        "<table><tr><th>student</th><th>notebooks</th><th>checkpoints</th>"
+        f"<th>mean score</th></tr>{rows}</table>",
+    )
+
+
+def _esc(text: object) -> str:
+    return html.escape(printable(text))
 
 
 def write_feedback(results: Sequence[GradeResult], folder: str | os.PathLike) -> list[Path]:
@@ -136,31 +340,37 @@ def write_feedback(results: Sequence[GradeResult], folder: str | os.PathLike) ->
     written: list[Path] = []
     totals: dict[str, list[GradeResult]] = {}
     for r in results:
-        student = student_of(r.path, r.reference)
-        totals.setdefault(student, []).append(r)
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{r.path.parent.name}-{r.path.stem}").strip("_")
-        page = out / f"{name}.html"
-        page.write_text(_page(f"Feedback: {r.path.name}", _feedback_body(r)), encoding="utf-8")
+        totals.setdefault(r.student or student_of(r.path, r.reference), []).append(r)
+        page = out / f"{_page_name(r)}.html"
+        page.write_text(_page(f"Feedback: {printable(r.path.name)}", _feedback_body(r)), encoding="utf-8")
         written.append(page)
-    rows = "".join(
-        f"<tr><td>{html.escape(s)}</td><td>{len(rs)}</td><td>{sum(r.passed for r in rs)}/{sum(r.total for r in rs)}"
-        f"</td><td>{sum(r.score for r in rs) / len(rs):.0%}</td></tr>"
-        for s, rs in sorted(totals.items())
-    )
     index = out / "index.html"
-    index.write_text(_page("Gradebook", "<table><tr><th>student</th><th>notebooks</th><th>checkpoints</th>"
-                                        f"<th>mean score</th></tr>{rows}</table>"), encoding="utf-8")
+    index.write_text(
+        _index(
+            (
+                s,
+                len(rs),
+                sum(r.passed for r in rs),
+                sum(r.total for r in rs),
+                sum(r.score for r in rs) / len(rs),
+            )
+            for s, rs in sorted(totals.items())
+        ),
+        encoding="utf-8",
+    )
     return [*written, index]
 
 
 def _feedback_body(r: GradeResult) -> str:
-    esc = html.escape
+    esc = _esc
     if r.error:
         return f"<p class='bad'>Not graded: {esc(r.error)}</p>"
     parts = [f"<p>Score: {r.passed}/{r.total} checkpoints ({r.score:.0%}).</p><ul>"]
     for cp in r.checkpoints:
-        parts.append(f"<li class='{'ok' if cp.passed else 'bad'}'><b>{esc(cp.cell_id)}</b>: "
-                     f"{'passed' if cp.passed else 'failed'}")
+        parts.append(
+            f"<li class='{'ok' if cp.passed else 'bad'}'><b>{esc(cp.cell_id)}</b>: "
+            f"{'passed' if cp.passed else 'failed'}"
+        )
         if cp.detail:
             parts.append(f"<pre>{esc(cp.detail)}</pre>")
         failed = [h for h in cp.hidden if not h.passed]
@@ -169,14 +379,22 @@ def _feedback_body(r: GradeResult) -> str:
         parts.extend(f"<br>failed: {esc(h.name)} {esc(h.detail)}" for h in failed)
         parts.append("</li>")
     parts.append("</ul>")
-    for label, items in (("Timed out", r.timeouts), ("Stopped", [r.stopped] if r.stopped else []), ("Flag", r.flags),
-                         ("Note", r.notes)):
+    for label, items in (
+        ("Timed out", r.timeouts),
+        ("Stopped", [r.stopped] if r.stopped else []),
+        ("Flag", r.flags),
+        ("Note", r.notes),
+    ):
         parts.extend(f"<p>{label}: {esc(i)}</p>" for i in items)
     return "".join(parts)
 
 
 def _page(title: str, body: str) -> str:
-    style = "body{font-family:sans-serif;max-width:50em;margin:2em auto}.ok{color:#1a7f37}.bad{color:#b42318}" \
-            "pre{background:#f6f8fa;padding:.5em}td,th{padding:.2em 1em;text-align:left}"
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>\n")
+    style = (
+        "body{font-family:sans-serif;max-width:50em;margin:2em auto}.ok{color:#1a7f37}.bad{color:#b42318}"
+        "pre{background:#f6f8fa;padding:.5em}td,th{padding:.2em 1em;text-align:left}"
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>\n"
+    )
