@@ -29,7 +29,10 @@ def test_exercises_are_up_to_date_with_solutions():
 
 
 def test_region_becomes_hint_and_stub_at_the_marker_indent():
-    src = "def f(x):\n    y = 1\n    ### BEGIN SOLUTION\n    # HINT: add y\n    return x + y\n    ### END SOLUTION\n"
+    src = (
+        "def f(x):\n    y = 1\n    ### BEGIN SOLUTION\n    # HINT: add y\n"
+        "    return x + y\n    ### END SOLUTION\n"
+    )
     out = strip_solutions(src)
     assert out == "def f(x):\n    y = 1\n    # HINT: add y\n    raise NotImplementedError\n"
     assert "return x + y" not in out
@@ -62,10 +65,14 @@ def _solution_notebook():
     nb = new_notebook()
     md = new_markdown_cell("# Title")
     md["id"] = "intro"
-    data = new_code_cell("print('data the learner must see')", execution_count=1, metadata={"tags": ["keep-output"]})
+    data = new_code_cell(
+        "print('data the learner must see')", execution_count=1, metadata={"tags": ["keep-output"]}
+    )
     data["id"] = "data"
     data.outputs = [new_output("stream", name="stdout", text="data the learner must see\n")]
-    impl = new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION", execution_count=2)
+    impl = new_code_cell(
+        "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION", execution_count=2
+    )
     impl["id"] = "impl"
     cp = new_code_cell(
         "print('f():', f())",
@@ -129,7 +136,9 @@ def test_cli_check_exits_non_zero_and_names_the_stale_file(tmp_path, capsys):
     assert rc == 1
     assert "00-demo.ipynb" in out.out and "out of date" in out.err
     assert main(["course", "make-exercises", "--solutions", str(sol), "--exercises", str(exe)]) == 0
-    assert main(["course", "make-exercises", "--check", "--solutions", str(sol), "--exercises", str(exe)]) == 0
+    assert (
+        main(["course", "make-exercises", "--check", "--solutions", str(sol), "--exercises", str(exe)]) == 0
+    )
 
 
 def test_generation_refuses_a_faulty_solution(tmp_path):

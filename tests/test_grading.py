@@ -55,7 +55,9 @@ def test_describe_chunks_reports_count_spans_and_contract_violations(capsys):
 
 # ------------------------------------------------------------------------- a tiny course
 
-SOLUTION_SOURCE = "def double(x):\n    ### BEGIN SOLUTION\n    # HINT: twice x\n    return 2 * x\n    ### END SOLUTION"
+SOLUTION_SOURCE = (
+    "def double(x):\n    ### BEGIN SOLUTION\n    # HINT: twice x\n    return 2 * x\n    ### END SOLUTION"
+)
 
 
 def _cell(kind, cid, source, outputs=(), tags=(), count=None):
@@ -80,7 +82,14 @@ def tiny_solution():
     nb.cells = [
         _cell("md", "intro", "# Tiny"),
         _cell("code", "impl", SOLUTION_SOURCE, count=1),
-        _cell("code", "cp-one", "print('double(21):', double(21))", [_stdout("double(21): 42\n")], ["checkpoint"], 2),
+        _cell(
+            "code",
+            "cp-one",
+            "print('double(21):', double(21))",
+            [_stdout("double(21): 42\n")],
+            ["checkpoint"],
+            2,
+        ),
         _cell("code", "more", "values = [double(i) for i in range(4)]", count=3),
         _cell(
             "code",
@@ -124,7 +133,10 @@ def test_a_notebook_that_is_not_the_courses_is_named_as_such(course):
         (None, "no such file"),
         ("{not json", "not valid JSON"),
         ('{"cells": 3}', "malformed notebook"),
-        ('{"cells": [{"cell_type": "code"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "malformed"),
+        (
+            '{"cells": [{"cell_type": "code"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}',
+            "malformed",
+        ),
     ],
 )
 def test_missing_or_malformed_notebooks_give_a_clear_error(tmp_path, content, message):
@@ -218,7 +230,9 @@ def test_notebooks_saved_without_ids_are_matched_by_checkpoint_source():
 
 
 @pytest.mark.slow
-def test_bulk_grading_of_a_mixed_folder_writes_the_gradebook_and_a_feedback_page_each(course, tmp_path, capsys, monkeypatch):
+def test_bulk_grading_of_a_mixed_folder_writes_the_gradebook_and_a_feedback_page_each(
+    course, tmp_path, capsys, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     subs = tmp_path / "submissions"
     subs.mkdir()

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NEEDS_MODEL = {"distance_curve", "filtered_search", "retrieve"}
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(-1e6, 1e6) | st.text(max_size=5),
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.floats(-1e6, 1e6) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
     max_leaves=12,
 )
@@ -56,15 +56,18 @@ def test_arguments_rebuilds_the_named_arguments_and_builds_equal_values_once():
     assert [type(b["distances"]) for b in built] == [np.ndarray] * 3
     assert built[0]["distances"] is built[1]["distances"] and built[2]["distances"].shape == (0,)
     assert [b["p"] for b in built] == [5, 6, 7] and cases[0]["distances"] == [0.1, 0.2]  # inputs untouched
-    (docs,) = hidden.arguments([{"documents": [{"doc_id": "a", "text": "# A\n", "title": "A"}]}],
-                               {"documents": "documents"})
+    (docs,) = hidden.arguments(
+        [{"documents": [{"doc_id": "a", "text": "# A\n", "title": "A"}]}], {"documents": "documents"}
+    )
     assert docs["documents"] == [Document("a", "# A\n", title="A")]
 
 
 def test_summaries_keep_the_metadata_keys_asked_for():
     chunks = [Chunk("bc", 1, 3, "d", {"kind": "section", "title": "T", "other": 1})]
     assert hidden.summarize(chunks, "chunks") == [[1, 3, "section", "bc"]]
-    assert hidden.summarize(chunks, "chunks+title,missing") == [["d", 1, 3, "bc", {"title": "T", "missing": None}]]
+    assert hidden.summarize(chunks, "chunks+title,missing") == [
+        ["d", 1, 3, "bc", {"title": "T", "missing": None}]
+    ]
     assert hidden.summarize(np.array([0.5, 1.0]), "value") == [0.5, 1.0]
     with pytest.raises(ValueError, match="summary must be"):
         hidden.summarize(chunks, "rows")
@@ -79,13 +82,16 @@ def _notebook(tmp_path, source: str) -> Path:
 
 
 def test_the_reference_gets_its_setup_and_may_skip_its_cells_heavy_statements(tmp_path):
-    path = _notebook(tmp_path, "def spread(xs):\n    return float(np.ptp(xs))\n\nresult = spread(load_the_corpus())")
+    path = _notebook(
+        tmp_path, "def spread(xs):\n    return float(np.ptp(xs))\n\nresult = spread(load_the_corpus())"
+    )
     inputs = lambda rng: [("a list", {"xs": [1, 5]})]  # noqa: E731
     whole = hidden.HiddenCheck("cp", "spread", ("impl",), inputs, "value", setup="import numpy as np")
     with pytest.raises(NameError, match="load_the_corpus"):
         hidden.reference_function(path, whole)  # the cell's last line needs the notebook's heavy set-up
-    lean = hidden.HiddenCheck("cp", "spread", ("impl",), inputs, "value", setup="import numpy as np",
-                              definitions_only=True)
+    lean = hidden.HiddenCheck(
+        "cp", "spread", ("impl",), inputs, "value", setup="import numpy as np", definitions_only=True
+    )
     hidden._REFERENCES.clear()
     assert hidden.reference_function(path, lean)(xs=[1, 5]) == 4.0
     hidden._REFERENCES.clear()
@@ -127,15 +133,21 @@ def test_every_wrong_variant_of_a_checked_function_fails_its_hidden_check(tmp_pa
         expected, got = _results(ref_path, check, cases), _results(wrong_path, check, cases)
     finally:
         hidden._REFERENCES.clear()
-    differ = {kind for (kind, _), g, e in zip(cases, got, expected, strict=True) if not hidden.same(g, e, check.tolerance)}
+    differ = {
+        kind
+        for (kind, _), g, e in zip(cases, got, expected, strict=True)
+        if not hidden.same(g, e, check.tolerance)
+    }
     assert differ, f"{wrong.label!r} gives the reference's results on every fresh input of {check.function}"
 
 
 @pytest.mark.parametrize("name", ["04-semantic", "08-chroma-checkpoint"])
 def test_the_new_notebooks_check_each_learner_function_of_their_checkpoints(name):
     functions = {c.function for c in hidden.HIDDEN[name]}
-    expected = {"04-semantic": {"percentile_breakpoints", "chunks_from_breakpoints", "distance_curve"},
-                "08-chroma-checkpoint": {"chunk_corpus", "filtered_search", "retrieve"}}[name]
+    expected = {
+        "04-semantic": {"percentile_breakpoints", "chunks_from_breakpoints", "distance_curve"},
+        "08-chroma-checkpoint": {"chunk_corpus", "filtered_search", "retrieve"},
+    }[name]
     assert functions == expected
     for check in hidden.HIDDEN[name]:
         cases = check.inputs(random.Random(5))

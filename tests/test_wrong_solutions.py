@@ -56,8 +56,18 @@ WRONG: dict[str, list[Wrong]] = {
             "k - 1 > i and units[j][1] - units[k - 1][0] <= max_chars",
             "k - 1 > i",
         ),
-        Wrong("off-by-one overlap (none)", "pack", "while j - k < overlap_units and", "while j - k < overlap_units - 1 and"),
-        Wrong("counts recursive chunks twice", "compare", "counts[name][0] += len(chunks)", "counts[name][0] += 2 * len(chunks)"),
+        Wrong(
+            "off-by-one overlap (none)",
+            "pack",
+            "while j - k < overlap_units and",
+            "while j - k < overlap_units - 1 and",
+        ),
+        Wrong(
+            "counts recursive chunks twice",
+            "compare",
+            "counts[name][0] += len(chunks)",
+            "counts[name][0] += 2 * len(chunks)",
+        ),
     ],
     "03-structural": [
         Wrong("fallback without overlap", "chunk-code", "max_chars // 10, doc_id=doc_id", "0, doc_id=doc_id"),
@@ -72,14 +82,41 @@ WRONG: dict[str, list[Wrong]] = {
     ],
     # A run of 07 takes minutes (the whole-corpus pass): its mistakes are graded together.
     "07-code-rag": [
-        Wrong("percentiles given as fractions", "corpus-summary", "[50, 90, 99])", "[0.5, 0.9, 0.99])", "cp-corpus"),
-        Wrong("recall counts gold characters twice", "char-recall", "        s = max(s, reach)\n", "", "cp-char-recall"),
-        Wrong("question keeps the whole paragraph", "question", "para[: end.start() + 1] if end else para", "para",
-              "cp-question"),
-        Wrong("question files left out of the index", "index",
-              "    chunks += [c for d in questions.documents for c in chunk_document(d)]\n", "", "cp-index"),
-        Wrong("precision divided by k, not by the chunks retrieved", "score",
-              '"precision": sum(hits) / len(top) if top else 0.0', '"precision": sum(hits) / k', "cp-score"),
+        Wrong(
+            "percentiles given as fractions",
+            "corpus-summary",
+            "[50, 90, 99])",
+            "[0.5, 0.9, 0.99])",
+            "cp-corpus",
+        ),
+        Wrong(
+            "recall counts gold characters twice",
+            "char-recall",
+            "        s = max(s, reach)\n",
+            "",
+            "cp-char-recall",
+        ),
+        Wrong(
+            "question keeps the whole paragraph",
+            "question",
+            "para[: end.start() + 1] if end else para",
+            "para",
+            "cp-question",
+        ),
+        Wrong(
+            "question files left out of the index",
+            "index",
+            "    chunks += [c for d in questions.documents for c in chunk_document(d)]\n",
+            "",
+            "cp-index",
+        ),
+        Wrong(
+            "precision divided by k, not by the chunks retrieved",
+            "score",
+            '"precision": sum(hits) / len(top) if top else 0.0',
+            '"precision": sum(hits) / k',
+            "cp-score",
+        ),
     ],
 }
 
@@ -109,7 +146,9 @@ def faked(solution):
 def test_every_solution_has_wrong_variants():
     from test_wrong_solutions_late import WRONG_LATE  # notebooks 04-06 and 08 declare theirs there
 
-    assert set(WRONG) | set(WRONG_LATE) == set(SOLUTIONS), "each solution notebook needs at least one wrong variant here"
+    assert set(WRONG) | set(WRONG_LATE) == set(SOLUTIONS), (
+        "each solution notebook needs at least one wrong variant here"
+    )
 
 
 #: notebooks whose full run takes minutes: the solved copy is graded by test_grader_attacks.py (and nbval'd by

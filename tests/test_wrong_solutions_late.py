@@ -1,4 +1,5 @@
-"""Through the grader, for notebooks 04-06, 07-retrieval and 08: blank, faked and plausible wrong solutions fail.
+"""Through the grader, for notebooks 04-06, 07-retrieval and 08: blank, faked and plausible wrong solutions
+fail.
 
 The same machinery as ``test_wrong_solutions.py`` (its ``Wrong`` patches, ``patched`` and
 ``faked`` helpers), with the wrong variants of these notebooks declared here. Each patch is a
@@ -36,7 +37,12 @@ WRONG_LATE: dict[str, list[Wrong]] = {
         ),
     ],
     "05-hierarchical": [
-        Wrong("merges at exactly the ratio (>= instead of >)", "merge", "len(found) / len(kids) > ratio", "len(found) / len(kids) >= ratio"),
+        Wrong(
+            "merges at exactly the ratio (>= instead of >)",
+            "merge",
+            "len(found) / len(kids) > ratio",
+            "len(found) / len(kids) >= ratio",
+        ),
         Wrong("merges one level only", "merge", "                changed = True\n", ""),
         Wrong(
             "keeps chunks whose ancestor is returned",
@@ -68,17 +74,30 @@ WRONG_LATE: dict[str, list[Wrong]] = {
     "07-retrieval": [
         Wrong("ranks counted from 0", "rrf", "enumerate(ranking, start=1)", "enumerate(ranking)"),
         Wrong("k ignored (1 / rank)", "rrf", "1.0 / (k + rank)", "1.0 / rank"),
-        Wrong("worst first", "rrf", "key=lambda chunk_id: -scores[chunk_id]", "key=lambda chunk_id: scores[chunk_id]"),
-        Wrong("dense ranking only", "hybrid", "return rrf([dense_ids, lexical_ids])[:k]", "return dense_ids[:k]"),
+        Wrong(
+            "worst first",
+            "rrf",
+            "key=lambda chunk_id: -scores[chunk_id]",
+            "key=lambda chunk_id: scores[chunk_id]",
+        ),
+        Wrong(
+            "dense ranking only", "hybrid", "return rrf([dense_ids, lexical_ids])[:k]", "return dense_ids[:k]"
+        ),
     ],
     "08-chroma-checkpoint": [
         Wrong(
             "no structural metadata (fixed windows)",
             "chunk",
             "for c in chunk_markdown(d.text, max_chars=1000, doc_id=d.doc_id):",
-            'from chunklab import chunk_fixed\n        for c in chunk_fixed(d.text, 1000, 0, "chars", d.doc_id):',
+            "from chunklab import chunk_fixed\n"
+            '        for c in chunk_fixed(d.text, 1000, 0, "chars", d.doc_id):',
         ),
-        Wrong("where filter ignored", "filter", "    if len(parts) == 1:", "    parts = []\n    if len(parts) == 1:"),
+        Wrong(
+            "where filter ignored",
+            "filter",
+            "    if len(parts) == 1:",
+            "    parts = []\n    if len(parts) == 1:",
+        ),
         Wrong("chunks too large", "chunk", "max_chars=1000", "max_chars=4000"),
         Wrong(
             "index not persistent",

@@ -18,8 +18,12 @@ def add_parser(subparsers) -> None:
         ),
     )
     p.add_argument("notebook", metavar="NB", help="the exercise notebook (save it first)")
-    p.add_argument("--checkpoint", action="append", metavar="ID", help="report only this checkpoint (repeatable)")
-    p.add_argument("--timeout", type=float, default=1200.0, metavar="S", help="time limit per cell and notebook")
+    p.add_argument(
+        "--checkpoint", action="append", metavar="ID", help="report only this checkpoint (repeatable)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=1200.0, metavar="S", help="time limit per cell and notebook"
+    )
     p.add_argument("--solutions", metavar="DIR", help="folder of reference solutions (default: the course's)")
     p.set_defaults(func=run)
 
@@ -31,8 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from chunklab.course.results import format_result
 
     try:
-        (result,) = grade_notebooks([args.notebook], solutions_dir=args.solutions,
-                                    options=GradeOptions(timeout=args.timeout, hidden=False))
+        (result,) = grade_notebooks(
+            [args.notebook],
+            solutions_dir=args.solutions,
+            options=GradeOptions(timeout=args.timeout, hidden=False),
+        )
     except GradingError as exc:
         print(f"chunklab check: error: {exc}", file=sys.stderr)
         return 2
@@ -43,8 +50,12 @@ def run(args: argparse.Namespace) -> int:
         known = {c.cell_id for c in result.checkpoints}
         unknown = sorted(set(args.checkpoint) - known)
         if unknown:
-            print(f"chunklab check: error: --checkpoint {', '.join(unknown)}: not a checkpoint of this notebook "
-                  f"(its checkpoints: {', '.join(sorted(known))})", file=sys.stderr)
+            print(
+                f"chunklab check: error: --checkpoint {', '.join(unknown)}: "
+                "not a checkpoint of this notebook "
+                f"(its checkpoints: {', '.join(sorted(known))})",
+                file=sys.stderr,
+            )
             return 2
         result.checkpoints = [c for c in result.checkpoints if c.cell_id in args.checkpoint]
     print(format_result(result))

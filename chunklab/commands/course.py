@@ -15,8 +15,11 @@ def add_parser(subparsers) -> None:
         help="write exercises/ from solutions/",
         description="Write exercises/NN-*.ipynb from solutions/NN-*.ipynb (solution regions become stubs).",
     )
-    mk.add_argument("--check", action="store_true",
-                    help="write nothing; exit 1 and list the exercises that are stale, missing or orphaned")
+    mk.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 and list the exercises that are stale, missing or orphaned",
+    )
     mk.add_argument("--solutions", metavar="DIR", help="solutions folder (default: the course's)")
     mk.add_argument("--exercises", metavar="DIR", help="exercises folder (default: the course's)")
     mk.set_defaults(func=run_make_exercises)

@@ -207,11 +207,8 @@ def make_exercises(
     which exercises are ``stale``, ``missing`` or ``orphan`` (an exercise with no solution);
     otherwise stale and missing ones are written and orphans removed.
     """
-    root = None
-    if solutions_dir is None or exercises_dir is None:
-        root = course_root()
-    sol = Path(solutions_dir) if solutions_dir else root / "solutions"
-    exe = Path(exercises_dir) if exercises_dir else root / "exercises"
+    sol = Path(solutions_dir) if solutions_dir else course_root() / "solutions"
+    exe = Path(exercises_dir) if exercises_dir else course_root() / "exercises"
     if not sol.is_dir():
         raise GradingError(f"{sol}: no solutions folder")
     statuses: list[ExerciseStatus] = []

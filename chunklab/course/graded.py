@@ -17,7 +17,14 @@ from typing import Any
 
 from chunklab.course.notebooks import checkpoint_cells, is_checkpoint
 
-__all__ = ["assigned_names", "build_graded_notebook", "chunklab_imports", "loaded_names", "output_text", "sanitizer"]
+__all__ = [
+    "assigned_names",
+    "build_graded_notebook",
+    "chunklab_imports",
+    "loaded_names",
+    "output_text",
+    "sanitizer",
+]
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -108,7 +115,9 @@ def output_text(outputs: Sequence[Any], clean: Callable[[str], str]) -> str:
             parts.append(out.get("text", ""))
         elif kind in ("execute_result", "display_data"):
             data = out.get("data", {})
-            parts.append(data["text/plain"] + "\n" if "text/plain" in data else f"<{', '.join(sorted(data))}>\n")
+            parts.append(
+                data["text/plain"] + "\n" if "text/plain" in data else f"<{', '.join(sorted(data))}>\n"
+            )
         elif kind == "error":
             parts.append(f"{out.get('ename')}: {out.get('evalue')}\n")
     return clean("".join(parts))
@@ -120,7 +129,9 @@ def sanitizer(path: Path) -> Callable[[str], str]:
     if path.is_file():
         cfg = configparser.ConfigParser(interpolation=None)
         cfg.read(path, encoding="utf-8")
-        rules = [(re.compile(cfg[s]["regex"]), cfg[s]["replace"]) for s in cfg.sections() if "regex" in cfg[s]]
+        rules = [
+            (re.compile(cfg[s]["regex"]), cfg[s]["replace"]) for s in cfg.sections() if "regex" in cfg[s]
+        ]
 
     def clean(text: str) -> str:
         text = ANSI.sub("", text)
@@ -138,10 +149,14 @@ def chunklab_imports(nb: Any) -> dict[str, tuple[str, str]]:
         if cell.get("cell_type") != "code":
             continue
         for node in _parse(cell.source):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "chunklab":
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and (node.module or "").split(".")[0] == "chunklab"
+            ):
                 for alias in node.names:
                     if alias.name != "*":
-                        found[alias.asname or alias.name] = (node.module, alias.name)
+                        found[alias.asname or alias.name] = (node.module or "", alias.name)
     return found
 
 

@@ -26,8 +26,16 @@ from typing import Any
 from chunklab.course import hidden_inputs as gen
 from chunklab.course import hidden_inputs_rag as rag
 
-__all__ = ["CONVERTERS", "HIDDEN", "HiddenCheck", "arguments", "plain_encoder", "reference_function", "same",
-           "summarize"]
+__all__ = [
+    "CONVERTERS",
+    "HIDDEN",
+    "HiddenCheck",
+    "arguments",
+    "plain_encoder",
+    "reference_function",
+    "same",
+    "summarize",
+]
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,9 @@ class HiddenCheck:
     setup: str = ""
     convert: dict[str, str] = field(default_factory=dict)
     tolerance: float = 0.0
-    definitions_only: bool = False  # from the reference cells, run only their def, class and import statements
+    definitions_only: bool = (
+        False  # from the reference cells, run only their def, class and import statements
+    )
 
 
 def summarize(value: Any, summary: str) -> Any:
@@ -66,7 +76,9 @@ def summarize(value: Any, summary: str) -> Any:
         return [[c.start, c.end, (c.metadata or {}).get("kind"), c.text] for c in value]
     if summary.startswith("chunks+"):
         keys = summary.removeprefix("chunks+").split(",")
-        return [[c.doc_id, c.start, c.end, c.text, {k: (c.metadata or {}).get(k) for k in keys}] for c in value]
+        return [
+            [c.doc_id, c.start, c.end, c.text, {k: (c.metadata or {}).get(k) for k in keys}] for c in value
+        ]
     if summary == "value":
         return value.tolist() if hasattr(value, "tolist") else value
     if summary == "rounded":
@@ -92,7 +104,9 @@ def same(got: Any, expected: Any, tolerance: float = 0.0) -> bool:
     if tolerance and isinstance(got, int | float) and isinstance(expected, int | float):
         return math.isclose(got, expected, rel_tol=0.0, abs_tol=tolerance)
     if isinstance(got, list) and isinstance(expected, list):
-        return len(got) == len(expected) and all(same(g, e, tolerance) for g, e in zip(got, expected, strict=True))
+        return len(got) == len(expected) and all(
+            same(g, e, tolerance) for g, e in zip(got, expected, strict=True)
+        )
     if isinstance(got, dict) and isinstance(expected, dict):
         return got.keys() == expected.keys() and all(same(got[k], expected[k], tolerance) for k in got)
     return got == expected
@@ -130,7 +144,7 @@ def _documents(value: Any, shared: dict[str, Any]) -> Any:
 
 
 def _code_file(value: Any, shared: dict[str, Any]) -> Any:
-    """A :class:`~chunklab.datasets.code.CodeFile` of ``value["source"]``, written to a fresh temporary file."""
+    """A :class:`~chunklab.datasets.code.CodeFile` of ``value["source"]``, written to a fresh temp file."""
     import atexit
     import shutil
     import tempfile
@@ -155,12 +169,17 @@ def _store(value: Any, shared: dict[str, Any]) -> Any:
 
 #: how a JSON argument is rebuilt on arrival, by name
 CONVERTERS: dict[str, Callable[[Any, dict[str, Any]], Any]] = {
-    "array": _array, "chunks": _chunks, "code-file": _code_file, "documents": _documents, "store": _store,
+    "array": _array,
+    "chunks": _chunks,
+    "code-file": _code_file,
+    "documents": _documents,
+    "store": _store,
 }
 
 
-def arguments(cases: Sequence[dict[str, Any]], convert: dict[str, str],
-              shared: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def arguments(
+    cases: Sequence[dict[str, Any]], convert: dict[str, str], shared: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Each case's keyword arguments with those named in ``convert`` rebuilt (equal values built once).
 
     ``shared`` keeps what converters load once (the encoder) across calls; default: this module's.
@@ -181,46 +200,117 @@ def arguments(cases: Sequence[dict[str, Any]], convert: dict[str, str],
 
 
 _NUMPY = "import numpy as np\n"
-_SEMANTIC = _NUMPY + "from chunklab.course.hidden import plain_encoder\nencoder = plain_encoder()\nBUFFER = 2\n"
-_CHROMA = "from pathlib import Path\nfrom chunklab import Chunk\nfrom chunklab.retrieval.store import ChunkStore\n" \
-          "from chunklab.chunkers.structural import chunk_markdown\nimport dataclasses\nCOLLECTION = 'kit-docs'\n"
-_CODE = "from chunklab import Chunk\nfrom chunklab.datasets.code import CodeFile\n" \
-        "from chunklab.chunkers.structural import chunk_python\n"
+_SEMANTIC = (
+    _NUMPY + "from chunklab.course.hidden import plain_encoder\nencoder = plain_encoder()\nBUFFER = 2\n"
+)
+_CHROMA = (
+    "from pathlib import Path\nfrom chunklab import Chunk\nfrom chunklab.retrieval.store import ChunkStore\n"
+    "from chunklab.chunkers.structural import chunk_markdown\nimport dataclasses\nCOLLECTION = 'kit-docs'\n"
+)
+_CODE = (
+    "from chunklab import Chunk\nfrom chunklab.datasets.code import CodeFile\n"
+    "from chunklab.chunkers.structural import chunk_python\n"
+)
 
 #: hidden checks per course notebook (by solution file stem)
 HIDDEN: dict[str, list[HiddenCheck]] = {
-    "01-fixed": [HiddenCheck("cp-real", "token_windows", ("setup", "token-windows"), gen.token_window_inputs)],
+    "01-fixed": [
+        HiddenCheck("cp-real", "token_windows", ("setup", "token-windows"), gen.token_window_inputs)
+    ],
     "02-recursive": [HiddenCheck("cp-runbook", "pack", ("setup", "pack"), gen.pack_inputs)],
     "03-structural": [
-        HiddenCheck("cp-real", "chunk_code", ("setup", "split-unit", "pack-units", "chunk-code"), gen.python_inputs)
+        HiddenCheck(
+            "cp-real", "chunk_code", ("setup", "split-unit", "pack-units", "chunk-code"), gen.python_inputs
+        )
     ],
     "04-semantic": [
-        HiddenCheck("cp-rule", "percentile_breakpoints", ("rule",), gen.percentile_inputs, "value", _NUMPY,
-                    {"distances": "array"}),
-        HiddenCheck("cp-planted", "chunks_from_breakpoints", ("chunks",), gen.breakpoint_inputs,
-                    "chunks+sentences", _NUMPY + "from chunklab import Chunk\n"),
-        HiddenCheck("cp-planted", "distance_curve", ("curve",), gen.curve_inputs, "value", _SEMANTIC,
-                    tolerance=1e-4),
+        HiddenCheck(
+            "cp-rule",
+            "percentile_breakpoints",
+            ("rule",),
+            gen.percentile_inputs,
+            "value",
+            _NUMPY,
+            {"distances": "array"},
+        ),
+        HiddenCheck(
+            "cp-planted",
+            "chunks_from_breakpoints",
+            ("chunks",),
+            gen.breakpoint_inputs,
+            "chunks+sentences",
+            _NUMPY + "from chunklab import Chunk\n",
+        ),
+        HiddenCheck(
+            "cp-planted", "distance_curve", ("curve",), gen.curve_inputs, "value", _SEMANTIC, tolerance=1e-4
+        ),
     ],
     "05-hierarchical": [HiddenCheck("cp-tree", "auto_merge_ids", ("merge",), gen.merge_inputs, "value")],
-    "06-evaluation": [HiddenCheck("cp-spans", "span_metrics", ("setup", "spans"), gen.span_inputs, "rounded")],
+    "06-evaluation": [
+        HiddenCheck("cp-spans", "span_metrics", ("setup", "spans"), gen.span_inputs, "rounded")
+    ],
     "07-retrieval": [HiddenCheck("cp-rrf", "rrf", ("rrf",), gen.rrf_inputs, "value")],
     "07-code-rag": [
-        HiddenCheck("cp-pipeline", "chunk_code_file", ("pipeline",), rag.code_file_inputs,
-                    "chunks+kind,name,project,module,fallback", _CODE, {"f": "code-file"}, definitions_only=True),
+        HiddenCheck(
+            "cp-pipeline",
+            "chunk_code_file",
+            ("pipeline",),
+            rag.code_file_inputs,
+            "chunks+kind,name,project,module,fallback",
+            _CODE,
+            {"f": "code-file"},
+            definitions_only=True,
+        ),
         HiddenCheck("cp-question", "docstring_question", ("question",), rag.docstring_inputs, "value"),
-        HiddenCheck("cp-char-recall", "char_recall", ("char-recall",), rag.char_recall_inputs, "rounded",
-                    definitions_only=True),
-        HiddenCheck("cp-score", "score_question", ("setup", "char-recall", "score"), rag.score_inputs, "rounded",
-                    convert={"retrieved": "chunks"}, definitions_only=True),
+        HiddenCheck(
+            "cp-char-recall",
+            "char_recall",
+            ("char-recall",),
+            rag.char_recall_inputs,
+            "rounded",
+            definitions_only=True,
+        ),
+        HiddenCheck(
+            "cp-score",
+            "score_question",
+            ("setup", "char-recall", "score"),
+            rag.score_inputs,
+            "rounded",
+            convert={"retrieved": "chunks"},
+            definitions_only=True,
+        ),
     ],
     "08-chroma-checkpoint": [
-        HiddenCheck("cp-index", "chunk_corpus", ("chunk",), rag.corpus_inputs, "chunks+title,headings,kind", _CHROMA,
-                    {"documents": "documents"}, definitions_only=True),
-        HiddenCheck("cp-filter", "filtered_search", ("filter",), rag.filtered_search_inputs, "chunks+kind", _CHROMA,
-                    {"store": "store"}, definitions_only=True),
-        HiddenCheck("cp-heldout", "retrieve", ("retrieve",), rag.retrieve_inputs, "chunks+kind", _CHROMA,
-                    {"store": "store"}, definitions_only=True),
+        HiddenCheck(
+            "cp-index",
+            "chunk_corpus",
+            ("chunk",),
+            rag.corpus_inputs,
+            "chunks+title,headings,kind",
+            _CHROMA,
+            {"documents": "documents"},
+            definitions_only=True,
+        ),
+        HiddenCheck(
+            "cp-filter",
+            "filtered_search",
+            ("filter",),
+            rag.filtered_search_inputs,
+            "chunks+kind",
+            _CHROMA,
+            {"store": "store"},
+            definitions_only=True,
+        ),
+        HiddenCheck(
+            "cp-heldout",
+            "retrieve",
+            ("retrieve",),
+            rag.retrieve_inputs,
+            "chunks+kind",
+            _CHROMA,
+            {"store": "store"},
+            definitions_only=True,
+        ),
     ],
 }
 

@@ -29,8 +29,28 @@ __all__ = [
 
 Cases = list[tuple[str, dict[str, Any]]]
 
-_WORDS = ("the", "chunk", "offsets", "retrieval", "tokenizer", "isn't", "3.14", "naïve", "e-mail", "RAG,",
-          "model.", "windows", "overlap", "(sic)", "boundary", "Zürich", "x", "unbelievably", "2026-12-01", "—")
+_WORDS = (
+    "the",
+    "chunk",
+    "offsets",
+    "retrieval",
+    "tokenizer",
+    "isn't",
+    "3.14",
+    "naïve",
+    "e-mail",
+    "RAG,",
+    "model.",
+    "windows",
+    "overlap",
+    "(sic)",
+    "boundary",
+    "Zürich",
+    "x",
+    "unbelievably",
+    "2026-12-01",
+    "—",
+)
 
 
 def random_text(rng: random.Random, n_words: int) -> str:
@@ -43,17 +63,34 @@ def token_window_inputs(rng: random.Random) -> Cases:
     """Texts, window sizes and overlaps for ``token_windows`` (01): empty, short, with and without overlap."""
     cases = [("empty text", {"text": "", "size": 4, "overlap": 1})]
     short = rng.randint(3, 6)
-    cases.append(("text shorter than one window", {"text": random_text(rng, short), "size": 40, "overlap": 5}))
-    for kind, overlap_of in (("no overlap", lambda s: 0), ("overlap", lambda s: rng.randint(1, s - 1)),
-                             ("overlap of size - 1", lambda s: s - 1)):
+    cases.append(
+        ("text shorter than one window", {"text": random_text(rng, short), "size": 40, "overlap": 5})
+    )
+    for kind, overlap_of in (
+        ("no overlap", lambda s: 0),
+        ("overlap", lambda s: rng.randint(1, s - 1)),
+        ("overlap of size - 1", lambda s: s - 1),
+    ):
         for _ in range(2):
             size = rng.randint(2, 24)
-            cases.append((kind, {"text": random_text(rng, rng.randint(20, 160)), "size": size, "overlap": overlap_of(size)}))
+            cases.append(
+                (
+                    kind,
+                    {
+                        "text": random_text(rng, rng.randint(20, 160)),
+                        "size": size,
+                        "overlap": overlap_of(size),
+                    },
+                )
+            )
     return cases
 
 
-def python_module(rng: random.Random, units: tuple[int, int] = (3, 9), body: tuple[int, int] = (1, 30)) -> str:
-    """A module of ``units`` top-level defs, classes, decorated functions and constants, bodies of ``body`` lines."""
+def python_module(
+    rng: random.Random, units: tuple[int, int] = (3, 9), body: tuple[int, int] = (1, 30)
+) -> str:
+    """A module of ``units`` top-level defs, classes, decorated functions and constants, bodies of ``body``
+    lines."""
     parts = [f'"""Module {rng.randint(0, 999)}."""\nimport os\n']
     for i in range(rng.randint(*units)):
         kind = rng.choice(["def", "def", "class", "const", "decorated"])
@@ -63,7 +100,9 @@ def python_module(rng: random.Random, units: tuple[int, int] = (3, 9), body: tup
         elif kind == "decorated":
             parts.append(f"@staticmethod\ndef g{i}(x):\n{lines}    return x\n")
         elif kind == "class":
-            parts.append(f"class C{i}:\n    def m(self):\n{lines.replace('    ', '        ')}        return self\n")
+            parts.append(
+                f"class C{i}:\n    def m(self):\n{lines.replace('    ', '        ')}        return self\n"
+            )
         else:
             parts.append(f"LIMIT_{i} = {rng.randint(0, 9)}\n")
     return "\n\n".join(parts)
@@ -73,17 +112,46 @@ def python_inputs(rng: random.Random) -> Cases:
     """Generated Python modules and size limits for ``chunk_code`` (03), broken and oversize ones too."""
     cases = []
     for _ in range(3):
-        cases.append(("a generated module", {"source": python_module(rng), "max_chars": rng.randint(150, 500),
-                                             "min_chars": rng.randint(20, 120)}))
+        cases.append(
+            (
+                "a generated module",
+                {
+                    "source": python_module(rng),
+                    "max_chars": rng.randint(150, 500),
+                    "min_chars": rng.randint(20, 120),
+                },
+            )
+        )
     broken = python_module(rng).replace("(x):", "(x:", 1)
-    cases.append(("source with a syntax error", {"source": broken, "max_chars": rng.randint(150, 400), "min_chars": 50}))
-    cases.append(("a long module (like the standard library's)", {"source": python_module(rng, (30, 60)),
-                                                                   "max_chars": 1500, "min_chars": 200}))
-    cases.append(("a module with one unit over the limit", {"source": python_module(rng), "max_chars": 120, "min_chars": 0}))
+    cases.append(
+        (
+            "source with a syntax error",
+            {"source": broken, "max_chars": rng.randint(150, 400), "min_chars": 50},
+        )
+    )
+    cases.append(
+        (
+            "a long module (like the standard library's)",
+            {"source": python_module(rng, (30, 60)), "max_chars": 1500, "min_chars": 200},
+        )
+    )
+    cases.append(
+        (
+            "a module with one unit over the limit",
+            {"source": python_module(rng), "max_chars": 120, "min_chars": 0},
+        )
+    )
     for _ in range(2):
-        cases.append(("small units beside nearly full chunks", {"source": python_module(rng, (8, 16), (1, 4)),
-                                                                "max_chars": rng.randint(70, 130),
-                                                                "min_chars": rng.randint(40, 69)}))
+        cases.append(
+            (
+                "small units beside nearly full chunks",
+                {
+                    "source": python_module(rng, (8, 16), (1, 4)),
+                    "max_chars": rng.randint(70, 130),
+                    "min_chars": rng.randint(40, 69),
+                },
+            )
+        )
     return cases
 
 
@@ -104,8 +172,17 @@ def pack_inputs(rng: random.Random) -> Cases:
         for _ in range(2):
             text, units = _paragraphs(rng)
             longest = max(e - s for s, e in units)
-            cases.append((kind, {"text": text, "units": units, "overlap_units": overlap,
-                                 "max_chars": rng.randint(longest, longest * 4)}))
+            cases.append(
+                (
+                    kind,
+                    {
+                        "text": text,
+                        "units": units,
+                        "overlap_units": overlap,
+                        "max_chars": rng.randint(longest, longest * 4),
+                    },
+                )
+            )
     return cases
 
 
@@ -120,7 +197,11 @@ def _spans(rng: random.Random, n: int) -> list[list[Any]]:
 def span_inputs(rng: random.Random) -> Cases:
     """Retrieved and gold spans for ``span_metrics`` (06): none, one, overlapping, two documents."""
     cases = [("nothing retrieved", {"retrieved": [], "gold": _spans(rng, 1)})]
-    for kind, n in (("one retrieved span", 1), ("overlapping retrieved spans", 6), ("many spans, two documents", 15)):
+    for kind, n in (
+        ("one retrieved span", 1),
+        ("overlapping retrieved spans", 6),
+        ("many spans, two documents", 15),
+    ):
         for _ in range(2):
             cases.append((kind, {"retrieved": _spans(rng, n), "gold": _spans(rng, rng.randint(1, 3))}))
     return cases
@@ -140,8 +221,12 @@ def rrf_inputs(rng: random.Random) -> Cases:
         cases.append(("two rankings sharing ids", {"rankings": [a, b], "k": rng.randint(1, 90)}))
     a, b = rng.sample(shared, 6), rng.sample(shared, 6)
     cases.append(("k = 0", {"rankings": [a, b], "k": 0}))
-    cases.append(("three rankings of different lengths",
-                  {"rankings": [rng.sample(shared, n) for n in (2, 7, 12)], "k": rng.randint(1, 90)}))
+    cases.append(
+        (
+            "three rankings of different lengths",
+            {"rankings": [rng.sample(shared, n) for n in (2, 7, 12)], "k": rng.randint(1, 90)},
+        )
+    )
     cases.append(("an empty ranking among others", {"rankings": [[], rng.sample(shared, 5)], "k": 60}))
     return cases
 
@@ -176,11 +261,17 @@ def merge_inputs(rng: random.Random) -> Cases:
         children["doc"] = [*sections, "s-extra"]  # at least two sections, each of at least two paragraphs
         children["s-extra"] = ["s-extra/p0", "s-extra/p1"]
         for section in sections:
-            children[section] = children[section] + [f"{section}/p-extra"] if len(children[section]) < 2 else children[section]
+            children[section] = (
+                children[section] + [f"{section}/p-extra"]
+                if len(children[section]) < 2
+                else children[section]
+            )
         section = rng.choice(children["doc"])
         mixed = [rng.choice(children[section]), section, *rng.sample(children["s-extra"], 1)]
         rng.shuffle(mixed)
-        cases.append(("ids retrieved with an ancestor", {"retrieved": mixed, "children": children, "ratio": 0.9}))
+        cases.append(
+            ("ids retrieved with an ancestor", {"retrieved": mixed, "children": children, "ratio": 0.9})
+        )
     return cases
 
 
@@ -217,36 +308,66 @@ def curve_inputs(rng: random.Random) -> Cases:
         cases.append((kind, {"text": text, "sentences": spans, "buffer_size": rng.randint(0, 3)}))
     for buffer in (0, rng.randint(1, 3), rng.randint(4, 8)):
         text, spans = _sentences(rng, rng.randint(4, 10))
-        kind = "a buffer of 0" if buffer == 0 else ("a buffer wider than the text" if buffer > 3 else "a random buffer")
+        kind = (
+            "a buffer of 0"
+            if buffer == 0
+            else ("a buffer wider than the text" if buffer > 3 else "a random buffer")
+        )
         cases.append((kind, {"text": text, "sentences": spans, "buffer_size": buffer}))
     return cases
 
 
 def percentile_inputs(rng: random.Random) -> Cases:
-    """Distance curves for ``percentile_breakpoints`` (sent as arrays): random, tied, tiny, extreme percentiles."""
+    """Distance curves for ``percentile_breakpoints`` (sent as arrays): random, tied, tiny, extreme
+    percentiles."""
+
     def curve(n: int) -> list[float]:
         return [round(rng.random(), 4) for _ in range(n)]
 
     cases: Cases = [("an empty curve", {"distances": [], "percentile": rng.uniform(1, 99)})]
     for _ in range(2):
         cases.append(("a random curve, default percentile", {"distances": curve(rng.randint(5, 40))}))
-        cases.append(("a random curve and percentile",
-                      {"distances": curve(rng.randint(2, 40)), "percentile": round(rng.uniform(0, 100), 2)}))
+        cases.append(
+            (
+                "a random curve and percentile",
+                {"distances": curve(rng.randint(2, 40)), "percentile": round(rng.uniform(0, 100), 2)},
+            )
+        )
     tied = [rng.choice([0.1, 0.2, 0.5]) for _ in range(rng.randint(6, 20))]
     cases.append(("a curve with ties", {"distances": tied, "percentile": 50}))
     cases.append(("a curve of one gap", {"distances": curve(1), "percentile": rng.uniform(0, 100)}))
-    cases.append(("the 0th and 100th percentiles", {"distances": curve(12), "percentile": rng.choice([0, 100])}))
+    cases.append(
+        ("the 0th and 100th percentiles", {"distances": curve(12), "percentile": rng.choice([0, 100])})
+    )
     return cases
 
 
 def breakpoint_inputs(rng: random.Random) -> Cases:
     """Sentences and breakpoints for ``chunks_from_breakpoints``."""
-    cases = []
+    cases: Cases = []
     text, spans = _sentences(rng, 1)
-    cases.append(("a single sentence", {"text": text, "sentences": spans, "breakpoints": [], "doc_id": "one"}))
-    for kind in ("no breakpoints", "a breakpoint after every sentence", "random breakpoints", "random breakpoints"):
+    cases.append(
+        ("a single sentence", {"text": text, "sentences": spans, "breakpoints": [], "doc_id": "one"})
+    )
+    for kind in (
+        "no breakpoints",
+        "a breakpoint after every sentence",
+        "random breakpoints",
+        "random breakpoints",
+    ):
         text, spans = _sentences(rng, rng.randint(3, 20))
         gaps = list(range(len(spans) - 1))
-        cuts = [] if kind == "no breakpoints" else gaps if "every" in kind else sorted(rng.sample(gaps, rng.randint(1, len(gaps))))
-        cases.append((kind, {"text": text, "sentences": spans, "breakpoints": cuts, "doc_id": f"d{rng.randint(0, 99)}"}))
+        cuts = (
+            []
+            if kind == "no breakpoints"
+            else gaps
+            if "every" in kind
+            else sorted(rng.sample(gaps, rng.randint(1, len(gaps))))
+        )
+        cases.append(
+            (
+                kind,
+                {"text": text, "sentences": spans, "breakpoints": cuts, "doc_id": f"d{rng.randint(0, 99)}"},
+            )
+        )
     return cases

@@ -19,7 +19,9 @@ def check(*checkpoints: str, notebook: str | os.PathLike | None = None, timeout:
     """
     path = notebook or os.environ.get("JPY_SESSION_NAME")
     if not path:
-        raise ValueError("notebook: cannot tell which notebook this is; pass notebook='exercises/NN-name.ipynb'")
+        raise ValueError(
+            "notebook: cannot tell which notebook this is; pass notebook='exercises/NN-name.ipynb'"
+        )
     if not Path(path).is_file():
         raise ValueError(f"notebook: {path} is not a saved notebook file")
     cmd = [sys.executable, "-m", "chunklab.cli", "check", str(path), "--timeout", f"{timeout:g}"]
