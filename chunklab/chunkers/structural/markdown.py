@@ -11,7 +11,7 @@ source). :func:`pack_blocks` does the packing for any format that yields the sam
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from chunklab._validate import check_int_range, check_text
@@ -57,11 +57,38 @@ def chunk_markdown(
     check_unit(unit)
     check_int_range(max_level, "max_level", 1, 6)
     text = check_text(md, "md")
+    return chunk_sections(
+        text,
+        markdown_blocks,
+        "markdown",
+        max_chars,
+        max_level,
+        doc_id,
+        path,
+        unit,
+    )
+
+
+def chunk_sections(
+    text: str,
+    blocks_of: Callable[[str, LineIndex], Sequence[Block]],
+    fmt: str,
+    max_chars: int,
+    max_level: int,
+    doc_id: str | None,
+    path: str | None,
+    unit: str,
+) -> list[Chunk]:
+    """Chunks of a checked ``text`` of a sectioned format (``fmt``: Markdown, rst) from its blocks.
+
+    ``blocks_of(text, lines)`` is the format's block scanner; the sections, budgets and the
+    recorded parameters are the same for every such format (:func:`pack_blocks`).
+    """
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
-    params = {
-        "format": "markdown",
+    params: dict[str, Any] = {
+        "format": fmt,
         "max_chars": max_chars,
         "max_level": max_level,
         **unit_params(unit),
@@ -71,7 +98,7 @@ def chunk_markdown(
     lines = LineIndex(text, universal=True)
     return pack_blocks(
         text,
-        markdown_blocks(text, lines),
+        blocks_of(text, lines),
         max_chars,
         max_level,
         doc_id=doc_id,

@@ -17,9 +17,9 @@ from typing import Any
 
 from chunklab._validate import check_int_range, check_text
 from chunklab.chunk import Chunk
-from chunklab.chunkers.structural._common import check_max_chars, check_source, resolve_doc_id
+from chunklab.chunkers.structural._common import check_max_chars, check_source
 from chunklab.text import Block, LineIndex
-from chunklab.units import check_unit, unit_params
+from chunklab.units import check_unit
 
 __all__ = ["chunk_rst", "rst_blocks"]
 
@@ -45,36 +45,14 @@ def chunk_rst(
     never inside a literal block or a directive unless that block alone is over budget.
     ``source[start:end] == text`` for every chunk. ``unit`` is any unit of :mod:`chunklab.units`.
     """
-    from chunklab.chunkers.structural.markdown import pack_blocks
+    from chunklab.chunkers.structural.markdown import chunk_sections
 
     check_source(source, "source")
     max_chars = check_max_chars(max_chars)
     check_int_range(max_level, "max_level", 1, 6)
     check_unit(unit)
     text = check_text(source, "source")
-    if path is not None and not isinstance(path, str):
-        path = str(path)
-    doc_id = resolve_doc_id(doc_id, path)
-    params: dict[str, Any] = {
-        "format": "rst",
-        "max_chars": max_chars,
-        "max_level": max_level,
-        **unit_params(unit),
-    }
-    if _NONSPACE.search(text) is None:
-        return []
-    lines = LineIndex(text, universal=True)
-    return pack_blocks(
-        text,
-        rst_blocks(text, lines),
-        max_chars,
-        max_level,
-        doc_id=doc_id,
-        params=params,
-        path=path,
-        lines=lines,
-        unit=unit,
-    )
+    return chunk_sections(text, rst_blocks, "rst", max_chars, max_level, doc_id, path, unit)
 
 
 def rst_blocks(text: str, lines: LineIndex | None = None) -> list[Block]:
