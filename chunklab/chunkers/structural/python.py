@@ -116,17 +116,7 @@ def chunk_python(
             gc.enable()
 
 
-def _chunk_parsed(
-    text,
-    parse_text,
-    max_chars,
-    min_chars,
-    doc_id,
-    params,
-    path,
-    extra,
-    unit,
-) -> list[Chunk]:
+def _chunk_parsed(text, parse_text, max_chars, min_chars, doc_id, params, path, extra, unit) -> list[Chunk]:
     try:
         tree = ast.parse(parse_text)
     except SyntaxError as exc:
