@@ -340,6 +340,7 @@ def test_a_custom_tokenizer_tokenizes_the_queries_of_a_counts_index():
         (([0, 1], [1], [2], [2]), "sum\\(nuniq\\)"),
         (([0], [1], [1], [1, 1]), "one per document"),
         (([5], [1], [1], [1]), "vocabulary"),
+        (([0.5], [1], [1], [1]), "term must be a flat array of integers"),
     ],
 )
 def test_inconsistent_counts_are_value_errors(arrays, match):

@@ -300,16 +300,15 @@ class BM25Index:
 
 
 class CountsBM25:
-    """BM25 over documents given as term counts (row positions, no chunks): what a corpus too big
-    for lists of token lists needs, e.g. 50,000 files whose workers send counts, not text.
+    """BM25 over documents given as term counts, found by position: for corpora too big for lists of
+    token lists (50,000 files whose workers send counts, not text).
 
-    Document ``d`` holds ``nuniq[d]`` distinct terms, listed in order in ``term`` (ids of
-    ``vocab``, a token -> id mapping) with their counts in ``tf``; ``length[d]`` is its token
-    count. The weights are bm25s's Lucene variant, as :class:`BM25Index` gets them:
-    ``idf(t) * tf / (tf + k1 * (1 - b + b * len / avg_len))`` with
-    ``idf(t) = log(1 + (N - df + 0.5) / (df + 0.5))``. bm25s's public API builds only from
-    token lists, so they are computed here with numpy, term-major (CSC) as bm25s keeps them,
-    and a query is scored as bm25s scores one. Queries are tokenized with ``tokenizer``.
+    Document ``d`` holds ``nuniq[d]`` distinct terms, in order in ``term`` (ids of ``vocab``,
+    token -> id) with their counts in ``tf``; ``length[d]`` is its token count. The weights are
+    bm25s's Lucene variant, as :class:`BM25Index` gets them: ``idf * tf / (tf + k1 * (1 - b + b *
+    len / avg_len))``, ``idf = log(1 + (N - df + 0.5) / (df + 0.5))``. bm25s's public API builds
+    only from token lists, so numpy computes them here, term-major as bm25s keeps them, and a
+    query (tokenized with ``tokenizer``) is scored as bm25s scores one.
     """
 
     def __init__(
@@ -326,7 +325,7 @@ class CountsBM25:
     ) -> None:
         _check_tokenizer(tokenizer)
         _check_knobs(k1, b)
-        term, tf, nuniq, length = (np.asarray(a) for a in (term, tf, nuniq, length))
+        term, tf, nuniq, length = (_integers(a, name) for a, name in zip((term, tf, nuniq, length), _COUNTS))
         if not (len(term) == len(tf) == int(nuniq.sum())) or len(length) != len(nuniq):
             raise ValueError(
                 f"term ({len(term)}) and tf ({len(tf)}) must hold sum(nuniq) ({int(nuniq.sum())}) entries "
@@ -355,9 +354,6 @@ class CountsBM25:
     def __len__(self) -> int:
         return int(self.weights.shape[0])
 
-    def __repr__(self) -> str:
-        return f"CountsBM25(documents={len(self)}, vocabulary={len(self.vocab)}, postings={self.postings})"
-
     @property
     def postings(self) -> int:
         """How many (document, term) weights are stored."""
@@ -379,6 +375,18 @@ class CountsBM25:
         check_positive_int(k, "k")
         scores = self.scores(check_query(query))
         return [(i, float(scores[i])) for i in _top(scores, k)]
+
+
+_COUNTS = ("term", "tf", "nuniq", "length")
+
+
+def _integers(values: Any, name: str) -> np.ndarray:
+    array = np.asarray(values)
+    if array.size == 0:
+        return array.astype(np.int32)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"{name} must be a flat array of integers, got {array.dtype} of shape {array.shape}")
+    return array
 
 
 def _lucene_weights(
