@@ -1,4 +1,5 @@
-"""The pinned wheel corpus: pins, fetching (verified, resumable), reading files out of wheels, the benchmark's quick path."""
+"""The pinned wheel corpus: pins, fetching (verified, resumable), reading files out of wheels; the
+benchmark package (benchmarks/code_rag_50k): its config, its parallel map, its quick path."""
 
 from __future__ import annotations
 
