@@ -143,7 +143,7 @@ corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k
 
 code-rag-50k: corpus
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python benchmarks/code_rag_50k.py --workers 2
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python -m benchmarks.code_rag_50k --workers 2
 
 # Render the built book's pages in headless Chromium; PNGs go outside the repo (SHOTS=...).
 SHOTS ?= /tmp/chunklab-shots

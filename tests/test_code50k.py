@@ -1,17 +1,18 @@
-"""The pinned wheel corpus: pins, verified resumable fetching, reading wheels, the quick benchmark path."""
+"""The pinned wheel corpus: pins, fetching (verified, resumable), reading files out of wheels; the
+benchmark package (benchmarks/code_rag_50k): its config, its parallel map, its quick path."""
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
+import importlib
 import json
+import os
 import sys
 import zipfile
 from pathlib import Path
 
-import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.datasets import code50k, wheels
@@ -282,12 +283,10 @@ def test_cli_corpus_commands(fake_corpus, capsys):
 
 
 def _benchmark():
-    path = ROOT / "benchmarks" / "code_rag_50k.py"
-    spec = importlib.util.spec_from_file_location("code_rag_50k", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["code_rag_50k"] = module
-    spec.loader.exec_module(module)
-    return module
+    """The benchmark package's entry point (``python -m benchmarks.code_rag_50k``)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module("benchmarks.code_rag_50k.__main__")
 
 
 @pytest.mark.slow
@@ -350,52 +349,55 @@ def test_benchmark_quick_path_on_a_few_hundred_installed_files(tmp_path):
         assert all(c["lo"] <= c["diff"] <= c["hi"] for c in cmp.values())
 
 
-_words = st.sampled_from(
-    [
-        "parse",
-        "config",
-        "parse_config",
-        "HTTPServer",
-        "get_user",
-        "x",
-        "42",
-        "self",
-        "return",
-        "value",
-        "read_file",
-        "path",
-        "def",
-        "userName",
-        "cache",
-    ]
-)
+def test_benchmark_settings_are_one_frozen_picklable_config():
+    import dataclasses
+    import pickle
+
+    _benchmark()
+    from benchmarks.code_rag_50k.config import parse_args
+
+    config = parse_args(["--quick", "--question-files", "100", "--dense-files", "7", "--workers", "3"])
+    assert (config.question_files, config.dense_files, config.workers) == (
+        40,
+        7,
+        3,
+    )  # --quick caps at 40 / 60
+    assert config.stem == "code_rag_50k-quick" and parse_args([]).stem == "code_rag_50k"
+    assert pickle.loads(pickle.dumps(config)) == config
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.workers = 1  # type: ignore[misc]
+    assert config.params("recursive 800/80") == {"size": 800, "overlap": 80}
 
 
-@given(
-    st.lists(st.lists(_words, min_size=0, max_size=25).map(" ".join), min_size=1, max_size=30),
-    st.lists(st.lists(_words, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=5),
-)
-def test_streamed_bm25_scores_like_the_kits_bm25_index(texts, queries):
-    """The benchmark builds BM25 from per-chunk token counts; it must score exactly as BM25Index does."""
-    from collections import Counter
+def _triple(item: int, factor: int) -> int:
+    if item == -1:
+        os._exit(3)  # a worker that dies without answering
+    return item * factor
 
-    from chunklab.chunk import Chunk
-    from chunklab.retrieval.lexical import BM25Index, tokenize
 
-    assume(any(tokenize(t) for t in texts))  # BM25Index itself fails inside bm25s when no chunk has a token
-    bench = _benchmark()
-    chunks = [Chunk(t, 10 * i, 10 * i + len(t), f"doc{i % 3}", {}) for i, t in enumerate(texts)]
-    ref = BM25Index(chunks, context=False)
-    vocab: dict[str, int] = {}
-    counts = [Counter(tokenize(t)) for t in texts]
-    term = np.array([vocab.setdefault(t, len(vocab)) for c in counts for t in c], dtype=np.int32)
-    tf = np.array([v for c in counts for v in c.values()], dtype=np.uint16)
-    nuniq = np.array([len(c) for c in counts], dtype=np.int32)
-    length = np.array([sum(c.values()) for c in counts], dtype=np.int32)
-    bm25 = bench.bm25_from_counts(term, tf, nuniq, length, len(vocab))
-    index = {"vocab": vocab, "bm25": bm25, "n": len(chunks)}
-    for q in queries:
-        ids = [vocab[t] for t in dict.fromkeys(tokenize(q)) if t in vocab]
-        mine = bm25.get_scores_from_ids(ids) if ids else np.zeros(len(chunks))
-        np.testing.assert_allclose(mine, ref.scores(q), rtol=1e-5, atol=1e-6)
-        assert bench.bm25_search(index, q, 5) == [chunks.index(c) for c, _ in ref.search(q, k=5)]
+@pytest.mark.parametrize("workers", [1, 2])
+def test_benchmark_parallel_map_keeps_input_order_and_hands_the_context_over(workers):
+    _benchmark()
+    from benchmarks.code_rag_50k.chunking import parallel_map
+
+    assert list(parallel_map(_triple, list(range(40)), 3, workers, "test")) == [3 * i for i in range(40)]
+
+
+def test_benchmark_parallel_map_stops_when_a_worker_dies():
+    _benchmark()
+    from benchmarks.code_rag_50k.chunking import parallel_map
+
+    with pytest.raises(RuntimeError, match="item -1"):
+        list(parallel_map(_triple, [1, 2, -1, 4], 3, 2, "test"))
+
+
+def test_benchmark_touches_no_private_api_of_a_dependency():
+    import re
+
+    private = re.compile(
+        r"\b(bm25s|chromadb|faiss|scipy)\b[\w.]*\._[a-z]|from (bm25s|chromadb|faiss)[\w.]* import _"
+    )
+    for path in sorted((ROOT / "benchmarks" / "code_rag_50k").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert not private.search(text), f"{path.name}: {private.search(text)}"
+        assert "global " not in text, f"{path.name} keeps settings in module globals"

@@ -1,4 +1,5 @@
-"""Hybrid retrieval: reciprocal-rank and weighted fusion by hand, filters on both sides, the real model."""
+"""Hybrid retrieval: reciprocal-rank and weighted fusion by hand and over ids, filters on both sides, the real
+model."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from hypothesis import strategies as st
 from test_lexical import CORPUS, HashEncoder
 
 from chunklab.chunk import Chunk
-from chunklab.retrieval.hybrid import HybridRetriever, reciprocal_rank_fusion, weighted_fusion
+from chunklab.retrieval.hybrid import (
+    HybridRetriever,
+    reciprocal_rank_fusion,
+    reciprocal_rank_fusion_ids,
+    weighted_fusion,
+    weighted_fusion_ids,
+)
 from chunklab.retrieval.lexical import BM25Index
 from chunklab.retrieval.store import ChunkStore
 
@@ -53,6 +60,36 @@ def test_weighted_fusion_rejects_bad_weights():
         weighted_fusion([[(A, 1.0)]], weights=(0.5, 0.5))
     with pytest.raises(ValueError, match="non-negative"):
         weighted_fusion([[(A, 1.0)], []], weights=(0.0, 0.0))
+
+
+def test_rrf_over_ids_fuses_row_positions_by_hand():
+    fused = reciprocal_rank_fusion_ids([[7, 3, 9], [9, 7]], rrf_k=0)
+    assert fused == [(7, pytest.approx(1 + 1 / 2)), (9, pytest.approx(1 / 3 + 1)), (3, pytest.approx(1 / 2))]
+    assert reciprocal_rank_fusion_ids([[1], [2]], k=1) == [(1, pytest.approx(1 / 61))]  # tie: first seen
+    with pytest.raises(ValueError, match="rrf_k"):
+        reciprocal_rank_fusion_ids([[1]], rrf_k=-1)
+
+
+_POSITIONS = st.lists(st.integers(0, 12), unique=True, max_size=8)
+
+
+@given(st.lists(_POSITIONS, max_size=3), st.one_of(st.none(), st.integers(1, 10)), st.integers(0, 80))
+def test_rrf_over_ids_equals_rrf_over_the_chunks_at_those_ids(rankings, k, rrf_k):
+    chunks = {i: Chunk(f"chunk {i}", i, i + 8, f"doc{i % 4}") for r in rankings for i in r}
+    by_chunk = reciprocal_rank_fusion([[(chunks[i], 0.0) for i in r] for r in rankings], k=k, rrf_k=rrf_k)
+    by_id = reciprocal_rank_fusion_ids(rankings, k=k, rrf_k=rrf_k)
+    assert [(chunks[i], s) for i, s in by_id] == by_chunk
+
+
+@given(
+    st.lists(st.lists(st.tuples(st.integers(0, 12), st.floats(-5, 5)), max_size=6), min_size=2, max_size=2),
+    st.tuples(st.floats(0, 1), st.floats(0.1, 1)),
+)
+def test_weighted_fusion_over_ids_equals_weighted_fusion_over_chunks(rankings, weights):
+    chunks = {i: Chunk(f"chunk {i}", i, i + 8, "doc") for r in rankings for i, _ in r}
+    by_chunk = weighted_fusion([[(chunks[i], s) for i, s in r] for r in rankings], weights, k=5)
+    by_id = weighted_fusion_ids(rankings, weights, k=5)
+    assert [(chunks[i], s) for i, s in by_id] == by_chunk
 
 
 def _corpus() -> list[Chunk]:

@@ -1,4 +1,5 @@
-"""BM25 over chunks: the code-aware tokenizer, exact BM25 scores, the store's where semantics, persistence."""
+"""BM25 over chunks and over token counts: the code-aware tokenizer, exact BM25 scores, the store's where
+semantics, persistence."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.chunk import Chunk
+from chunklab.retrieval import lexical
 from chunklab.retrieval.filters import matches
-from chunklab.retrieval.lexical import BM25Index, tokenize
+from chunklab.retrieval.lexical import BM25Index, CountsBM25, tokenize
 
 CORPUS = {
     "config": (
@@ -273,3 +275,88 @@ def test_a_custom_tokenizer_is_used_but_cannot_be_saved(tmp_path):
     assert idx.search("paris", k=1)[0][0].doc_id == "weather"
     with pytest.raises(ValueError, match="custom tokenizer"):
         idx.save(tmp_path)
+
+
+# --------------------------------------------------------------------------- BM25 from token counts
+
+_CODE_WORDS = st.sampled_from(
+    "parse config parse_config HTTPServer get_user x 42 self return value read_file path def userName".split()
+)
+_TEXTS = st.lists(st.lists(_CODE_WORDS, max_size=25).map(" ".join), min_size=1, max_size=30)
+_QUERIES = st.lists(st.lists(_CODE_WORDS, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=5)
+
+
+@given(_TEXTS, _QUERIES)
+def test_bm25_from_token_counts_scores_and_ranks_as_bm25_from_text(texts, queries):
+    chunks = [Chunk(t, 10 * i, 10 * i + len(t), f"doc{i % 3}", {}) for i, t in enumerate(texts)]
+    from_text = BM25Index(chunks, context=False)
+    from_counts = CountsBM25.from_tokens(tokenize(t) for t in texts)
+    assert len(from_counts) == len(texts)
+    for q in queries:
+        np.testing.assert_allclose(from_counts.scores(q), from_text.scores(q), rtol=1e-5, atol=1e-6)
+        by_text = [chunks.index(c) for c, _ in from_text.search(q, k=5)]
+        assert [i for i, _ in from_counts.search(q, k=5)] == by_text
+
+
+@given(_TEXTS, st.randoms(use_true_random=False))
+def test_weights_do_not_depend_on_term_ids_order_or_the_slice_size(texts, rng):
+    """Counts given by hand, under a shuffled vocabulary and weighed 3 postings at a time, score the same."""
+    tokens = [tokenize(t) for t in texts]
+    reference = CountsBM25.from_tokens(tokens)
+    words = sorted({t for doc in tokens for t in doc})
+    rng.shuffle(words)
+    vocab = {w: i for i, w in enumerate(words)}
+    counts = [{t: doc.count(t) for t in sorted(set(doc))} for doc in tokens]
+    term = np.array([vocab[t] for c in counts for t in c], dtype=np.int32)
+    tf = np.array([n for c in counts for n in c.values()], dtype=np.uint16)
+    nuniq = np.array([len(c) for c in counts])
+    length = np.array([len(doc) for doc in tokens])
+    slice_before = lexical._SLICE
+    lexical._SLICE = 3
+    try:
+        by_hand = CountsBM25(term, tf, nuniq, length, vocab)
+    finally:
+        lexical._SLICE = slice_before
+    assert by_hand.postings == reference.postings == len(term)
+    for q in ("parse config", "HTTPServer value", "x 42 userName"):
+        np.testing.assert_allclose(by_hand.scores(q), reference.scores(q), rtol=1e-6)
+
+
+def test_counts_without_a_single_token_answer_nothing():
+    assert CountsBM25.from_tokens([]).search("anything") == []
+    idx = CountsBM25.from_tokens([[], []])
+    assert len(idx) == 2 and idx.postings == 0 and idx.search("anything") == []
+
+
+def test_a_custom_tokenizer_tokenizes_the_queries_of_a_counts_index():
+    idx = CountsBM25.from_tokens([["Paris"], ["Rome"]], tokenizer=lambda s: s.split())
+    assert idx.search("Rome", k=2) == [(1, pytest.approx(float(idx.scores("Rome")[1])))]
+    assert idx.search("rome") == []  # the default tokenizer would have lowercased
+
+
+@pytest.mark.parametrize(
+    ("arrays", "match"),
+    [
+        (([0, 1], [1], [2], [2]), "sum\\(nuniq\\)"),
+        (([0], [1], [1], [1, 1]), "one per document"),
+        (([5], [1], [1], [1]), "vocabulary"),
+        (([0.5], [1], [1], [1]), "term must be a flat array of integers"),
+    ],
+)
+def test_inconsistent_counts_are_value_errors(arrays, match):
+    with pytest.raises(ValueError, match=match):
+        CountsBM25(*(np.array(a) for a in arrays), {"a": 0, "b": 1})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"), [({"tokenizer": "stems"}, "tokenizer"), ({"k1": -1}, "k1"), ({"b": "x"}, "b")]
+)
+def test_bad_counts_index_arguments_are_value_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        CountsBM25.from_tokens([["a", "b"]], **kwargs)
+
+
+@pytest.mark.parametrize(("query", "k"), [("", 5), ("ok", 0), ("ok", True)])
+def test_bad_counts_index_queries_are_value_errors(query, k):
+    with pytest.raises(ValueError):
+        CountsBM25.from_tokens([["ok"]]).search(query, k=k)

@@ -11,30 +11,57 @@ the two rankings keeps what each does well. Two fusions:
   gets 0 there).
 
 Both retrievers are asked for ``depth`` candidates with the same ``where`` filter; the
-fused list is cut to ``k``.
+fused list is cut to ``k``. Each fusion works over ids (``*_ids``: chunk ids, row positions,
+anything hashable); the chunk versions match chunks by ``chunk.id`` through them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 from chunklab._validate import check_non_negative_int, check_positive_int
 from chunklab.chunk import Chunk
 from chunklab.retrieval.filters import check_queries, check_query
 
-__all__ = ["FUSIONS", "HybridRetriever", "reciprocal_rank_fusion", "weighted_fusion"]
+__all__ = [
+    "FUSIONS",
+    "HybridRetriever",
+    "reciprocal_rank_fusion",
+    "reciprocal_rank_fusion_ids",
+    "weighted_fusion",
+    "weighted_fusion_ids",
+]
 
 FUSIONS = ("rrf", "weighted")
 Ranking = Sequence[tuple[Chunk, float]]
+Key = TypeVar("Key", bound=Hashable)
 
 
 class Retriever(Protocol):
-    """What fusion needs from each side: ``search_many(queries, k, where)`` giving ``(Chunk, score)`` lists."""
+    """What fusion needs from each side: ``search_many(queries, k, where)`` giving ``(Chunk, score)``
+    lists."""
 
     def search_many(
         self, queries: Sequence[str], k: int = 5, where: Mapping[str, Any] | None = None
     ) -> list[list[tuple[Chunk, float]]]: ...
+
+
+def reciprocal_rank_fusion_ids(
+    rankings: Iterable[Iterable[Key]], k: int | None = None, rrf_k: int = 60
+) -> list[tuple[Key, float]]:
+    """Fuse ranked lists of ids by reciprocal rank: ``score(x) = sum over rankings of 1 / (rrf_k + rank(x))``.
+
+    Ids are any hashable values (chunk ids, row positions); an id listed twice in one ranking
+    counts twice. Ties keep the order of first appearance (the first ranking's order first).
+    Returns the best ``k`` (all when None) as ``(id, fused score)``.
+    """
+    check_non_negative_int(rrf_k, "rrf_k")
+    scores: dict[Key, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (rrf_k + rank)
+    return _best(scores, k)
 
 
 def reciprocal_rank_fusion(
@@ -42,17 +69,39 @@ def reciprocal_rank_fusion(
 ) -> list[tuple[Chunk, float]]:
     """Fuse rankings by reciprocal rank: ``score(c) = sum over rankings of 1 / (rrf_k + rank(c))``.
 
-    Chunks are matched by ``chunk.id``; ties keep the order of first appearance (the first
-    ranking's order first). Returns the best ``k`` (all when None) as ``(chunk, fused score)``.
+    Chunks are matched by ``chunk.id`` (:func:`reciprocal_rank_fusion_ids` over those ids); ties
+    keep the order of first appearance (the first ranking's order first). Returns the best ``k``
+    (all when None) as ``(chunk, fused score)``.
     """
-    check_non_negative_int(rrf_k, "rrf_k")
-    scores: dict[str, float] = {}
-    chunks: dict[str, Chunk] = {}
-    for ranking in rankings:
-        for rank, (chunk, _score) in enumerate(ranking, start=1):
-            chunks.setdefault(chunk.id, chunk)
-            scores[chunk.id] = scores.get(chunk.id, 0.0) + 1.0 / (rrf_k + rank)
-    return _best(scores, chunks, k)
+    rankings = [list(r) for r in rankings]
+    fused = reciprocal_rank_fusion_ids([[c.id for c, _ in r] for r in rankings], k=k, rrf_k=rrf_k)
+    return _chunks_of(fused, rankings)
+
+
+def weighted_fusion_ids(
+    rankings: Iterable[Iterable[tuple[Key, float]]], weights: Sequence[float], k: int | None = None
+) -> list[tuple[Key, float]]:
+    """Fuse ``(id, score)`` rankings by their min-max scaled scores, ``sum(weight_i * scaled_i)``.
+
+    An id missing from a ranking counts 0 there; a ranking whose candidates all score the same
+    scales them to 1. Returns the best ``k`` (all when None) as ``(id, fused score)``.
+    """
+    rankings = [list(r) for r in rankings]
+    weights = [float(w) for w in weights]
+    if len(weights) != len(rankings):
+        raise ValueError(f"weights must give one number per ranking ({len(rankings)}), got {len(weights)}")
+    if any(w < 0 for w in weights) or not any(w > 0 for w in weights):
+        raise ValueError(f"weights must be non-negative with at least one positive, got {weights}")
+    scores: dict[Key, float] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        if not ranking:
+            continue
+        values = [s for _, s in ranking]
+        lo, hi = min(values), max(values)
+        for key, score in ranking:
+            scaled = (score - lo) / (hi - lo) if hi > lo else 1.0
+            scores[key] = scores.get(key, 0.0) + weight * scaled
+    return _best(scores, k)
 
 
 def weighted_fusion(
@@ -61,33 +110,27 @@ def weighted_fusion(
     """Fuse rankings by their min-max scaled scores, ``sum(weight_i * scaled_i)``; missing counts 0.
 
     A ranking whose candidates all score the same scales them to 1. Returns the best ``k``
-    (all when None) as ``(chunk, fused score)``.
+    (all when None) as ``(chunk, fused score)`` (:func:`weighted_fusion_ids` over chunk ids).
     """
     rankings = [list(r) for r in rankings]
-    weights = [float(w) for w in weights]
-    if len(weights) != len(rankings):
-        raise ValueError(f"weights must give one number per ranking ({len(rankings)}), got {len(weights)}")
-    if any(w < 0 for w in weights) or not any(w > 0 for w in weights):
-        raise ValueError(f"weights must be non-negative with at least one positive, got {weights}")
-    scores: dict[str, float] = {}
-    chunks: dict[str, Chunk] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
-        if not ranking:
-            continue
-        values = [s for _, s in ranking]
-        lo, hi = min(values), max(values)
-        for chunk, score in ranking:
-            scaled = (score - lo) / (hi - lo) if hi > lo else 1.0
-            chunks.setdefault(chunk.id, chunk)
-            scores[chunk.id] = scores.get(chunk.id, 0.0) + weight * scaled
-    return _best(scores, chunks, k)
+    fused = weighted_fusion_ids([[(c.id, s) for c, s in r] for r in rankings], weights, k=k)
+    return _chunks_of(fused, rankings)
 
 
-def _best(scores: dict[str, float], chunks: dict[str, Chunk], k: int | None) -> list[tuple[Chunk, float]]:
-    order = sorted(scores, key=lambda cid: -scores[cid])  # stable: first appearance breaks ties
+def _best(scores: dict[Key, float], k: int | None) -> list[tuple[Key, float]]:
+    order = sorted(scores, key=lambda key: -scores[key])  # stable: first appearance breaks ties
     if k is not None:
         order = order[:k]
-    return [(chunks[cid], scores[cid]) for cid in order]
+    return [(key, scores[key]) for key in order]
+
+
+def _chunks_of(fused: list[tuple[str, float]], rankings: Sequence[Ranking]) -> list[tuple[Chunk, float]]:
+    """Fused chunk ids back to chunks (the first chunk seen with each id)."""
+    chunks: dict[str, Chunk] = {}
+    for ranking in rankings:
+        for chunk, _score in ranking:
+            chunks.setdefault(chunk.id, chunk)
+    return [(chunks[cid], score) for cid, score in fused]
 
 
 class HybridRetriever:
@@ -128,7 +171,10 @@ class HybridRetriever:
         self.depth = depth
 
     def __repr__(self) -> str:
-        return f"HybridRetriever(fusion={self.fusion!r}, depth={self.depth}, dense={self.dense!r}, lexical={self.lexical!r})"
+        return (
+            f"HybridRetriever(fusion={self.fusion!r}, depth={self.depth}, "
+            f"dense={self.dense!r}, lexical={self.lexical!r})"
+        )
 
     def search(
         self, query: str, k: int = 5, where: Mapping[str, Any] | None = None
