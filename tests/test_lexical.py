@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from chunklab.chunk import Chunk
 from chunklab.retrieval import lexical
+from chunklab.retrieval.bm25_counts import CountsBM25
 from chunklab.retrieval.filters import matches
-from chunklab.retrieval.lexical import BM25Index, CountsBM25, tokenize
+from chunklab.retrieval.lexical import BM25Index, tokenize
 
 CORPUS = {
     "config": (

@@ -15,7 +15,7 @@ seconds spent chunking vs measuring, wall time, peak resident memory.
 (:func:`chunklab.datasets.code_questions`: the first docstring sentence asks, the function's
 span answers, docstrings stripped from the indexed copy) drawn from the whole corpus; every
 chunk of every file indexed with BM25 built from the workers' token counts
-(:class:`chunklab.retrieval.lexical.CountsBM25`) and the static embedding
+(:class:`chunklab.retrieval.bm25_counts.CountsBM25`) and the static embedding
 (``Encoder("static")``), reciprocal-rank fusion of the two on top
 (:func:`chunklab.retrieval.hybrid.reciprocal_rank_fusion_ids`), and MiniLM on a stratified
 sample of files (over every chunk too with ``--minilm-full``, the default when a CUDA GPU is

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chunklab.datasets.code import code_corpus
+from chunklab.datasets import corpus as named_corpus
 
 from .chunking import chunking
 from .config import Config, parse_args
@@ -40,9 +40,9 @@ def run(config: Config, save: Callable[[dict[str, Any]], None] | None = None) ->
     memory = Memory()
     save = save or (lambda result: None)
     if config.quick:
-        corpus = code_corpus().sample(config.files or 300, seed=0)
+        corpus = named_corpus("installed").sample(config.files or 300, seed=0)
     else:
-        corpus = code_corpus(config.corpus)
+        corpus = named_corpus(config.corpus)
         if config.files:
             corpus = corpus.sample(config.files, seed=0)
     result: dict[str, Any] = {

@@ -41,20 +41,15 @@ def parallel_map(
     """``func(item, context)`` for every item, in input order, in ``workers`` processes, with a progress bar.
 
     ``context`` reaches each worker once, when it starts (forked: not even pickled). Every
-    parallel map of the benchmark goes through here. The pool is chunklab's own
-    (:class:`chunklab.commands._workers.WorkerPool`) until the one worker pool of issue 23
-    lands in ``chunklab/ingest/pool.py``: then only the ``WorkerPool(...)`` line below changes.
+    parallel map of the benchmark goes through here, on the kit's one worker pool
+    (:func:`chunklab.ingest.pool.map_ordered`); a dead worker stops the benchmark.
     """
-    from tqdm import tqdm
+    from chunklab.ingest.pool import map_ordered
 
-    from chunklab.commands._workers import WorkerPool  # -> chunklab.ingest.pool once merged
+    def call(item: Item) -> Any:
+        return func(item, context)
 
-    bar: dict[str, Any] = dict(total=len(items), desc=desc, unit="file", mininterval=10, disable=None)
-    if workers <= 1:
-        yield from tqdm((func(item, context) for item in items), **bar)
-        return
-    pool = WorkerPool(workers, func, context, on_death=_worker_died)
-    yield from tqdm(pool.run(items), **bar)
+    yield from map_ordered(call, items, workers, on_death=_worker_died, progress=desc, unit="file")
 
 
 def _worker_died(item: Any, reason: str) -> Any:

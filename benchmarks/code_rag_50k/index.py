@@ -3,7 +3,7 @@
 Workers return, per file, the chunks' offsets, whether each compiles, their static vectors and
 their BM25 token counts (the kit's ``"auto"`` tokenizer, no contextual header: a code chunk has
 none); the parent keeps no chunk text (only for MiniLM, on a sample). BM25 is
-:class:`chunklab.retrieval.lexical.CountsBM25`: bm25s's Lucene weights with the kit's ``k1``/``b``,
+:class:`chunklab.retrieval.bm25_counts.CountsBM25`: bm25s's Lucene weights with the kit's ``k1``/``b``,
 built from those counts without lists of token lists.
 """
 
@@ -19,7 +19,8 @@ import numpy as np
 
 from chunklab.datasets.code import CodeCorpus
 from chunklab.embed import Encoder, get_encoder
-from chunklab.retrieval.lexical import CountsBM25, tokenize
+from chunklab.retrieval.bm25_counts import CountsBM25
+from chunklab.retrieval.lexical import tokenize
 from chunklab.retrieval.vectors import VectorIndex
 
 from .chunking import chunk_light, compiles_alone, doc_id, parallel_map

@@ -18,10 +18,11 @@ anything hashable); the chunk versions match chunks by ``chunk.id`` through them
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from chunklab._validate import check_non_negative_int, check_positive_int
 from chunklab.chunk import Chunk
+from chunklab.protocols import Retriever
 from chunklab.retrieval.filters import check_queries, check_query
 
 __all__ = [
@@ -36,15 +37,6 @@ __all__ = [
 FUSIONS = ("rrf", "weighted")
 Ranking = Sequence[tuple[Chunk, float]]
 Key = TypeVar("Key", bound=Hashable)
-
-
-class Retriever(Protocol):
-    """What fusion needs from each side: ``search_many(queries, k, where)`` giving ``(Chunk, score)``
-    lists."""
-
-    def search_many(
-        self, queries: Sequence[str], k: int = 5, where: Mapping[str, Any] | None = None
-    ) -> list[list[tuple[Chunk, float]]]: ...
 
 
 def reciprocal_rank_fusion_ids(
@@ -67,14 +59,15 @@ def reciprocal_rank_fusion_ids(
 def reciprocal_rank_fusion(
     rankings: Iterable[Ranking], k: int | None = None, rrf_k: int = 60
 ) -> list[tuple[Chunk, float]]:
-    """Fuse rankings by reciprocal rank: ``score(c) = sum over rankings of 1 / (rrf_k + rank(c))``.
+    """Reciprocal-rank fusion: a chunk scores the sum of ``1 / (rrf_k + rank)``.
 
-    Chunks are matched by ``chunk.id`` (:func:`reciprocal_rank_fusion_ids` over those ids); ties
-    keep the order of first appearance (the first ranking's order first). Returns the best ``k``
-    (all when None) as ``(chunk, fused score)``.
+    Chunks are matched by ``chunk.id`` (:func:`reciprocal_rank_fusion_ids` over those
+    ids); ties keep the order of first appearance (the first ranking's order first).
+    Returns the best ``k`` (all when None) as ``(chunk, fused score)``.
     """
     rankings = [list(r) for r in rankings]
-    fused = reciprocal_rank_fusion_ids([[c.id for c, _ in r] for r in rankings], k=k, rrf_k=rrf_k)
+    ids = [[c.id for c, _ in r] for r in rankings]
+    fused = reciprocal_rank_fusion_ids(ids, k=k, rrf_k=rrf_k)
     return _chunks_of(fused, rankings)
 
 
@@ -124,7 +117,10 @@ def _best(scores: dict[Key, float], k: int | None) -> list[tuple[Key, float]]:
     return [(key, scores[key]) for key in order]
 
 
-def _chunks_of(fused: list[tuple[str, float]], rankings: Sequence[Ranking]) -> list[tuple[Chunk, float]]:
+def _chunks_of(
+    fused: list[tuple[str, float]],
+    rankings: Sequence[Ranking],
+) -> list[tuple[Chunk, float]]:
     """Fused chunk ids back to chunks (the first chunk seen with each id)."""
     chunks: dict[str, Chunk] = {}
     for ranking in rankings:
@@ -195,7 +191,12 @@ class HybridRetriever:
         lexical = self.lexical.search_many(queries, k=depth, where=where)
         return [self.fuse(d, lx, k) for d, lx in zip(dense, lexical, strict=True)]
 
-    def fuse(self, dense: Ranking, lexical: Ranking, k: int) -> list[tuple[Chunk, float]]:
+    def fuse(
+        self,
+        dense: Ranking,
+        lexical: Ranking,
+        k: int,
+    ) -> list[tuple[Chunk, float]]:
         """Fuse one query's dense and lexical rankings with this retriever's fusion."""
         if self.fusion == "rrf":
             return reciprocal_rank_fusion([dense, lexical], k=k, rrf_k=self.rrf_k)
