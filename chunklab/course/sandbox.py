@@ -153,6 +153,14 @@ def sandbox_command(
         "1777",
         "--tmpfs",
         "/tmp",
+        # POSIX semaphores (multiprocessing's locks) live in /dev/shm: writable by the unprivileged
+        # kernel, and capped like /tmp
+        "--size",
+        str(limits.tmp),
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/dev/shm",
     ]
     # the folders above each bound path, searchable by the unprivileged kernel (bwrap would copy a 0700 /root)
     above = sorted(
