@@ -383,3 +383,53 @@ def _load_page(ws_client, ws_url: str, url: str) -> tuple[list[dict], dict]:
         shown = call("Runtime.evaluate", expression=expr, returnByValue=True)
         events = [e for e in events if "method" in e]
     return events, json.loads(shown["result"]["value"])
+
+
+# ------------------------------------------------- what a practitioner sees on real data (issue 30)
+
+LONG = " ".join(f"word{i} of a long paragraph that goes on" for i in range(150))  # ~1,000 MiniLM tokens
+
+
+def test_evaluate_shows_truncation_and_warns_past_five_percent(cache, tmp_path, capsys):
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "long.txt").write_text(LONG, encoding="utf-8")
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(json.dumps({"question": "word3?", "doc": "long.txt", "answer": "word3 of"}) + "\n")
+    report = tmp_path / "report.html"
+    argv = ["evaluate", "--corpus", str(root), "--questions", str(qfile), "--no-progress"]
+    argv += ["--strategies", "fixed:size=4000;overlap=0,fixed:size=300;overlap=0", "--resamples", "50"]
+    assert main([*argv, "--report", str(report)]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith(" ") and "recall" in line)
+    assert "truncated" in header.split() and "precision_omega" in header.split()
+    warnings = [line for line in out.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1 and "size=4000]" in warnings[0] and "256-token window" in warnings[0]
+    assert "compares embeddings of each chunk's opening" in out
+    page = report.read_text(encoding="utf-8")
+    assert "<th>truncated</th>" in page and "<th>precision_omega</th>" in page
+    assert "256-token window" in page
+
+
+def test_evaluate_reads_corpus_files_as_index_does(cache, corpus, tmp_path, capsys):
+    root = tmp_path / "corpus"
+    shutil.copytree(corpus, root)
+    (root / "cafe.txt").write_bytes(
+        "Caf\u00e9 opens at nine, the espresso machine warms for ten minutes.".encode("latin-1")
+    )
+    (root / "logo.txt").write_bytes(b"\x00\x01PNG\x00")
+    qfile = tmp_path / "q.jsonl"
+    rows = [{"question": "When does the café open?", "doc": "cafe.txt", "answer": "opens at nine"}]
+    qfile.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    argv = ["evaluate", "--corpus", str(root), "--questions", str(qfile), "--no-progress"]
+    argv += ["--strategies", WHOLE, "--resamples", "50"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "fallback-decoded:" in err and "cafe.txt" in err and "windows-1252" in err
+    assert "skipped: corpus file" in err and "logo.txt" in err
+    # a failing run lists its problems, counted where they are, and no "skipped" file
+    bad = rows + [{"question": "x?", "doc": "nowhere.md", "answer": "x"}]
+    qfile.write_text("".join(json.dumps(r) + "\n" for r in bad), encoding="utf-8")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"1 problem(s): 1 in {qfile}" in err and "logo.txt" not in err and "skipped:" not in err

@@ -101,15 +101,17 @@ def test_skip_leaves_bad_questions_out_and_says_so(tmp_path):
     assert len(data.skipped) == 1 and "'bad'" in data.skipped[0]
 
 
-def test_undecodable_corpus_file_is_named_then_skipped_or_fatal(tmp_path):
+def test_corpus_files_are_read_as_index_reads_them(tmp_path):
+    """Issue 30: a Latin-1 file is decoded by the reported fallback, a binary file is skipped, not fatal."""
     root = corpus(tmp_path)
     (root / "broken.txt").write_bytes(b"caf\xe9 cr\xe8me br\xfbl\xe9e\n")
+    (root / "logo.txt").write_bytes(b"\x00\x01PNG\x00")
     qfile = write_jsonl(tmp_path / "q.jsonl", [{"question": "Open?", "doc": "guide.md", "answer": "06:00"}])
-    with pytest.raises(ValueError, match="broken.txt"):
-        load_user_dataset(root, qfile, on_error="fail")
-    data = load_user_dataset(root, qfile, on_error="skip")
-    assert "broken.txt" not in {d.doc_id for d in data.documents}
-    assert any("broken.txt" in p for p in data.skipped)
+    data = load_user_dataset(root, qfile, on_error="fail")
+    (latin,) = [d for d in data.documents if d.doc_id == "broken.txt"]
+    assert latin.text.startswith("caf\u00e9") and "windows-1252" in latin.metadata["decode_problem"]
+    assert "logo.txt" not in {d.doc_id for d in data.documents}
+    assert any("logo.txt" in p and "binary" in p for p in data.skipped)
 
 
 def test_empty_corpus_is_an_error(tmp_path):

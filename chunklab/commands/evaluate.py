@@ -137,6 +137,12 @@ def run(args: argparse.Namespace) -> int:
     )
     for problem in dataset.skipped:
         print(f"skipped: {problem}", file=sys.stderr)
+    for doc in dataset.documents:  # decoded by a fallback encoding, as chunklab index reports it
+        decoding = getattr(doc, "metadata", {}).get("decode_problem")  # a corpus file (Document)
+        if decoding:
+            print(
+                f"fallback-decoded: {getattr(doc, 'path', None) or doc.doc_id}: {decoding}", file=sys.stderr
+            )
     bench = Benchmark(
         dataset,
         strategies,
@@ -154,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
             f"mean [95% CI over {args.resamples} paired bootstrap resamples]; {result.note()}"
         )
         print(result.table().to_string())
+        for line in result.truncation_warnings():
+            print(line)
         print(f"wall time {result.wall_s:.1f} s")
     if args.out:
         written = write_outputs(result, args.out, sweep=bool(args.sweep))

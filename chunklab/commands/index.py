@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from chunklab.commands.chunk import add_strategy_arguments, strategy_from_args
+from chunklab.commands.search import add_where_argument, is_url, open_store, parse_where
 
 #: characters per model token on the densest text measured (standard-library code: 600
 #: structural characters put 0.2 % of chunks over MiniLM's 256 tokens, 1500 put 33 %)
@@ -45,7 +46,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="embed each chunk with its document title and section path in front "
         "(the stored text is the chunk)",
     )
-    p.add_argument("--store", default=None, metavar="DIR", help="Chroma directory (default .chunklab/chroma)")
+    p.add_argument(
+        "--store",
+        default=None,
+        metavar="STORE",
+        help="the Chroma store: a folder (default .chunklab/chroma) or a server URL (chroma run)",
+    )
     p.add_argument("--collection", default="chunks", help="collection name (default chunks)")
     p.add_argument(
         "--clear",
@@ -57,7 +63,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--query", "-q", action="append", default=[], help="search this query (repeatable)")
     p.add_argument("-k", type=int, default=5, help="results per query (default 5)")
-    p.add_argument("--where", default=None, help='metadata filter as JSON, e.g. \'{"kind": "function"}\'')
+    add_where_argument(p)
     p.add_argument("--json", action="store_true", help="print results as JSON lines")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_engine_arguments(p)
@@ -72,16 +78,17 @@ def run(args: argparse.Namespace) -> int:
     if not args.paths and not args.query:
         raise ValueError("give PATHs to index, --query to search, or both")
     check_positive_int(args.k, "-k")
-    where = _where(args.where)
+    where = parse_where(args.where)
+    if is_url(args.store):  # one store argument: a folder or a server URL
+        if args.chroma_url is not None and args.chroma_url != args.store:
+            raise ValueError(f"--store {args.store!r} and --chroma-url {args.chroma_url!r} name two stores")
+        args.store, args.chroma_url = None, args.store
     status = index(args) if args.paths else 0
     if not args.query:
         return status
-    from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
-
-    # a store or collection that does not exist is an error listing what does
-    encoder = Encoder(args.model, show_progress=False if args.no_progress else None)
-    store = ChunkStore(path=args.store, collection=args.collection, encoder=encoder, create=False)
+    # a store or collection that does not exist is an error listing what does; without --model,
+    # the query is embedded by the model the collection recorded
+    store = open_store(args.chroma_url or args.store, args.collection, args.model, not args.no_progress)
     for query in args.query:
         hits = store.search(query, k=args.k, where=where)
         if args.json:
@@ -105,6 +112,7 @@ def index(args: argparse.Namespace) -> int:
     from chunklab.ingest.pipeline import Engine, IngestOptions
     from chunklab.ingest.pipeline import run as run_pipeline
 
+    args.model = args.model or "minilm"
     engine_run = bool(args.engine or args.out or args.chroma_url)
     if args.query and engine_run:
         raise ValueError(
@@ -148,7 +156,10 @@ def index(args: argparse.Namespace) -> int:
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     """``--engine`` and its options (chunklab.ingest: worker processes or a Ray cluster)."""
     p.add_argument(
-        "--model", choices=("minilm", "static"), default="minilm", help="embedding model (default minilm)"
+        "--model",
+        choices=("minilm", "static"),
+        default=None,
+        help="embedding model (default minilm; --query alone: the model the store was built with)",
     )
     p.add_argument(
         "--engine",
@@ -190,15 +201,3 @@ def fitted_strategy(args: argparse.Namespace) -> Any:
                 f"so that chunks fit the model's {window}-token window"
             )
     return strategy
-
-
-def _where(text: str | None) -> dict[str, Any] | None:
-    if not text:
-        return None
-    try:
-        where = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--where is not valid JSON: {exc}") from exc
-    if not isinstance(where, dict):
-        raise ValueError("--where must be a JSON object")
-    return where

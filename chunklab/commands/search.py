@@ -2,7 +2,8 @@
 
 ``chunklab search .chunklab/chroma "how do I restart the scanner" --k 5 --where kind=section``
 prints, per hit, its rank, score, document, offsets, headings path and text (``--json``: one
-JSON object per line).
+JSON object per line). STORE is a folder or a Chroma server URL; the query is embedded with
+the model the store was built with (the static model for a store built with ``--model static``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,14 @@ import json
 import sys
 from typing import Any
 
+#: the one spelling of ``--where`` documented in every command's help
+WHERE_HELP = (
+    "keep chunks whose metadata KEY equals VALUE (values read as int, float, bool or text); "
+    'repeatable, all must hold; a JSON Chroma filter such as \'{"start": {"$gt": 0}}\' also works'
+)
+#: the one spelling of the store argument
+STORE_HELP = "the Chroma store: a folder (as written by chunklab index --store) or a server URL (chroma run)"
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``chunklab search``."""
@@ -19,43 +28,41 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "search",
         help="query an existing Chroma index: doc, offsets, score, headings path and chunk text",
         description=(
-            "Embed QUERY with the local model and print the k most similar chunks of the index in STORE."
+            "Embed QUERY with the model the store was built with and print the k most similar chunks "
+            "of the index in STORE (a folder or a Chroma server URL)."
         ),
     )
-    p.add_argument(
-        "store", metavar="STORE", help="the Chroma directory (as written by chunklab index --store)"
-    )
+    p.add_argument("store", metavar="STORE", help=STORE_HELP)
     p.add_argument("query", metavar="QUERY", help="the question to search for")
     p.add_argument("--k", "-k", type=int, default=5, help="results (default 5)")
-    p.add_argument(
-        "--where",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="keep chunks whose metadata KEY equals VALUE (repeatable: all must hold)",
-    )
+    add_where_argument(p)
     p.add_argument("--collection", default="chunks", help="collection name (default chunks)")
+    p.add_argument(
+        "--model",
+        choices=("minilm", "static"),
+        default=None,
+        help="embed the query with this model (default: the one the store was built with)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per hit")
     p.set_defaults(func=run)
     return p
 
 
+def add_where_argument(p: argparse.ArgumentParser) -> None:
+    """``--where`` as every command spells it (parsed by :func:`parse_where`)."""
+    p.add_argument("--where", action="append", default=[], metavar="KEY=VALUE", help=WHERE_HELP)
+
+
 def run(args: argparse.Namespace) -> int:
     """Search the store; 0 on success (also when nothing matches)."""
-    from pathlib import Path
-
     from chunklab.evaluate._validate import check_positive_int
-    from chunklab.retrieval.store import ChunkStore
 
     check_positive_int(args.k, "--k")
-    if not Path(args.store).is_dir():
-        raise ValueError(
-            f"STORE {args.store!r} is not a directory (index files first with chunklab index --store)"
-        )
-    store = ChunkStore(path=args.store, collection=args.collection, create=False)
+    where = parse_where(args.where)
+    store = open_store(args.store, args.collection, model=args.model)
     if store.count() == 0:
         raise ValueError(f"collection {args.collection!r} in {args.store} is empty (or does not exist)")
-    hits = store.search(args.query, k=args.k, where=parse_where(args.where))
+    hits = store.search(args.query, k=args.k, where=where)
     for rank, (chunk, score) in enumerate(hits, 1):
         print(format_hit(rank, chunk, score, as_json=args.json))
     if not hits and not args.json:
@@ -63,15 +70,62 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_where(items: list[str]) -> dict[str, Any] | None:
-    """``["kind=function", "line_start=3"]`` -> a Chroma filter (values read as int/float/bool/str)."""
+def is_url(location: str | None) -> bool:
+    """Whether a store argument names a Chroma server (``http://`` or ``https://``) rather than a folder."""
+    return bool(location) and str(location).lower().startswith(("http://", "https://"))
+
+
+def open_store(
+    location: str | None, collection: str, model: str | None = None, progress: bool = False
+) -> Any:
+    """The existing :class:`~chunklab.retrieval.store.ChunkStore` at a folder or server URL.
+
+    ``model`` None: the encoder the collection recorded (the static model for a store built
+    with it), loaded once per process; a folder that does not exist is an error naming it.
+    """
+    from pathlib import Path
+
+    from chunklab.retrieval.store import ChunkStore
+
+    encoder = None
+    if model is not None:
+        from chunklab.embed import Encoder
+
+        encoder = Encoder(model, show_progress=None if progress else False)
+    if is_url(location):
+        return ChunkStore(url=location, collection=collection, encoder=encoder, create=False)
+    if location is not None and not Path(location).is_dir():
+        raise ValueError(
+            f"no store at {location!r}: give a folder written by chunklab index --store, "
+            "or a Chroma server URL (http://host:port)"
+        )
+    return ChunkStore(path=location, collection=collection, encoder=encoder, create=False)
+
+
+def parse_where(items: list[str] | str | None) -> dict[str, Any] | None:
+    """``--where`` items as one Chroma filter: each ``KEY=VALUE`` or a JSON object; all must hold.
+
+    ``["kind=function", "line_start=3"]`` -> ``{"$and": [{"kind": "function"}, {"line_start": 3}]}``
+    (values read as int/float/bool/str); ``['{"start": {"$gt": 0}}']`` is taken as it is.
+    """
     from chunklab.chunkers.catalog import parse_param_value
 
-    conditions = []
-    for item in items:
-        key, eq, value = item.partition("=")
+    if isinstance(items, str):
+        items = [items]
+    conditions: list[dict[str, Any]] = []
+    for item in items or []:
+        text = item.strip()
+        if text.startswith("{"):
+            try:
+                condition = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"--where {item!r} is not valid JSON: {exc}") from exc
+            if condition:
+                conditions.append(condition)
+            continue
+        key, eq, value = text.partition("=")
         if not eq or not key.strip():
-            raise ValueError(f"--where expects KEY=VALUE, got {item!r}")
+            raise ValueError(f"--where expects KEY=VALUE or a JSON object, got {item!r}")
         conditions.append({key.strip(): parse_param_value(value.strip())})
     if not conditions:
         return None
@@ -91,6 +145,8 @@ def format_hit(rank: int, chunk: Any, score: float, as_json: bool = False) -> st
                 "start": chunk.start,
                 "end": chunk.end,
                 "headings_path": path,
+                "headings": headings if isinstance(headings, list) else [headings],
+                "page": chunk.metadata.get("page"),
                 "text": chunk.text,
                 "metadata": chunk.metadata,
             },

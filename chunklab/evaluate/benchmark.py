@@ -205,6 +205,7 @@ class Benchmark:
             convention=self.convention,
             relevance=self.relevance,
             retrieved=retrieved_by,
+            window=getattr(encoder, "max_seq_length", None),
         )
 
     # ------------------------------------------------------------------------------ steps
@@ -321,12 +322,14 @@ class Benchmark:
         token_counts = _token_counts(embedded)
         window = getattr(encoder, "max_seq_length", 256)
         limit = int(window) - 2 if window else None  # [CLS] and [SEP]; a static model has no window
+        truncated = sum(n > limit for n in token_counts) if limit is not None else 0
         return {
             "chunks": len({c.id for c in indexed.chunks}),
             "vectors": int(stats["vectors"]),
             "chars_embedded": sum(len(t) for t in embedded),
             "tokens_embedded": sum(token_counts),
-            "truncated_chunks": sum(n > limit for n in token_counts) if limit is not None else 0,
+            "truncated_chunks": truncated,
+            "truncated": truncated / len(token_counts) if token_counts else 0.0,
             "vector_bytes": int(stats["raw_vector_bytes"]),
             "index_bytes": int(stats["bytes_on_disk"]),
             "chunk_s": indexed.chunk_s,

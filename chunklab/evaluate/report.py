@@ -40,7 +40,7 @@ caption{caption-side:bottom;font-size:.85em;color:#555;text-align:left}mark{back
 pre{white-space:pre-wrap;background:#f6f8fa;padding:.5em;
 margin:.25em 0;font-size:.85em;max-height:18em;overflow:auto}
 details{margin:.5em 0;border:1px solid #ddd;padding:.5em}summary{cursor:pointer;font-weight:600}
-.gold{border-left:4px solid #e3b341}.note{color:#555}img{max-width:100%}
+.gold{border-left:4px solid #e3b341}.warning{color:#a33;font-weight:600}.note{color:#555}img{max-width:100%}
 """
 
 
@@ -74,6 +74,7 @@ def render_report(result: BenchmarkResult, benchmark: Benchmark) -> str:
             result.table(),
             caption="mean [95% interval] per metric, then costs (see results.json for definitions)",
         ),
+        *(f'<p class="warning">{_e(line.strip())}</p>' for line in result.truncation_warnings()),
         "<h2>Plots</h2>",
         *_plots(result),
         "<h2>Pairwise win shares</h2>",

@@ -27,10 +27,12 @@ __all__ = [
     "COST_COLUMNS",
     "COST_DOCS",
     "DISPLAY_COSTS",
+    "DISPLAY_METRICS",
     "MAIN_METRICS",
     "METRICS",
     "METRIC_DOCS",
     "SPAN_METRICS",
+    "TRUNCATION_SHARE",
     "BenchmarkResult",
     "measured_metrics",
     "summarize",
@@ -60,6 +62,7 @@ COST_COLUMNS = (
     "chars_embedded",
     "tokens_embedded",
     "truncated_chunks",
+    "truncated",
     "vector_bytes",
     "index_bytes",
     "chunk_s",
@@ -70,11 +73,16 @@ COST_COLUMNS = (
     "retrieved_chars",
 )
 
+#: metrics shown by :meth:`BenchmarkResult.table` (the printed table and the HTML report)
+DISPLAY_METRICS = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou", "precision_omega")
+#: share of a strategy's chunks over the model's window above which a run warns
+TRUNCATION_SHARE = 0.05
 #: cost columns shown by :meth:`BenchmarkResult.table`
 DISPLAY_COSTS = (
     "chunks",
     "vectors",
     "tokens_embedded",
+    "truncated",
     "retrieved_chars",
     "index_bytes",
     "ingest_s",
@@ -107,6 +115,7 @@ COST_DOCS = {
     "chars_embedded": "characters of the embedded texts (chunk text plus its context header)",
     "tokens_embedded": "MiniLM tokens of the embedded texts",
     "truncated_chunks": "embedded texts longer than the model's window (their tail is not embedded)",
+    "truncated": "share of the embedded texts longer than the model's window (truncated_chunks / vectors)",
     "vector_bytes": "raw float32 vector bytes, 4 * vectors * dim",
     "index_bytes": "bytes on disk of the strategy's Chroma folder",
     "chunk_s": "seconds spent chunking (semantic chunking embeds sentences here)",
@@ -144,6 +153,29 @@ class BenchmarkResult:
     relevance: str = "span"
     #: strategy name -> the top-k chunks of each question, in question order (for the HTML report)
     retrieved: dict[str, list[list[Any]]] = field(default_factory=dict, repr=False)
+    #: the model's window in tokens (None: a model without one, e.g. the static model)
+    window: int | None = None
+
+    def truncation_warnings(self, min_share: float = TRUNCATION_SHARE) -> list[str]:
+        """A warning line per strategy with more than ``min_share`` of its chunks over the model's window.
+
+        Those chunks are embedded by their opening only, so comparing sizes past the window
+        compares embeddings of the same opening length (the rest of the text only costs context).
+        """
+        from chunklab.ingest.report import truncation_warning
+
+        lines = []
+        for name, row in self.summary.iterrows():
+            over, vectors = int(row.get("truncated_chunks", 0)), int(row.get("vectors", 0))
+            line = truncation_warning(over, vectors, self.window, min_share, name=str(name))
+            if line:
+                lines.append(line)
+        if lines:
+            lines.append(
+                f"          a size comparison past {self.window} tokens compares embeddings of each "
+                "chunk's opening: the longer chunks only cost more context"
+            )
+        return lines
 
     @property
     def reported_metrics(self) -> tuple[str, ...]:
@@ -233,7 +265,7 @@ class BenchmarkResult:
 
     def table(
         self,
-        metrics: Sequence[str] = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou"),
+        metrics: Sequence[str] = DISPLAY_METRICS,
         costs: Sequence[str] = DISPLAY_COSTS,
         digits: int = 3,
     ) -> pd.DataFrame:
@@ -248,8 +280,9 @@ class BenchmarkResult:
             for m in metrics:
                 out[m] = f"{row[m]:.{digits}f} [{row[m + '_lo']:.{digits}f}, {row[m + '_hi']:.{digits}f}]"
             for c in costs:
-                v = row[c]
-                out[c] = int(round(v)) if abs(v) >= 100 else round(float(v), 2)
+                v = float(row[c])
+                whole = abs(v) >= 100 or v.is_integer()  # a count prints as 50, not 50.0
+                out[c] = int(round(v)) if whole else round(v, 2)
             rows[name] = out
         df = pd.DataFrame.from_dict(rows, orient="index")
         df.index.name = "strategy"
@@ -257,7 +290,7 @@ class BenchmarkResult:
 
     def markdown(
         self,
-        metrics: Sequence[str] = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou"),
+        metrics: Sequence[str] = DISPLAY_METRICS,
         costs: Sequence[str] = DISPLAY_COSTS,
         digits: int = 3,
     ) -> str:

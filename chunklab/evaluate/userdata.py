@@ -15,8 +15,11 @@ one of three formats (documented in ``chunklab/data/docs/FORMAT.md``):
 * **beir** — a BEIR folder: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/*.tsv``. Relevance is
   per document (score > 0), so span metrics are not reported.
 
-Every problem found is reported at once in one ``ValueError``; with ``on_error="skip"`` the
-unreadable files and bad questions are left out instead (and listed in ``dataset.skipped``).
+Corpus files are read as ``chunklab index`` reads them: a file in another encoding is decoded
+by the reported fallback (``metadata["decode_problem"]``), a binary file is skipped (and listed
+in ``dataset.skipped``). Every problem found is reported at once in one ``ValueError``; with
+``on_error="skip"`` the unreadable files and bad questions are left out instead (and listed
+in ``dataset.skipped``).
 The result is a :class:`chunklab.datasets.model.QuestionSet` of
 :class:`chunklab.documents.Document` and :class:`UserQuestion`.
 """
@@ -39,6 +42,8 @@ __all__ = ["FORMATS", "UserQuestion", "detect_format", "load_user_dataset"]
 FORMATS = ("auto", "quotes", "spans", "beir")
 ON_ERROR = ("fail", "skip")
 _MAX_LISTED = 20
+#: how a problem in a corpus file begins (the error header counts them apart)
+CORPUS_FILE = "corpus file"
 
 
 @dataclass(frozen=True)
@@ -78,18 +83,21 @@ def load_user_dataset(
     if fmt == "auto":
         fmt = detect_format(root, qpath)
     problems: list[str] = []
+    not_documents: list[str] = []  # binary and other non-document files: skipped, as index does
     if fmt == "beir":
         documents, items = _beir(root, qpath, problems)
     else:
         if qpath is None:
             raise ValueError(f"the {fmt} format needs --questions FILE")
-        documents = _read_corpus(root, problems)
+        documents = _read_corpus(root, problems, not_documents)
         by_id = {d.doc_id: d for d in documents}
         rows = _read_rows(qpath)
         parse = _quote_question if fmt == "quotes" else _span_question
         items = [q for n, row in enumerate(rows, 1) if (q := parse(row, n, by_id, problems)) is not None]
     if not documents:
-        raise ValueError(f"the corpus {str(root)!r} has no readable documents" + _listing(problems))
+        raise ValueError(
+            f"the corpus {str(root)!r} has no readable documents" + _listing(problems + not_documents)
+        )
     seen: set[str] = set()
     for q in items:
         if q.id in seen:
@@ -97,14 +105,14 @@ def load_user_dataset(
         seen.add(q.id)
     if problems and on_error == "fail":
         raise ValueError(
-            f"{len(problems)} problem(s) in {qpath or root} (use --on-error skip to leave them out)"
+            f"{_problem_header(problems, root, qpath)} (use --on-error skip to leave them out)"
             + _listing(problems)
         )
     if len(seen) != len(items):  # skip mode: keep the first of each id
         items = list({q.id: q for q in reversed(items)}.values())[::-1]
     if not items:
         raise ValueError(f"no usable questions in {qpath or root}" + _listing(problems))
-    return QuestionSet(f"{root.name}:{fmt}", documents, items, problems, format=fmt)
+    return QuestionSet(f"{root.name}:{fmt}", documents, items, not_documents + problems, format=fmt)
 
 
 def detect_format(corpus_dir: Path, questions: Path | None) -> str:
@@ -133,13 +141,31 @@ def detect_format(corpus_dir: Path, questions: Path | None) -> str:
 # ------------------------------------------------------------------------------ corpus and rows
 
 
-def _read_corpus(root: Path, problems: list[str]) -> list[Document]:
+def _read_corpus(root: Path, problems: list[str], skipped: list[str]) -> list[Document]:
+    """The documents under ``root``, read as ``chunklab index`` reads them (one loader, one policy).
+
+    A file that needs a fallback encoding is decoded by it (``metadata["decode_problem"]``
+    says so); a file that is not a document (binary, not regular) goes to ``skipped``; one
+    that cannot be read is a problem.
+    """
     from chunklab.documents import DocumentError, iter_documents
+    from chunklab.ingest.report import problem_of
 
     errors: list[DocumentError] = []
-    documents = list(iter_documents([str(root)], root=str(root), strict=True, errors=errors))
-    problems.extend(f"corpus file {e.path}: {e.detail}" for e in errors)
+    documents = list(iter_documents([str(root)], root=str(root), errors=errors))
+    for e in errors:
+        pile, _, detail = problem_of(e)
+        (skipped if pile == "skipped" else problems).append(f"{CORPUS_FILE} {e.path}: {detail}")
     return documents
+
+
+def _problem_header(problems: list[str], root: Path, qpath: Path | None) -> str:
+    """``"3 problem(s): 1 in the corpus files of c, 2 in q.csv"``: each count where it was found."""
+    in_corpus = sum(p.startswith(CORPUS_FILE) for p in problems)
+    places = [f"{in_corpus} in the corpus files of {root}"] if in_corpus else []
+    if len(problems) > in_corpus:
+        places.append(f"{len(problems) - in_corpus} in {qpath or root}")
+    return f"{len(problems)} problem(s): {', '.join(places)}"
 
 
 def _read_rows(path: Path) -> list[Any]:

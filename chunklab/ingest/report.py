@@ -17,7 +17,7 @@ from typing import Any
 
 from chunklab.documents import Document, DocumentError
 
-__all__ = ["SHOWN", "SKIP_REASONS", "IngestReport", "problem_of", "report_lines"]
+__all__ = ["SHOWN", "SKIP_REASONS", "IngestReport", "problem_of", "report_lines", "truncation_warning"]
 
 #: DocumentError reasons that mean "not a document" (skipped) rather than "broken" (failed)
 SKIP_REASONS = frozenset({"binary", "not-regular", "undecodable"})
@@ -129,12 +129,9 @@ class IngestReport:
         workers = f"{self.workers} worker" + ("s" if self.workers != 1 else "")
         lines[0] += f"engine {self.engine} ({workers}, model {self.model})"
         lines.extend(report_lines(self.files_dict()))
-        if self.over_window:
-            lines.append(
-                f"  WARNING   {self.over_window:,} of {self.added:,} chunks embedded "
-                f"({self.over_window / self.added:.0%}) exceed the model's {self.window}-token window: "
-                "the text past it is not embedded; use a smaller --size"
-            )
+        warning = truncation_warning(self.over_window, self.added, self.window)
+        if warning:
+            lines.append(f"  {warning}")
         cache = (
             f" (model {self.model_calls:,}, from cache {self.cache_hits:,})"
             if self.model_calls is not None and self.cache_hits is not None
@@ -152,6 +149,24 @@ class IngestReport:
         )
         lines.append(f"  wrote     {self.target}")
         return "\n".join(lines)
+
+
+def truncation_warning(
+    over: int, embedded: int, window: int | None, min_share: float = 0.0, name: str = ""
+) -> str | None:
+    """The warning line when ``over`` of ``embedded`` chunks exceed the model's ``window`` tokens.
+
+    None when no chunk (or no more than ``min_share`` of them) is over the window, or when the
+    model has no window; ``name`` (a strategy) heads the line. ``chunklab index`` warns at any
+    truncated chunk, ``chunklab evaluate`` above 5 % of a strategy's chunks.
+    """
+    if not over or not embedded or not window or over / embedded <= min_share:
+        return None
+    return (
+        f"WARNING   {name + ': ' if name else ''}{over:,} of {embedded:,} chunks embedded "
+        f"({over / embedded:.0%}) exceed the model's {window}-token window: "
+        "the text past it is not embedded; use a smaller --size"
+    )
 
 
 def report_lines(report: dict[str, Any]) -> list[str]:
