@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.chunk import Chunk
-from chunklab.retrieval import lexical
+from chunklab.retrieval import bm25_counts
 from chunklab.retrieval.bm25_counts import CountsBM25
 from chunklab.retrieval.filters import matches
 from chunklab.retrieval.lexical import BM25Index, tokenize
@@ -312,12 +312,12 @@ def test_weights_do_not_depend_on_term_ids_order_or_the_slice_size(texts, rng):
     tf = np.array([n for c in counts for n in c.values()], dtype=np.uint16)
     nuniq = np.array([len(c) for c in counts])
     length = np.array([len(doc) for doc in tokens])
-    slice_before = lexical._SLICE
-    lexical._SLICE = 3
+    slice_before = bm25_counts._SLICE
+    bm25_counts._SLICE = 3
     try:
         by_hand = CountsBM25(term, tf, nuniq, length, vocab)
     finally:
-        lexical._SLICE = slice_before
+        bm25_counts._SLICE = slice_before
     assert by_hand.postings == reference.postings == len(term)
     for q in ("parse config", "HTTPServer value", "x 42 userName"):
         np.testing.assert_allclose(by_hand.scores(q), reference.scores(q), rtol=1e-6)
