@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks, embedding_text
 from chunklab.chunkers.structural import chunk_html
+from chunklab.chunkers.structural._html_furniture import has_one_main_landmark, is_furniture, is_main_landmark
+from chunklab.chunkers.structural._html_tags import SECTIONING, TRACKED
 from chunklab.documents import decode_bytes
 
 
@@ -24,8 +26,9 @@ def ok(chunks, html, max_chars=1500):
 def visible(html: str, keep_boilerplate: bool = False) -> str:
     """An independent oracle: BeautifulSoup's text without script/style/template/head.
 
-    Unless ``keep_boilerplate``, also without nav, aside, role=navigation, and header/footer
-    that have no sectioning ancestor (the rule chunk_html documents).
+    Unless ``keep_boilerplate``, also without page furniture (the rule chunk_html documents:
+    ``is_furniture`` decides per element, this walks BeautifulSoup's own tree) and, on a page
+    with one main landmark, without everything outside it.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
@@ -33,16 +36,33 @@ def visible(html: str, keep_boilerplate: bool = False) -> str:
     for t in soup(["script", "style", "template", "noscript", "head", "title"]):
         t.decompose()
     if not keep_boilerplate:
-        furniture = soup.find_all(["nav", "aside"]) + soup.find_all(attrs={"role": "navigation"})
-        furniture += [
+        mains = [t for t in soup.find_all(TRACKED) if is_main_landmark(t.name, _attr(t, "role"))]
+        root = mains[0] if len(mains) == 1 and has_one_main_landmark(html) else None
+        sectioning = [*SECTIONING]
+        furniture = [
             t
-            for t in soup.find_all(["header", "footer"])
-            if t.find_parent(["article", "section", "main", "aside", "nav"]) is None
+            for t in soup.find_all(TRACKED)
+            if t is not root
+            and (root is None or t not in root.parents)  # the landmark is content wherever it is
+            and is_furniture(
+                t.name,
+                _attr(t, "role"),
+                _attr(t, "class"),
+                _attr(t, "id"),
+                t.find_parent(sectioning) is not None or (root is not None and root in t.parents),
+            )
         ]
         for t in furniture:
             if not t.decomposed:
                 t.decompose()
+        if root is not None:
+            return "".join(root.get_text().split())
     return "".join(soup.get_text().split())
+
+
+def _attr(tag, name: str) -> str | None:
+    value = tag.get(name)
+    return " ".join(value) if isinstance(value, list) else value
 
 
 def squash(chunks) -> str:
@@ -222,7 +242,24 @@ def element(draw, depth=0):
             )
         )
     tag = draw(st.sampled_from(_BLOCK_TAGS))
-    attrs = draw(st.sampled_from(["", ' class="c"', ' id="i1"', " class='a b' id=z"]))
+    plain = ["", ' class="c"', ' id="i1"', " class='a b' id=z"]
+    # furniture and landmark attributes on elements no sibling closes implicitly (BeautifulSoup's
+    # html.parser tree nests <p><p> where HTML, and the chunker, close the first)
+    attrs = draw(
+        st.sampled_from(
+            plain
+            if tag in ("p", "li", "dt", "dd", "h1", "h2", "h3")
+            else [
+                *plain,
+                ' role="main"',
+                ' role="contentinfo"',
+                ' class="footer"',
+                ' class="wy-nav-content"',
+                ' id="sidebar"',
+                ' class="md-header"',
+            ]
+        )
+    )
     inner = "".join(draw(st.lists(element(depth + 1), max_size=4)))
     return f"<{tag}{attrs}>{inner}</{tag}>"
 

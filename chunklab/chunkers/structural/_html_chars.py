@@ -10,7 +10,7 @@ import bisect
 import html as html_lib
 import re
 
-from chunklab.chunkers.structural._html_scan import Block
+from chunklab.chunkers.structural._html_tags import Block
 
 # the character references html.unescape replaces (same pattern as the standard library's)
 _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")

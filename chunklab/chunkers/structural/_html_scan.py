@@ -11,6 +11,11 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from chunklab.chunkers.structural._html_furniture import (
+    has_one_main_landmark,
+    is_furniture,
+    is_main_landmark,
+)
 from chunklab.chunkers.structural._html_tags import (
     BLOCK,
     CELLS,
@@ -24,10 +29,11 @@ from chunklab.chunkers.structural._html_tags import (
     SKIP,
     TRACKED,
     VOID,
+    Block,
 )
 from chunklab.text import LineIndex
 
-__all__ = ["Block", "BlockScanner"]
+__all__ = ["Block", "BlockScanner", "scan"]
 
 _PERMALINK_CLASS = re.compile(
     r"\b(?:headerlink|anchor|permalink|heading-anchor|hash-link|anchorjs-link)\b", re.I
@@ -35,35 +41,17 @@ _PERMALINK_CLASS = re.compile(
 _WS = re.compile(r"\s+")
 
 
-class Block:
-    __slots__ = (
-        "start",
-        "end",
-        "text",
-        "tag",
-        "id",
-        "strength",
-        "opener",
-        "heading",
-        "headings",
-        "pre",
-        "parts",
-        "where",
-    )
+def scan(text: str, keep_boilerplate: bool = False) -> BlockScanner:
+    """The page's blocks; the main-landmark rule is dropped when the one landmark is never opened.
 
-    def __init__(self, start, end, text, tag, id_, strength, opener, heading, headings, pre, parts, where):
-        self.start = start
-        self.end = end
-        self.text = text
-        self.tag = tag
-        self.id = id_
-        self.strength = strength
-        self.opener = opener
-        self.heading = heading
-        self.headings = headings
-        self.pre = pre
-        self.parts = parts  # the strings that make up the text, before normalization
-        self.where = where  # per part: its raw offset, or ~offset (negative) for an inserted separator
+    (A ``<main>`` inside a ``<template>`` or ``<script>`` counts in the pre-scan only.)
+    """
+    scanner = BlockScanner(text, keep_boilerplate)
+    scanner.run()
+    if scanner.main_only and not scanner.saw_main:
+        scanner = BlockScanner(text, keep_boilerplate, main_rule=False)
+        scanner.run()
+    return scanner
 
 
 class BlockScanner(HTMLParser):
@@ -74,11 +62,17 @@ class BlockScanner(HTMLParser):
     tag ends where the next token starts (where the parser resumed after it).
     """
 
-    def __init__(self, text: str, keep_boilerplate: bool = False) -> None:
+    def __init__(self, text: str, keep_boilerplate: bool = False, main_rule: bool = True) -> None:
         super().__init__(convert_charrefs=True)
         self.src = text
         self.keep = keep_boilerplate
         self.drop_at: int | None = None  # stack index of the boilerplate element being dropped
+        # a page with one main landmark keeps only its content: outside it drop_at is -1
+        self.main_only = main_rule and not keep_boilerplate and has_one_main_landmark(text)
+        self.saw_main = False
+        self.main_at: int | None = None  # stack index of the open main landmark
+        if self.main_only:
+            self.drop_at = -1
         self.headings_open = 0
         self.link: tuple[int, bool] | None = None  # an anchor in a heading: (first part, permalink class)
         self.lines = LineIndex(text)
@@ -116,7 +110,7 @@ class BlockScanner(HTMLParser):
         if self._pending_end is not None:
             self._finish_end(at)
         self.events.append(at)
-        if tag in NOTICED or self.skip or (tag == "a" and self.headings_open):
+        if tag in NOTICED or self.skip or tag == "a":
             # any other element outside skipped content changes nothing
             self.start_tag(tag, attrs, tag in VOID, at)
 
@@ -215,6 +209,7 @@ class BlockScanner(HTMLParser):
                 made = True
             self.parts = []
             self.where = []
+            self.link = None  # an anchor around a block boundary is no permalink marker
         if not made and closing and self.blocks and self.blocks[-1].end == self.cur_start:
             # an end tag right after a block belongs to that block's markup
             self.blocks[-1].end = at
@@ -281,6 +276,9 @@ class BlockScanner(HTMLParser):
             self.stack.pop()
             if self.drop_at is not None and len(self.stack) <= self.drop_at:
                 self.drop_at = None
+            if self.main_at is not None and len(self.stack) <= self.main_at:
+                self.main_at = None
+                self.drop_at = -1  # what follows the main landmark is furniture too
             if tag in SEMANTIC and self.marks:
                 del self.heading_path[self.marks.pop() :]
             if tag == "pre":
@@ -333,7 +331,11 @@ class BlockScanner(HTMLParser):
             self.flush(at, self.boundary_strength(tag, cls, id_), (tag, id_, at))
         if not void:
             self.stack.append((tag, id_, cls, at))
-            if self.drop_at is None and not self.keep and self._is_boilerplate(tag, role):
+            if self.main_only and self.main_at is None and is_main_landmark(tag, role):
+                self.main_at = len(self.stack) - 1
+                self.drop_at = None
+                self.saw_main = True
+            elif self.drop_at is None and not self.keep and self._is_boilerplate(tag, role, cls, id_):
                 self.drop_at = len(self.stack) - 1
             if tag in HEADINGS:
                 self.headings_open += 1
@@ -364,12 +366,9 @@ class BlockScanner(HTMLParser):
                 self._pop_to(i, end)
                 return
 
-    def _is_boilerplate(self, tag: str, role: str | None) -> bool:
-        if role and "navigation" in role.lower().split():
-            return True
-        if tag in ("nav", "aside"):
-            return True
-        return tag in ("header", "footer") and not any(t[0] in SECTIONING for t in self.stack[:-1])
+    def _is_boilerplate(self, tag: str, role: str | None, cls: str | None, id_: str | None) -> bool:
+        in_section = self.main_at is not None or any(t[0] in SECTIONING for t in self.stack[:-1])
+        return is_furniture(tag, role, cls, id_, in_section)
 
     def _open_link(self, attrs: list[tuple[str, str | None]]) -> None:
         href = cls = ""
@@ -379,7 +378,8 @@ class BlockScanner(HTMLParser):
             elif name == "class":
                 cls = value or ""
         marked = bool(_PERMALINK_CLASS.search(cls))
-        if marked or href.startswith("#"):
+        # a permalink class marks an anchor anywhere (Sphinx puts them after definitions too)
+        if marked or (href.startswith("#") and self.headings_open):
             self.link = (len(self.parts), marked)
 
     def _close_link(self) -> None:

@@ -1,7 +1,8 @@
 """The HTML element tables the scanner (:mod:`chunklab.chunkers.structural._html_scan`) works from.
 
 Which elements open blocks, which are void, skipped, page furniture or sectioning, and
-what a heading's permalink anchor shows: data, kept apart from the parser that reads it.
+what a heading's permalink anchor shows: data, kept apart from the parser that reads it; and
+the :class:`Block` of visible text the scanner records.
 """
 
 from __future__ import annotations
@@ -101,3 +102,34 @@ SECTIONING = frozenset({"article", "section", "main", "aside", "nav"})
 #: what a heading's permalink anchor shows ("¶" in Sphinx, "#" in many themes)
 PERMALINK_MARKS = frozenset({"", "#", "\u00b6", "\u00a7", "\U0001f517", "\u2693", "link", "permalink"})
 HEAD_ONLY = frozenset({"title", "meta", "link", "style", "script", "base", "noscript", "template", "head"})
+
+
+class Block:
+    __slots__ = (
+        "start",
+        "end",
+        "text",
+        "tag",
+        "id",
+        "strength",
+        "opener",
+        "heading",
+        "headings",
+        "pre",
+        "parts",
+        "where",
+    )
+
+    def __init__(self, start, end, text, tag, id_, strength, opener, heading, headings, pre, parts, where):
+        self.start = start
+        self.end = end
+        self.text = text
+        self.tag = tag
+        self.id = id_
+        self.strength = strength
+        self.opener = opener
+        self.heading = heading
+        self.headings = headings
+        self.pre = pre
+        self.parts = parts  # the strings that make up the text, before normalization
+        self.where = where  # per part: its raw offset, or ~offset (negative) for an inserted separator

@@ -43,7 +43,7 @@ from chunklab.chunkers.structural._common import (
     retokenized_oversize,
 )
 from chunklab.chunkers.structural._html_chars import char_map
-from chunklab.chunkers.structural._html_scan import Block, BlockScanner
+from chunklab.chunkers.structural._html_scan import Block, BlockScanner, scan
 from chunklab.documents import Document, decode_bytes
 from chunklab.protocols import DocumentLike
 from chunklab.text import trim_span
@@ -74,11 +74,14 @@ def chunk_html(
     element that opens the section, ``kind`` (section, section_part, split), ``title``
     of the page when it has one. A page with no visible text gives no chunks.
 
-    Page furniture is dropped unless ``keep_boilerplate``: ``nav``, ``aside``, anything
-    with ``role="navigation"``, and ``header``/``footer`` outside a sectioning element
-    (their markup stays inside the spans, their text is not chunked). Permalink anchors
-    at the end of a heading (``<a class="headerlink" href="#x">¶</a>``) are never part
-    of its text.
+    Page furniture is dropped unless ``keep_boilerplate`` (its markup stays in the
+    spans, its text is not chunked): ``nav``, ``aside``, ``header``/``footer`` outside
+    a sectioning element, furniture landmark roles (navigation, banner, contentinfo,
+    ...), elements whose class or id words name furniture (footer, sidebar,
+    breadcrumbs, toc, ...), and on a page with one main landmark everything outside
+    it (see :mod:`chunklab.chunkers.structural._html_furniture`). Permalink anchors
+    (``<a class="headerlink" href="#x">¶</a>``, a ``#`` in a heading) are never
+    text, and a heading never becomes a chunk alone: it joins the content it heads.
     """
     check_source(html, "html")
     max_chars = check_max_chars(max_chars)
@@ -92,9 +95,8 @@ def chunk_html(
     if check_bool(keep_boilerplate, "keep_boilerplate"):
         params["keep_boilerplate"] = True
     params.update(unit_params(unit))
-    scanner = BlockScanner(html, keep_boilerplate)
     try:
-        scanner.run()
+        scanner = scan(html, keep_boilerplate)
     except AssertionError as exc:  # html.parser's error on an unreadable marked section
         reason = f"html.parser: {exc}"
         return _fallback(html, max_chars, doc_id, params, path, reason, unit)
@@ -109,9 +111,8 @@ def html_text_map(html: str, keep_boilerplate: bool = False) -> tuple[str, list[
     (fixed, recursive, semantic, ...) chunk the visible text of a page while their spans
     still locate its markup. A page ``html.parser`` cannot read is returned as it is.
     """
-    scanner = BlockScanner(html, keep_boilerplate)
     try:
-        scanner.run()
+        scanner = scan(html, keep_boilerplate)
     except AssertionError:
         return html, list(range(len(html) + 1))
     parts: list[str] = []
@@ -239,18 +240,13 @@ class _Sectioner:
                 sections.append([b])
             else:
                 sections[-1].append(b)
-        pending: list[Block] = []  # a heading-only section waiting for its subsection
+        pending: list[Block] = []  # bare headings waiting for the content they head
         for k, sec in enumerate(sections):
             if pending:
                 sec = pending + sec
                 pending = []
-            if (
-                len(sec) == 1
-                and sec[0].heading
-                and k + 1 < len(sections)
-                and self.size(sec + sections[k + 1]) <= self.max
-            ):
-                pending = sec
+            if all(b.heading for b in sec) and k + 1 < len(sections):
+                pending = sec  # a heading alone never becomes a chunk: it joins what it heads
                 continue
             if self.size(sec) <= self.max:
                 self.add(sec, "section")
@@ -274,9 +270,18 @@ class _Sectioner:
             else:
                 units.extend([b] for b in g)
         cur: list[Block] = []
-        for u in units:
+        units.reverse()  # a stack: a unit may be put back as its blocks
+        while units:
+            u = units.pop()
             if cur and self.size(cur + u) <= self.max:
                 cur.extend(u)
+                continue
+            if cur and all(b.heading for b in cur) and self.size(cur) + 1 < self.max:
+                if len(u) > 1:  # bare headings stay with the first blocks they head
+                    units.extend([b] for b in reversed(u))
+                else:
+                    self.split_block(u[0], cur)
+                    cur = []
                 continue
             if cur:
                 self.add(cur, "section_part")
@@ -288,10 +293,21 @@ class _Sectioner:
         if cur:
             self.add(cur, "section_part")
 
-    def split_block(self, b: Block) -> None:
-        """A block over budget: its text cut by recursive separators, each cut mapped to its raw offset."""
+    def split_block(self, b: Block, lead: list[Block] | None = None) -> None:
+        """A block over budget: its text cut by recursive separators, each cut mapped to its raw offset.
+
+        ``lead``: bare headings that go in front of the first piece (its budget shrinks by theirs).
+        """
         text, pos, ok = char_map(b, self.text, self.events)
         spans = _spans(text, 0, self.max, self.unit, self.block_index(b, 0))
+        if lead:
+            room = self.max - self.size(lead) - 1
+            first = _spans(text, 0, room, self.unit, self.block_index(b, 0))[0] if room > 0 else [0, 0]
+            spans = ([first] if first[1] > first[0] else []) + (
+                _spans(text, first[1], self.max, self.unit, self.block_index(b, first[1]))
+                if first[1] < len(text)
+                else []
+            )
         i = 0
         while i + 1 < len(spans):
             i += 1
@@ -307,11 +323,15 @@ class _Sectioner:
                 spans[i - 1][1] = spans[i][1]
                 del spans[i]
                 i -= 1
-        cuts = [b.start] + [pos[a] for a, _e in spans[1:]] + [b.end]
+        cuts = [lead[0].start if lead else b.start] + [pos[a] for a, _e in spans[1:]] + [b.end]
         for i, (a, e) in enumerate(spans):
             piece = text[a:e].rstrip()
+            if i == 0 and lead:
+                piece = "\n".join([*(h.text for h in lead), piece])
             extra = {"oversize": True} if length_function(self.unit)(piece) > self.max else None
-            self.emit(piece, cuts[i], max(cuts[i], cuts[i + 1]), b, "split", extra)
+            self.emit(
+                piece, cuts[i], max(cuts[i], cuts[i + 1]), lead[0] if i == 0 and lead else b, "split", extra
+            )
 
     def add(self, blocks: list[Block], kind: str) -> None:
         text = "\n".join(b.text for b in blocks)
