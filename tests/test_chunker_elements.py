@@ -170,3 +170,18 @@ def test_notebook_cells_markdown_by_heading_code_by_python(tmp_path):
     assert [c.text.split("(")[0] for c in code] == ["def load", "def save"]
     assert {c.metadata["cell_type"] for c in code} == {"code"}
     assert code[0].metadata["cell_id"] == nb.cells[2].id
+
+
+def test_a_pdf_kind_string_without_elements_falls_back_and_says_why():
+    text = "words " * 200
+    chunks = chunk_document(Document.from_text(text, "x.pdf", "pdf"), max_chars=300)
+    assert check_chunks(chunks, text, max_size=300) == []
+    assert all(c.metadata["fallback_reason"] == "no element map" for c in chunks)
+
+
+def test_element_chunks_in_model_tokens():
+    items = [("heading", "Intro", 1)] + [("paragraph", "alpha beta gamma delta " * 8, 1) for _ in range(6)]
+    doc = _document(items)
+    chunks = chunk_elements(doc, 64, unit="tokens")
+    assert check_chunks(chunks, doc.text, max_size=64, length=length_function("tokens")) == []
+    assert len(chunks) > 1 and chunks[0].metadata["params"]["unit"] == "tokens"
