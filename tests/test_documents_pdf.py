@@ -150,3 +150,14 @@ def test_a_pdf_without_its_extension_is_still_read_as_a_pdf(tmp_path):
     bare.write_bytes(path.read_bytes())
     doc = load_document(bare)
     assert doc.kind == "pdf" and _norm(doc.text) == "Some words on a page."
+
+
+@settings(max_examples=5)
+@given(left=st.lists(PARAGRAPH, min_size=1, max_size=3), right=st.lists(PARAGRAPH, min_size=1, max_size=3))
+def test_two_columns_of_any_text_read_left_then_right(tmp_path_factory, left, right):
+    left, right = (
+        [f"{p} {'filler words ' * 12}" for p in left],
+        [f"{p} {'filler words ' * 12}" for p in right],
+    )
+    path = docgen.pdf_two_columns(tmp_path_factory.mktemp("c") / "two.pdf", left, right)
+    assert _norm(load_document(path).text) == _norm(" ".join(left + right))
