@@ -161,3 +161,21 @@ def test_two_columns_of_any_text_read_left_then_right(tmp_path_factory, left, ri
     )
     path = docgen.pdf_two_columns(tmp_path_factory.mktemp("c") / "two.pdf", left, right)
     assert _norm(load_document(path).text) == _norm(" ".join(left + right))
+
+
+def test_a_number_in_the_margin_that_does_not_follow_the_pages_stays_text(tmp_path):
+    pdf = docgen._pdf()
+    for k in range(3):
+        pdf.add_page()
+        pdf.set_font("dv", "", 11)
+        if k == 1:
+            pdf.set_xy(20, 8)
+            pdf.cell(20, 5, "42")
+        pdf.set_xy(20, 40)
+        pdf.multi_cell(0, 5.5, f"Body of page {k + 1}.")
+        pdf.set_xy(180, 282)
+        pdf.cell(10, 5, str(k + 1))
+    pdf.output(str(tmp_path / "n.pdf"))
+    doc = load_document(tmp_path / "n.pdf")
+    assert "42" in doc.text.split()
+    assert [r["text"] for r in doc.metadata["removed"]] == ["1", "2", "3"]

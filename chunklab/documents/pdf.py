@@ -193,12 +193,13 @@ def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) ->
         keyed.append(row)
         counts.update({k for _, k in row if k is not None})
     need = max(2, (len(pages) + 1) // 2)
+    numbered = _page_numbers(keyed)
     removed: list[dict[str, Any]] = []
     for i, row in enumerate(keyed):
         keep = []
         for s, key in row:
             role = None
-            if key is not None and _PAGE_NUMBER.match(s.text):
+            if id(s) in numbered:
                 role = "page_number"
             elif key is not None and counts[key] >= need:
                 role = key[0]
@@ -209,6 +210,29 @@ def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) ->
                 removed.append({"page": s.page, "role": role, "text": s.text, "bbox": bbox})
         pages[i] = keep
     return removed
+
+
+def _page_numbers(keyed: list[list[tuple[Seg, tuple[str, str] | None]]]) -> set[int]:
+    """Margin lines that are page numbers: "Page n", roman numerals, or numbers that follow the pages.
+
+    A bare number counts only when its offset from the page index is shared by other pages
+    (or the document has one page), so a table cell "42" that lands in the margin stays text.
+    """
+    found: set[int] = set()
+    bare: list[tuple[int, Seg]] = []
+    for i, row in enumerate(keyed):
+        for s, key in row:
+            if key is None or not _PAGE_NUMBER.match(s.text):
+                continue
+            digits = re.sub(r"\D", "", s.text)
+            if digits and not re.search(r"page|p\.|/|of", s.text, re.I):
+                bare.append((int(digits) - i, s))
+            else:
+                found.add(id(s))
+    offsets = Counter(off for off, _ in bare)
+    need = 1 if len(keyed) == 1 else 2
+    found.update(id(s) for off, s in bare if offsets[off] >= need)
+    return found
 
 
 def _assemble(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> tuple[str, list[Element]]:
