@@ -81,7 +81,7 @@ WRONG: dict[str, list[Wrong]] = {
         ),
     ],
     # A run of 07 takes minutes (the whole-corpus pass): its mistakes are graded together.
-    "07-code-rag": [
+    "08-code-rag": [
         Wrong(
             "percentiles given as fractions",
             "corpus-summary",
@@ -153,7 +153,7 @@ def test_every_solution_has_wrong_variants():
 
 #: notebooks whose full run takes minutes: the solved copy is graded by test_grader_attacks.py (and nbval'd by
 #: test_solutions.py), its mistakes here in one notebook
-EXPENSIVE = {"07-code-rag"}
+EXPENSIVE = {"08-code-rag"}
 
 
 @pytest.mark.parametrize("name", sorted(WRONG), ids=str)
