@@ -11,7 +11,6 @@ to ``$LAB_SHOTS`` (default /tmp/lab-shots).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
