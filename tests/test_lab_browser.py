@@ -150,7 +150,7 @@ def open_notebook(pg, url: str, path: str) -> None:
 
 
 def wait_idle(pg, timeout: float = 120_000) -> None:
-    """Until the current notebook's kernel is idle (the status bar's execution indicator)."""
+    """Until the current notebook's kernel is idle (read through the app object Lab exposes)."""
     pg.wait_for_function(
         "() => { const w = window.jupyterapp.shell.currentWidget;"
         " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
@@ -163,7 +163,13 @@ def run_all(pg) -> None:
     """Run > Run All Cells, through the menu, then wait until the kernel is done."""
     pg.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
     pg.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).first.click()
-    pg.wait_for_timeout(500)
+    prompts = f"document.querySelectorAll('{PANEL} .jp-InputPrompt')"
+    busy = f"() => [...{prompts}].some(p => p.innerText.includes('*'))"
+    try:  # the cells are queued ([*]) at once; a very fast notebook may finish before this looks
+        pg.wait_for_function(busy, timeout=5_000)
+    except playwright_api.TimeoutError:
+        pass
+    pg.wait_for_function(f"() => !({busy})()", timeout=180_000)
     wait_idle(pg)
 
 
