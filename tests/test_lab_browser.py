@@ -207,7 +207,9 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
     shot(page, "01-opened")
 
     run_all(page)
-    page.get_by_text("NotImplementedError").first.wait_for()
+    error = page.locator(f"{PANEL} .jp-OutputArea-output", has_text="NotImplementedError").first
+    error.wait_for()
+    error.scroll_into_view_if_needed()
     shot(page, "02-run-all-not-implemented")
 
     ids = [c["id"] for c in nbformat.read(course / "exercises" / name, as_version=4).cells]
