@@ -45,7 +45,8 @@ def run_make_exercises(args: argparse.Namespace) -> int:
             print(f"{s.state:8} {s.path}")
     if args.check:
         if bad:
-            print(f"{counted(len(bad), 'exercise notebook')} out of date: run `make exercises`", file=sys.stderr)
+            stale = counted(len(bad), "exercise notebook")
+            print(f"{stale} out of date: run `make exercises`", file=sys.stderr)
             return 1
         print(f"{counted(len(statuses), 'exercise notebook')} up to date")
     else:
