@@ -255,7 +255,9 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
     page.wait_for_timeout(500)
     shot(page, "05-terminal-grade")
     assert rc_file.read_text().strip() == "EXIT=0", (course / "grade.log").read_text()
-    assert f"{total}/{total} checkpoints passed" in (course / "grade.log").read_text()
+    graded = (course / "grade.log").read_text()
+    assert f"{total}/{total} checkpoints passed" in graded
+    assert "raised" not in graded, "the check() cell failed inside the grader"
     assert news_prompts(page) == 0, "a Jupyter news notification appeared"
 
 
