@@ -281,7 +281,7 @@ def test_d_hidden_checks_catch_a_percentile_rule_hard_coded_for_the_visible_curv
 
 
 @pytest.mark.slow
-def test_d_hidden_checks_catch_08_functions_hard_coded_for_the_visible_queries_and_corpus():
+def test_d_hidden_checks_catch_09_functions_hard_coded_for_the_visible_queries_and_corpus():
     ref = ROOT / "solutions" / "09-chroma-checkpoint.ipynb"
     visible = (
         "how long do we keep the records",
