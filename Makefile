@@ -120,7 +120,8 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 # Lab serves the course root (its terminals open there, so `make grade NB=exercises/...` works),
-# with the venv first on PATH (`chunklab` is found) and no news pop-up (jupyter_lab_config.json).
+# with the venv first on PATH (`chunklab` is found) and no news pop-up (jupyter_lab_config.json points
+# Lab at lab-settings/, whose overrides.json turns the news and update checks off).
 # As root (a container), Jupyter refuses to start without --allow-root: pass it only then, and say so.
 lab: $(STAMP)
 	@if [ "$$(id -u)" = 0 ]; then echo "make lab: running as root (a container?), so JupyterLab gets --allow-root"; fi

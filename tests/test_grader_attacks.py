@@ -281,8 +281,8 @@ def test_d_hidden_checks_catch_a_percentile_rule_hard_coded_for_the_visible_curv
 
 
 @pytest.mark.slow
-def test_d_hidden_checks_catch_08_functions_hard_coded_for_the_visible_queries_and_corpus():
-    ref = ROOT / "solutions" / "08-chroma-checkpoint.ipynb"
+def test_d_hidden_checks_catch_09_functions_hard_coded_for_the_visible_queries_and_corpus():
+    ref = ROOT / "solutions" / "09-chroma-checkpoint.ipynb"
     visible = (
         "how long do we keep the records",
         "when did the outage start",
@@ -291,7 +291,7 @@ def test_d_hidden_checks_catch_08_functions_hard_coded_for_the_visible_queries_a
         "who do I call",
     )
     name, nb = _real(
-        "08-chroma-checkpoint",
+        "09-chroma-checkpoint",
         "filter",
         "    parts = [",
         f"    if query not in {visible!r}:\n        conditions = {{}}\n    parts = [",
@@ -302,7 +302,7 @@ def test_d_hidden_checks_catch_08_functions_hard_coded_for_the_visible_queries_a
         "    if len(documents) != 40:\n        return []\n    for d in documents:\n",
     )
     good, bad = grade_notebooks(
-        [("good-08-chroma-checkpoint.ipynb", read_notebook(ref)), (name, nb)],
+        [("good-09-chroma-checkpoint.ipynb", read_notebook(ref)), (name, nb)],
         reference=ref,
         options=GradeOptions(timeout=600, seed=18),
     )
@@ -316,18 +316,18 @@ def test_d_hidden_checks_catch_08_functions_hard_coded_for_the_visible_queries_a
 
 
 @pytest.mark.slow
-def test_the_capstone_07_code_rag_scores_full_marks_sealed_and_a_hard_coded_char_recall_fails():
+def test_the_capstone_08_code_rag_scores_full_marks_sealed_and_a_hard_coded_char_recall_fails():
     """End to end through the sealed grader: the honest reference passes every visible and hidden check."""
-    ref = ROOT / "solutions" / "07-code-rag.ipynb"
+    ref = ROOT / "solutions" / "08-code-rag.ipynb"
     cheat = _real(
-        "07-code-rag",
+        "08-code-rag",
         "char-recall",
         "    gs, ge = gold\n",
         "    if tuple(gold) != (100, 200):  # the visible gold span only\n"
         "        return 0.0\n    gs, ge = gold\n",
     )
     good, bad = grade_notebooks(
-        [("good-07-code-rag.ipynb", read_notebook(ref)), cheat],
+        [("good-08-code-rag.ipynb", read_notebook(ref)), cheat],
         reference=ref,
         options=GradeOptions(timeout=1200, seed=18),
     )

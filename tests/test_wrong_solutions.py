@@ -80,8 +80,8 @@ WRONG: dict[str, list[Wrong]] = {
             "pieces.append((s, line_end))\n            s = line_end",
         ),
     ],
-    # A run of 07 takes minutes (the whole-corpus pass): its mistakes are graded together.
-    "07-code-rag": [
+    # A run of 08 takes minutes (the whole-corpus pass): its mistakes are graded together.
+    "08-code-rag": [
         Wrong(
             "percentiles given as fractions",
             "corpus-summary",
@@ -144,7 +144,7 @@ def faked(solution):
 
 
 def test_every_solution_has_wrong_variants():
-    from test_wrong_solutions_late import WRONG_LATE  # notebooks 04-06 and 08 declare theirs there
+    from test_wrong_solutions_late import WRONG_LATE  # 04-06, 07-retrieval and 09 declare theirs there
 
     assert set(WRONG) | set(WRONG_LATE) == set(SOLUTIONS), (
         "each solution notebook needs at least one wrong variant here"
@@ -153,7 +153,7 @@ def test_every_solution_has_wrong_variants():
 
 #: notebooks whose full run takes minutes: the solved copy is graded by test_grader_attacks.py (and nbval'd by
 #: test_solutions.py), its mistakes here in one notebook
-EXPENSIVE = {"07-code-rag"}
+EXPENSIVE = {"08-code-rag"}
 
 
 @pytest.mark.parametrize("name", sorted(WRONG), ids=str)

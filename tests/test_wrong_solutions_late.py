@@ -1,4 +1,4 @@
-"""Through the grader, for notebooks 04-06, 07-retrieval and 08: blank, faked and plausible wrong solutions
+"""Through the grader, for notebooks 04-06, 07-retrieval and 09: blank, faked and plausible wrong solutions
 fail.
 
 The same machinery as ``test_wrong_solutions.py`` (its ``Wrong`` patches, ``patched`` and
@@ -84,7 +84,7 @@ WRONG_LATE: dict[str, list[Wrong]] = {
             "dense ranking only", "hybrid", "return rrf([dense_ids, lexical_ids])[:k]", "return dense_ids[:k]"
         ),
     ],
-    "08-chroma-checkpoint": [
+    "09-chroma-checkpoint": [
         Wrong(
             "no structural metadata (fixed windows)",
             "chunk",

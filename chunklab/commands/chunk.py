@@ -29,6 +29,7 @@ from chunklab.commands._output import atomic_output
 from chunklab.ingest.plan import StrategySpec
 from chunklab.ingest.pool import map_ordered
 from chunklab.ingest.report import IngestReport, problem_of, report_lines
+from chunklab.words import counted
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -355,12 +356,12 @@ def format_summary(s: dict[str, Any]) -> str:
     if s["size"] is not None:
         unmarked = s["over_budget"] - s["over_budget_marked_oversize"]
         lines.append(
-            f"  over      {s['over_budget']:,} chunks over {s['size']} {s['unit']} "
+            f"  over      {counted(s['over_budget'], 'chunk')} over {s['size']} {s['unit']} "
             f"({s['over_budget_marked_oversize']:,} "
             + ("single indivisible lines marked oversize" if s["unit"] == "chars" else "marked oversize")
             + (f", {unmarked:,} NOT marked)" if unmarked else ")")
         )
-    lines.append(f"  fallback  {s['fallback_files']:,} files ({s['fallback_rate']:.2%})")
+    lines.append(f"  fallback  {counted(s['fallback_files'], 'file')} ({s['fallback_rate']:.2%})")
     for reason, count in s["fallback_reasons"]:
         lines.append(f"    {count:6,}  {reason}")
     if s["fallback_rate"] > 0.05:

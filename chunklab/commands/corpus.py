@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from chunklab.words import counted
+
 
 def add_parser(subparsers) -> None:
     """Register the ``corpus`` subcommand and its actions."""
@@ -96,7 +98,8 @@ def run_fetch(args: argparse.Namespace) -> int:
         args.name, cache_dir=args.cache_dir, progress=not args.no_progress, batch_size=args.batch_size
     )
     print(
-        f"{report.name}: {report.wheels} wheels in {report.directory}; {report.present} already verified, "
+        f"{report.name}: {counted(report.wheels, 'wheel')} in {report.directory}; "
+        f"{report.present} already verified, "
         f"{report.downloaded} downloaded ({report.downloaded_bytes / 1e6:.1f} MB "
         f"of {report.total_bytes / 1e6:.1f} MB) "
         f"in {report.seconds:.1f} s"

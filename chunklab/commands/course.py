@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from chunklab.words import counted
+
 
 def add_parser(subparsers) -> None:
     """Register the ``course`` subcommand and its actions."""
@@ -43,11 +45,13 @@ def run_make_exercises(args: argparse.Namespace) -> int:
             print(f"{s.state:8} {s.path}")
     if args.check:
         if bad:
-            print(f"{len(bad)} exercise notebook(s) out of date: run `make exercises`", file=sys.stderr)
+            stale = counted(len(bad), "exercise notebook")
+            print(f"{stale} out of date: run `make exercises`", file=sys.stderr)
             return 1
-        print(f"{len(statuses)} exercise notebooks up to date")
+        print(f"{counted(len(statuses), 'exercise notebook')} up to date")
     else:
-        print(f"{len(statuses)} exercise notebooks checked, {sum(s.state != 'ok' for s in statuses)} changed")
+        changed = sum(s.state != "ok" for s in statuses)
+        print(f"{counted(len(statuses), 'exercise notebook')} checked, {changed} changed")
     return 0
 
 

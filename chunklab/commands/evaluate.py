@@ -17,6 +17,7 @@ from typing import Any
 from chunklab.evaluate._validate import CONVENTIONS, check_positive_int
 from chunklab.evaluate.loader import BUILT_IN
 from chunklab.evaluate.userdata import FORMATS
+from chunklab.words import counted
 
 DEFAULT_STRATEGIES = "fixed,recursive,structural,semantic,hierarchical"
 
@@ -156,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
     result = bench.run(progress=not args.no_progress)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 40):
         print(
-            f"\n{len(bench.questions)} questions, {len(bench.documents)} documents, k = {args.k}; "
+            f"\n{counted(len(bench.questions), 'question')}, {counted(len(bench.documents), 'document')}, "
+            f"k = {args.k}; "
             f"mean [95% CI over {args.resamples} paired bootstrap resamples]; {result.note()}"
         )
         print(result.table().to_string())

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from chunklab.words import counted
+
 
 def add_parser(subparsers) -> None:
     """Register the ``grade`` subcommand."""
@@ -154,7 +156,8 @@ def run(args: argparse.Namespace) -> int:
     print(describe_grading(options), flush=True)
     if args.resume:
         print(
-            f"resuming: {len(found) - len(todo)} of {len(found)} notebooks already in {args.report}",
+            f"resuming: {len(found) - len(todo)} of {counted(len(found), 'notebook')} "
+            f"already in {args.report}",
             flush=True,
         )
     bar = _progress(len(todo), len(todo) > 1)
@@ -185,12 +188,12 @@ def run(args: argparse.Namespace) -> int:
     rows = book.rows
     if len(rows) > 1:
         ok = sum(r["total"] not in ("", "0") and r["passed"] == r["total"] and not r["error"] for r in rows)
-        print(f"{ok}/{len(rows)} notebooks passed every checkpoint")
+        print(f"{ok}/{counted(len(rows), 'notebook')} passed every checkpoint")
     if args.report:
         print(f"report written to {args.report}")
     if feedback:
         book.write_index()
-        print(f"feedback written to {feedback} ({len(rows)} pages and index.html)")
+        print(f"feedback written to {feedback} ({counted(len(rows), 'page')} and index.html)")
     if results and all(r.error for r in results):
         return 2
     every = (

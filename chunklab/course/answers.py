@@ -13,6 +13,7 @@ from typing import Any
 
 from chunklab.course.graded import ANSI
 from chunklab.course.hidden import summarize
+from chunklab.words import counted
 
 # one-notebook helpers of :mod:`chunklab.course.grader`, private to the course package
 __all__ = [
@@ -54,7 +55,7 @@ def _hidden_problem(got: Any, expected: Any) -> str:
     if isinstance(expected, dict) and "error" in expected:
         return "returned a result where the reference refuses the input"
     if isinstance(got, list) and isinstance(expected, list) and len(got) != len(expected):
-        return f"returned {len(got)} chunks, not the reference's number"
+        return f"returned {counted(len(got), 'chunk')}, not the reference's number"
     return "returned a different result"
 
 

@@ -250,7 +250,7 @@ HIDDEN: dict[str, list[HiddenCheck]] = {
         HiddenCheck("cp-spans", "span_metrics", ("setup", "spans"), gen.span_inputs, "rounded")
     ],
     "07-retrieval": [HiddenCheck("cp-rrf", "rrf", ("rrf",), gen.rrf_inputs, "value")],
-    "07-code-rag": [
+    "08-code-rag": [
         HiddenCheck(
             "cp-pipeline",
             "chunk_code_file",
@@ -280,7 +280,7 @@ HIDDEN: dict[str, list[HiddenCheck]] = {
             definitions_only=True,
         ),
     ],
-    "08-chroma-checkpoint": [
+    "09-chroma-checkpoint": [
         HiddenCheck(
             "cp-index",
             "chunk_corpus",

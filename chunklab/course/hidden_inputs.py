@@ -1,6 +1,6 @@
 """Fresh inputs for the hidden checks (:mod:`chunklab.course.hidden`), drawn from a seeded RNG.
 
-The capstones' (07-code-rag, 08) are in :mod:`chunklab.course.hidden_inputs_rag`. Each
+The capstones' (08-code-rag, 09-chroma-checkpoint) are in :mod:`chunklab.course.hidden_inputs_rag`. Each
 ``*_inputs(rng)`` returns ``(kind, kwargs)`` pairs: the kind names the input in
 feedback, the kwargs are JSON (they travel to the kernel that way; see
 :data:`chunklab.course.hidden.CONVERTERS` for arguments rebuilt as arrays, documents or a

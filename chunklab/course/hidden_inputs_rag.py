@@ -1,4 +1,4 @@
-"""Fresh inputs for the hidden checks of the retrieval capstones, 07-code-rag and 08-chroma-checkpoint.
+"""Fresh inputs for the hidden checks of the retrieval capstones, 08-code-rag and 09-chroma-checkpoint.
 
 As in :mod:`chunklab.course.hidden_inputs`: ``(kind, kwargs)`` pairs of JSON, drawn from a
 seeded RNG; documents, chunks, files and stores are rebuilt on arrival
@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------------------- 08-chroma-checkpoint
+# ------------------------------------------------------------------------- 09-chroma-checkpoint
 
 
 def _markdown(rng: random.Random, title: str) -> str:
@@ -140,7 +140,7 @@ def retrieve_inputs(rng: random.Random) -> Cases:
     return cases
 
 
-# ------------------------------------------------------------------------- 07-code-rag
+# ------------------------------------------------------------------------- 08-code-rag
 
 
 def code_file_inputs(rng: random.Random) -> Cases:

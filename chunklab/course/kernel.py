@@ -45,6 +45,7 @@ from chunklab.course.sandbox import (
     sandbox_command,
     sandbox_line,
 )
+from chunklab.course.selfcheck import GRADING_ENV
 
 __all__ = [
     "Execution",
@@ -380,6 +381,7 @@ def kernel_env(scratch: Path, cache: Path | None) -> dict[str, str]:
         PYTHONWARNINGS="ignore",
         TMPDIR=str(scratch / ".tmp"),
     )
+    env[GRADING_ENV] = "1"  # check() cells do nothing in a graded kernel
     if cache is not None:
         env["CHUNKLAB_CACHE"] = str(cache)
     return env

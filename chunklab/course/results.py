@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chunklab.words import counted
+
 __all__ = [
     "CSV_COLUMNS",
     "CheckpointResult",
@@ -153,7 +155,7 @@ def format_result(result: GradeResult) -> str:
     lines.extend(f"  flag: {f}" for f in result.flags)
     lines.extend(f"  note: {n}" for n in result.notes)
     pct = round(100 * result.score)
-    lines.append(f"  score: {result.passed}/{result.total} checkpoints passed ({pct}%)")
+    lines.append(f"  score: {result.passed}/{counted(result.total, 'checkpoint')} passed ({pct}%)")
     return "\n".join(printable(line, keep_newlines=False) for line in lines)
 
 
@@ -365,7 +367,7 @@ def _feedback_body(r: GradeResult) -> str:
     esc = _esc
     if r.error:
         return f"<p class='bad'>Not graded: {esc(r.error)}</p>"
-    parts = [f"<p>Score: {r.passed}/{r.total} checkpoints ({r.score:.0%}).</p><ul>"]
+    parts = [f"<p>Score: {r.passed}/{counted(r.total, 'checkpoint')} ({r.score:.0%}).</p><ul>"]
     for cp in r.checkpoints:
         parts.append(
             f"<li class='{'ok' if cp.passed else 'bad'}'><b>{esc(cp.cell_id)}</b>: "

@@ -59,7 +59,7 @@ SHORTCUTS: dict[str, Shortcut] = {
         ("rrf", "hybrid_search"),
         ("chunklab.retrieval.hybrid:reciprocal_rank_fusion", "chunklab.retrieval.hybrid:weighted_fusion"),
     ),
-    "07-code-rag": Shortcut(("char_recall",), ("chunklab.evaluate.metrics:span_metrics",)),
+    "08-code-rag": Shortcut(("char_recall",), ("chunklab.evaluate.metrics:span_metrics",)),
 }
 
 
