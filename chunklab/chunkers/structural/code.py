@@ -230,6 +230,29 @@ class _CodeChunker:
         out[-1].e = hi
         return [g for g in out if g.e > g.s]
 
+    def definitions_in(self, node: Any, levels: int) -> list[Definition]:
+        """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods)."""
+        d = definition(node, self.spec, self.text_of)
+        if d is not None:
+            return [d]
+        if levels == 0:
+            return []
+        return [d for c in node.named_children for d in self.definitions_in(c, levels - 1)]
+
+    def comments_above(self, node: Any) -> list[Any]:
+        """The comment siblings right above ``node`` (no blank line between): its doc comment."""
+        out: list[Any] = []
+        sib = node.prev_sibling
+        top = self.char(node.start_byte)
+        while sib is not None and sib.type in self.spec.comments:
+            end = self.char(sib.end_byte)
+            if self.text.count("\n", end, top) > 1:
+                break
+            out.append(sib)
+            top = self.char(sib.start_byte)
+            sib = sib.prev_sibling
+        return out[::-1]
+
     def line_pieces(self, lo: int, hi: int, inside: list[Definition]) -> list[_Piece]:
         """``[lo, hi)`` cut at line starts to the budget; a single line over it is an oversize piece."""
         starts = self.lines.starts
@@ -308,23 +331,23 @@ class _CodeChunker:
         inside = p.inside
         for g in p.groups:
             if g.owner is not None:
-                d = definition(g.owner, self.spec, self.text_of)
-                if d is not None and not (inside and inside[-1].node == d.node):
-                    found.append((self.count(g.s, g.e), d, g))
+                for d in self.definitions_in(g.owner, 3):
+                    if not (inside and inside[-1].node == d.node):
+                        found.append((self.count(g.s, g.e), d, g))
         meta: dict[str, Any] = {}
         docs: list[Any] = []
         if found and p.head_docs is None:
             _size, main, group = max(found, key=lambda t: t[0])
             kind, qual = qualify(main, inside)
             names = [qualify(d, inside)[1] for _n, d, _g in found]
-            docs = group.docs
+            docs = group.docs if main.node == group.owner or len(found) == 1 else []
+            if not docs and main.node != group.owner:
+                docs = self.comments_above(main.node)
             meta.update(
                 kind=kind, name=main.name, qualname=qual, headings=[*(d.name for d in inside), main.name]
             )
             if len(names) > 1:
                 meta["names"] = names
-            if main.receiver is not None:
-                meta["receiver" if main.node.type == "method_declaration" else "trait"] = main.receiver
         elif inside:
             kind, qual = qualify(inside[-1], inside[:-1])
             meta.update(kind=kind, name=inside[-1].name, qualname=qual, headings=[d.name for d in inside])
@@ -333,6 +356,9 @@ class _CodeChunker:
                 meta["names"] = [qualify(d, inside)[1] for _n, d, _g in found]
         else:
             meta.update(kind="module", name="<module>", qualname="<module>", headings=[])
+        named = main if found and p.head_docs is None else (inside[-1] if inside else None)
+        if named is not None and named.receiver is not None:
+            meta["receiver" if named.node.type == "method_declaration" else "trait"] = named.receiver
         if p.partial and (not found or p.head_docs is not None):
             meta["partial"] = True
         doc = "\n".join(t for t in map(self.text_of, docs) if not t.startswith("#!"))
