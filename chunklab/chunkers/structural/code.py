@@ -11,6 +11,7 @@ offsets exactly (:class:`chunklab.chunkers.structural._treesitter.ByteToChar`).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from typing import Any
 
@@ -34,6 +35,7 @@ __all__ = ["CODE_LANGUAGES", "chunk_code"]
 
 #: the languages :func:`chunk_code` chunks by their syntax (document kinds)
 CODE_LANGUAGES = tuple(LANGUAGES)
+_BLANKS = re.compile(r"[ \t\f\v]*")
 _MAX_DEPTH = 200  # deeper than this, an oversize node is cut by lines (no recursion limit hit)
 
 
@@ -133,7 +135,7 @@ class _CodeChunker:
         self.char = ByteToChar(text)
         self.lines = LineIndex(text, universal=True)
         self.count = UnitIndex(text, unit).count
-        self.data: bytes = b""
+        self._indent: dict[int, int] = {}
 
     def text_of(self, node: Any) -> str:
         return self.text[self.char(node.start_byte) : self.char(node.end_byte)]
@@ -141,8 +143,12 @@ class _CodeChunker:
     def line_start(self, s: int) -> tuple[int, bool]:
         """``s`` moved back to its line's start when only blanks come before it (and whether so)."""
         starts = self.lines.starts
-        ls = starts[bisect_right(starts, s) - 1]
-        if ls == s or self.text[ls:s].isspace():
+        line = bisect_right(starts, s) - 1
+        ls = starts[line]
+        indent = self._indent.get(line)
+        if indent is None:  # where the line's first non-blank character is (no slicing of long lines)
+            indent = self._indent[line] = _BLANKS.match(self.text, ls).end()  # type: ignore[union-attr]
+        if s <= indent:
             return ls, True
         return s, False
 
