@@ -16,7 +16,8 @@ grammar, and chunklab's fallback rate (files with a chunk over a region tree-sit
 
 Corpus: ``--corpus NAME`` (the corpus registry, e.g. ``code-poly``: files with a ``path`` and, if they
 have one, a ``language``), or ``--dir DIR`` (repeatable; language from the extension or ``#!`` line),
-plus ``--manifest TSV`` (``path<TAB>language`` lines, for files without either).
+plus ``--manifest TSV`` (``path<TAB>language`` lines, relative to the manifest, for files without
+either). ``make``-free: ``benchmarks/requirements.txt`` pins the peers.
 
     nice python benchmarks/code_poly.py --dir SRC [--per-language 200] [--max-chars 1500] [--out FILE]
 """
@@ -38,7 +39,7 @@ from chunklab.chunk import uncovered
 from chunklab.chunkers.structural._code_languages import LANGUAGES
 from chunklab.chunkers.structural._treesitter import get_language
 from chunklab.chunkers.structural.code import chunk_code
-from chunklab.documents import decode_bytes, detect_kind
+from chunklab.documents import decode_bytes, detect_kind, shebang_kind
 
 Span = tuple[int, int, str]
 RESULTS = Path(__file__).parent / "results" / "code_poly.json"
@@ -92,7 +93,9 @@ def collect(args: argparse.Namespace) -> dict[str, list[tuple[str, str]]]:
                     and not os.path.islink(path)
                     and 0 < os.path.getsize(path) <= MAX_FILE_BYTES
                 ):
-                    language = detect_kind(path, _head(path))
+                    language = detect_kind(path)  # by extension; a file without one by its #! line
+                    if "." not in name:
+                        language = shebang_kind(_head(path)) or language
                     found[language].append((path, lambda p=path: Path(p).read_bytes()))
     if args.manifest:
         base = Path(args.manifest).parent
@@ -119,9 +122,9 @@ def collect(args: argparse.Namespace) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _head(path: str) -> bytes:
+def _head(path: str) -> str:
     with open(path, "rb") as fh:
-        return fh.read(256)
+        return fh.read(256).decode("utf-8", "replace")
 
 
 # -- chunkers -----------------------------------------------------------------------------
@@ -192,7 +195,10 @@ def measure_language(language: str, texts: list[tuple[str, str]], max_chars: int
     row: dict[str, Any] = {"files": len(texts), "mb": round(mb, 3)}
     fns = chunkers(language, max_chars)
     for fn in fns.values():  # warm up: grammar loading and imports are not chunking
-        fn("x\n")
+        try:
+            fn(texts[0][1][:2000] if texts else "x\n")
+        except Exception:  # noqa: S110 - counted below, file by file
+            pass
     stats: dict[str, dict[str, Any]] = {name: defaultdict(int) for name in fns}
     seconds = dict.fromkeys(fns, 0.0)
     failures: dict[str, list[str]] = {name: [] for name in fns}

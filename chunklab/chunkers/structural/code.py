@@ -238,12 +238,14 @@ class _CodeChunker:
 
     def definitions_in(self, node: Any, levels: int) -> list[Definition]:
         """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods)."""
-        d = definition(node, self.spec, self.text_of)
-        if d is not None:
-            return [d]
-        if levels == 0:
+        t = node.type
+        if t in self.spec.definitions or t in self.spec.wrappers:
+            d = definition(node, self.spec, self.text_of)
+            if d is not None:
+                return [d]
+        if levels == 0 or node.named_child_count == 0:
             return []
-        return [d for c in node.named_children for d in self.definitions_in(c, levels - 1)]
+        return [d for c in node.named_children if c.child_count for d in self.definitions_in(c, levels - 1)]
 
     def comments_above(self, node: Any) -> list[Any]:
         """The comment siblings right above ``node`` (no blank line between): its doc comment."""
@@ -337,7 +339,7 @@ class _CodeChunker:
         inside = p.inside
         for g in p.groups:
             if g.owner is not None:
-                for d in self.definitions_in(g.owner, 3):
+                for d in self.definitions_in(g.owner, 2):
                     if not (inside and inside[-1].node == d.node):
                         found.append((self.count(g.s, g.e), d, g))
         meta: dict[str, Any] = {}
