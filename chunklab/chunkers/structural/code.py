@@ -36,6 +36,7 @@ __all__ = ["CODE_LANGUAGES", "chunk_code"]
 #: the languages :func:`chunk_code` chunks by their syntax (document kinds)
 CODE_LANGUAGES = tuple(LANGUAGES)
 _BLANKS = re.compile(r"[ \t\f\v]*")
+_BODY_HINTS = ("body", "block", "declaration_list")  # nodes whose children are members or statements
 _MAX_DEPTH = 200  # deeper than this, an oversize node is cut by lines (no recursion limit hit)
 
 
@@ -237,13 +238,16 @@ class _CodeChunker:
         return [g for g in out if g.e > g.s]
 
     def definitions_in(self, node: Any, levels: int) -> list[Definition]:
-        """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods)."""
+        """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods).
+
+        Only bodies and blocks are looked into: expressions and statements hold no members.
+        """
         t = node.type
         if t in self.spec.definitions or t in self.spec.wrappers:
             d = definition(node, self.spec, self.text_of)
             if d is not None:
                 return [d]
-        if levels == 0 or node.named_child_count == 0:
+        if levels == 0 or not any(hint in t for hint in _BODY_HINTS):
             return []
         return [d for c in node.named_children if c.child_count for d in self.definitions_in(c, levels - 1)]
 
