@@ -155,7 +155,7 @@ class _CodeChunker:
 
     # -- the walk ----------------------------------------------------------------------
     def run(self, root: Any) -> list[Chunk]:
-        pieces = self.split(root, 0, len(self.text), [], 0)
+        pieces = self.merge_across_levels(self.split(root, 0, len(self.text), [], 0))
         errors = self.error_spans(root) if root.has_error else []
         return self.emit(pieces, errors)
 
@@ -187,6 +187,29 @@ class _CodeChunker:
             out.extend(self.descend(g, inside, depth))
         if cur is not None:
             out.append(cur)
+        return out
+
+    def merge_across_levels(self, pieces: list[_Piece]) -> list[_Piece]:
+        """Neighbours within the same definitions merged when together within budget.
+
+        ``split`` flushes before it descends into a node over budget, so the pieces before and after
+        a split (or from two levels of one split node, such as a macro's token trees) can be small.
+        """
+        out: list[_Piece] = []
+        for p in pieces:
+            q = out[-1] if out else None
+            if (
+                q is not None
+                and not (q.oversize or p.oversize)
+                and len(q.inside) == len(p.inside)
+                and all(a.node == b.node for a, b in zip(q.inside, p.inside))
+                and self.count(q.s, p.e) <= self.max
+            ):
+                q.e = p.e
+                q.groups = [*q.groups, *p.groups]
+                q.partial = q.partial or p.partial
+                continue
+            out.append(p)
         return out
 
     def descend(self, g: _Group, inside: list[Definition], depth: int) -> list[_Piece]:
