@@ -214,8 +214,11 @@ def measure_language(language: str, texts: list[tuple[str, str]], max_chars: int
                 continue
             seconds[name] += time.perf_counter() - t0
             add_file(stats[name], name, chunks, text, max_chars, parser)
-            if name.startswith("chunklab") and any(c.metadata.get("fallback") for c in chunks):
-                fallback_files[name].append(path)
+            if name.startswith("chunklab"):
+                marked = sum(bool(c.metadata.get("fallback")) for c in chunks)
+                stats[name]["fallback_chunks"] += marked
+                if marked:
+                    fallback_files[name].append(path)
     for name in fns:
         entry = dict(stats[name])
         entry["seconds"] = round(seconds[name], 4)
@@ -225,6 +228,7 @@ def measure_language(language: str, texts: list[tuple[str, str]], max_chars: int
         entry["parse_alone"] = round(entry.get("parse_ok", 0) / n, 4) if n else None
         if name.startswith("chunklab"):
             entry["fallback_rate"] = round(len(fallback_files[name]) / len(texts), 4) if texts else 0.0
+            entry["fallback_chunk_rate"] = round(entry.get("fallback_chunks", 0) / n, 4) if n else 0.0
             entry["fallback_examples"] = fallback_files[name][:5]
         entry["failures"] = failures[name][:5]
         row[name] = entry
@@ -269,7 +273,7 @@ def report(results: dict[str, Any]) -> str:
         f"max_chars={results['max_chars']}",
         "",
         "| language | chunker | MB/s | chunks | offset errors | lost chars | over budget (unmarked) "
-        "| parse alone | fallback |",
+        "| parse alone | fallback files (chunks) |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     ratios = []
@@ -280,7 +284,7 @@ def report(results: dict[str, Any]) -> str:
             unmarked = f" ({e.get('over_budget_unmarked', 0)})" if name.startswith("chunklab") else ""
             offsets = e.get("offset_errors", "n/a") if name != "llamaindex" else "n/a"
             lost = e.get("lost_chars", "n/a") if name != "llamaindex" else "n/a"
-            fb = f"{e['fallback_rate']:.1%}" if "fallback_rate" in e else ""
+            fb = f"{e['fallback_rate']:.1%} ({e['fallback_chunk_rate']:.1%})" if "fallback_rate" in e else ""
             mb_s = f"{e['mb_s']:.2f}" if e.get("mb_s") else "—"
             lines.append(
                 f"| {language} | {name} | {mb_s} | {e.get('chunks', 0)} | {offsets} | {lost} "
