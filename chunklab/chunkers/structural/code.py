@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import islice
 from typing import Any
 
 from chunklab._validate import check_choice
@@ -322,6 +323,7 @@ class _CodeChunker:
         text = self.text
         line_of = self.lines.line_of
         chunks: list[Chunk] = []
+        first_error = 0  # errors are disjoint and sorted, like the pieces: one pass over both
         for p in pieces:
             s, e = self.trim(p.s, p.e)
             if e <= s:
@@ -341,7 +343,14 @@ class _CodeChunker:
                 meta["oversize_reason"] = f"a single line over max_chars={self.max} in unit {self.unit!r}"
             else:
                 meta.update(retokenized_oversize(text[s:e], self.max, self.unit))
-            bad = [a for a, b in errors if a < e and (b > s or a >= s)]
+            while first_error < len(errors) and errors[first_error][1] <= s and errors[first_error][0] < s:
+                first_error += 1
+            bad = []
+            for a, b in islice(errors, first_error, None):
+                if a >= e:
+                    break
+                if b > s or a >= s:
+                    bad.append(a)
             if bad:
                 meta["fallback"] = True
                 meta["fallback_reason"] = (
