@@ -230,16 +230,18 @@ class _CodeChunker:
 
     def groups(self, node: Any, lo: int, hi: int) -> list[_Group]:
         """The children of ``node`` as groups tiling ``[lo, hi)``."""
-        spec = self.spec
+        comments, attach = self.spec.comments, self.spec.attach
+        char, line_start = self.char, self.line_start
         out: list[_Group] = []
         cur: _Group | None = None
         prev_end = lo
         for child in node.children:
-            s = self.char(child.start_byte)
+            s = char(child.start_byte)
             if s >= hi:
                 break
-            attachable = child.type in spec.comments or child.type in spec.attach
-            at_line, starts_line = self.line_start(s)
+            t = child.type
+            attachable = t in comments or t in attach
+            at_line, starts_line = line_start(s)
             if cur is not None and not starts_line and (attachable or not child.is_named):
                 pass  # a trailing comment or token joins the group before
             elif cur is not None and cur.owner is None and self.text.count("\n", prev_end, s) <= 1:
@@ -248,11 +250,11 @@ class _CodeChunker:
                 cur = _Group(max(lo, at_line), None)
                 out.append(cur)
             if attachable and cur.owner is None:
-                if child.type in spec.comments:
+                if t in comments:
                     cur.docs.append(child)
             elif cur.owner is None:
                 cur.owner = child
-            prev_end = self.char(child.end_byte)
+            prev_end = char(child.end_byte)
         if not out:
             return []
         out[0].s = lo
