@@ -73,9 +73,15 @@ def recover(directory: str | os.PathLike[str]) -> bool:
 
 
 def _apply(directory: str, plan: dict[str, Any]) -> None:
-    """Carry out a committed journal (again, if need be): removals first, so nothing is ever doubled."""
+    """Carry out a committed journal (again, if need be): removals first, so nothing is ever doubled.
+
+    An old shard whose name a new one takes is removed only while the new one is still under
+    its temporary name, so that replaying the journal never removes a shard it renamed in.
+    """
+    pending = {final: tmp for tmp, final in plan["replace"]}
     for name in plan["remove"]:
-        _remove(os.path.join(directory, name))
+        if name not in pending or os.path.exists(os.path.join(directory, pending[name])):
+            _remove(os.path.join(directory, name))
     for tmp, final in plan["replace"]:
         if os.path.exists(os.path.join(directory, tmp)):
             os.replace(os.path.join(directory, tmp), os.path.join(directory, final))
