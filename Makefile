@@ -143,7 +143,7 @@ benchmarks: $(STAMP)
 # Nodes and the driver killed mid-ingest on a 3-node Ray cluster on this machine (JSON in benchmarks/results/).
 faults-ray: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 PYTHONPATH=$(CURDIR) \
-	  nice -n 10 $(BIN)/python benchmarks/ray_faults.py --files 300 --trials 2
+	  nice -n 10 $(BIN)/python benchmarks/ray_faults.py --files 120 --trials 2
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k

@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         }
 
         def record(row: dict[str, Any]) -> None:
-            record(row)
+            print(json.dumps(row), flush=True)
+            runs.append(row)
             save(args, {**facts, "total_seconds": round(time.monotonic() - t0, 1)}, runs)
 
         for trial in range(args.trials):

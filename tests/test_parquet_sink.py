@@ -144,6 +144,7 @@ def test_a_swap_killed_after_any_rename_is_never_doubled_and_is_rolled_forward(
     assert len(ids) == len(set(ids)) and set(ids) <= set(final)  # rows missing, never doubled
     assert read_dataset(out).sort_by("id").equals(read_dataset(want).sort_by("id"))  # rolled forward
     assert _visible(out) == _visible(want) and not os.path.exists(out / JOURNAL)
+    assert sorted(os.listdir(out)) == _visible(out)  # no temporary file or staging folder left
 
 
 def test_staged_rows_of_another_record_are_dropped_not_reused(

@@ -116,6 +116,8 @@ class ParquetSink(Sink):
             raise ValueError(f"out {self.directory} exists and is not a directory")
         os.makedirs(self.directory, exist_ok=True)
         recover(self.directory)
+        for stray in glob.glob(os.path.join(glob.escape(self.directory), ".*-part-*.parquet")):
+            _remove(stray)  # a shard a killed run was writing before it journalled the swap
         self.record = {"encoder": encoder_name, "config": config}
         self.existing = shard_paths(self.directory)
         self.old = [] if clear else self.existing  # the shards whose rows may stay
