@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test fuzz lint format site dist lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test fuzz lint format site dist lab grade exercises benchmarks faults-ray corpus code-rag-50k screenshots clean distclean help
 
 all: test
 
@@ -32,6 +32,7 @@ help:
 	@echo "make benchmarks   run the speed and quality benchmarks"
 	@echo "make corpus       fetch the pinned 50K-file code corpus (397 MB of wheels, verified)"
 	@echo "make code-rag-50k the code-RAG scenario over that corpus (benchmarks/results/)"
+	@echo "make faults-ray   nodes and the driver killed mid-ingest on a 3-node Ray cluster (benchmarks/results/)"
 	@echo "make screenshots  screenshot every page of the built book into /tmp/chunklab-shots"
 	@echo "make clean        remove build outputs and caches (keeps .venv)"
 
@@ -139,6 +140,11 @@ exercises: $(STAMP)
 
 benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
+
+# Nodes and the driver killed mid-ingest on a 3-node Ray cluster on this machine (JSON in benchmarks/results/).
+faults-ray: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 PYTHONPATH=$(CURDIR) \
+	  nice -n 10 $(BIN)/python benchmarks/ray_faults.py --files 120 --trials 2
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 
 from chunklab._validate import check_positive_int
+from chunklab.ingest.parquet import ParquetSink
 from chunklab.ingest.plan import StrategySpec, WorkItem, collection_config, resolve_sources
 from chunklab.ingest.report import IngestReport
-from chunklab.ingest.sinks import ParquetSink, Sink, StoreSink
+from chunklab.ingest.sinks import Sink, StoreSink
 from chunklab.ingest.stages import ChunkConfig
 
 if TYPE_CHECKING:

@@ -10,6 +10,15 @@ own blocks. The driver streams the embedded rows back in batches and hands them 
 Ray Data's streaming executor bounds the rows in flight between stages, so a slow writer
 slows the readers down instead of filling memory.
 
+A lost worker or node costs a retry, not the job, by Ray Data's defaults, which this engine
+keeps on purpose: chunking tasks are re-run on a system failure (``max_retries=-1``) and
+embedding actors restarted with their tasks retried (``max_restarts=-1``,
+``max_task_retries=-1``); a bad document never raises, so nothing else is retried. Setting
+them here would cost the fusion of the two stages (Ray Data fuses map stages only when their
+remote arguments agree, and tasks and actors take different ones). A retried task may deliver
+rows the driver already got: the Parquet sink skips them and a Chroma upsert by id is
+idempotent, so the output holds each chunk once (tests/test_ray_faults.py kills nodes to check).
+
 Ray is an optional extra (``pip install 'chunklab[distributed]'``); this module imports it
 only when :func:`ingest` runs, and says how to install it when it is missing.
 """

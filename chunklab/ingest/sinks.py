@@ -1,4 +1,4 @@
-"""The sink stage: Parquet shards or a Chroma store (a folder or a server), replaced per document.
+"""The sink stage: a Chroma store (a folder or a server) or Parquet shards, replaced per document.
 
 Every sink works the same way, whichever engine feeds it (always from the driver, in
 batches): it tells the run which chunks it already holds (:meth:`Sink.known`, fingerprints of
@@ -7,33 +7,25 @@ all the chunks of a document have arrived (its document row says how many) it dr
 document's stale chunks; with ``prune`` it drops the documents gone from the corpus. Each
 sink records one :func:`~chunklab.ingest.plan.collection_config` (and the encoder) and refuses
 a run with another unless ``clear``, which builds the new contents beside the old and swaps
-them in only when the run got through.
+them in only when the run got through. The Parquet sink lives in :mod:`chunklab.ingest.parquet`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
-import os
-import shutil
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from chunklab._validate import check_positive_int
 from chunklab.chunk import Chunk
 from chunklab.ingest.stages import CHUNK_STATUSES, fingerprint, metadata_json
 
-__all__ = ["OUTPUT_COLUMNS", "ParquetSink", "Sink", "StoreSink", "chunks_of", "vectors_of"]
+__all__ = ["OUTPUT_COLUMNS", "Sink", "StoreSink", "chunks_of", "vectors_of"]
 
 #: the columns a sink writes, in this order (Parquet shards: one row per chunk)
 OUTPUT_COLUMNS = ("id", "doc_id", "start", "end", "text", "metadata", "vector")
-#: the Parquet schema metadata key holding the record {"encoder", "config"}
-RECORD_KEY = b"chunklab"
 
 
 def vectors_of(table: pa.Table) -> np.ndarray:
@@ -180,124 +172,3 @@ class StoreSink(Sink):
             f"collection {self.store.name!r} at {where}: {stats['leaves']} leaves + {stats['parents']} "
             f"parents" + (f", {stats['bytes_on_disk'] / 1e6:.1f} MB on disk" if not self.store.url else "")
         )
-
-
-class ParquetSink(Sink):
-    """Parquet shards ``part-00000.parquet``, ... in ``directory``: one row per chunk.
-
-    Columns: id, doc_id, start, end, text, metadata (JSON) and vector (fixed-size float32
-    list); every shard's schema metadata records the encoder and the collection config. A
-    run writes its new rows into a staging folder and, when it succeeds, adds the rows it
-    keeps from the old shards (unchanged chunks, documents it did not touch) and swaps the
-    shards in: re-running on the same corpus embeds nothing and leaves the same rows.
-    """
-
-    def __init__(
-        self,
-        directory: str | os.PathLike[str],
-        config: dict[str, Any],
-        encoder_name: str,
-        clear: bool = False,
-        rows_per_shard: int = 100_000,
-    ) -> None:
-        super().__init__()
-        check_positive_int(rows_per_shard, "rows_per_shard")
-        self.directory = os.fspath(directory)
-        if os.path.exists(self.directory) and not os.path.isdir(self.directory):
-            raise ValueError(f"out {self.directory} exists and is not a directory")
-        os.makedirs(self.directory, exist_ok=True)
-        self.record = {"encoder": encoder_name, "config": config}
-        self.existing = sorted(glob.glob(os.path.join(glob.escape(self.directory), "part-*.parquet")))
-        self.old = [] if clear else self.existing  # the shards whose rows may stay
-        self._check_and_read_old()
-        self.staging = os.path.join(self.directory, f".staging-{uuid.uuid4().hex[:8]}")
-        self.rows_per_shard = rows_per_shard
-        self.shards = 0
-        self._writer: Any = None
-        self._rows_in_shard = 0
-        self._drop: set[str] = set()  # documents whose old rows go (replaced or pruned)
-        self._keep: set[str] = set()  # ... except these unchanged chunk ids
-
-    def _check_and_read_old(self) -> None:
-        import pyarrow.parquet as pq
-
-        for path in self.old:
-            raw = (pq.read_schema(path).metadata or {}).get(RECORD_KEY)
-            recorded = json.loads(raw) if raw else None
-            if recorded not in (None, self.record):
-                raise ValueError(
-                    f"the Parquet shards in {self.directory} were written with {recorded} (this run: "
-                    f"{self.record}): pass clear=True (--clear) to replace them, or use another folder"
-                )
-            table = pq.read_table(path, columns=["id", "doc_id", "text", "metadata"])
-            for cid, doc_id, text, meta in zip(*(c.to_pylist() for c in table.columns), strict=True):
-                fp = fingerprint(cid, text, metadata_json(json.loads(meta)))
-                self.stored.setdefault(doc_id, {})[cid] = fp
-
-    def _write(self, rows: pa.Table) -> None:
-        import pyarrow.parquet as pq
-
-        table = rows.select(list(OUTPUT_COLUMNS))
-        done = 0
-        while done < table.num_rows:
-            if self._writer is None:
-                os.makedirs(self.staging, exist_ok=True)
-                path = os.path.join(self.staging, f"part-{self.shards:05d}.parquet")
-                schema = table.schema.with_metadata({RECORD_KEY: json.dumps(self.record).encode()})
-                self._writer = pq.ParquetWriter(path, schema)
-                self.shards += 1
-            take = min(table.num_rows - done, self.rows_per_shard - self._rows_in_shard)
-            self._writer.write_table(
-                table.slice(done, take).replace_schema_metadata(self._writer.schema.metadata)
-            )
-            done += take
-            self._rows_in_shard += take
-            if self._rows_in_shard >= self.rows_per_shard:
-                self._close_shard()
-
-    def _close_shard(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-        self._writer, self._rows_in_shard = None, 0
-
-    def _replaced(self, doc_id: str, stale: set[str], unchanged: set[str]) -> None:
-        self._drop.add(doc_id)
-        self._keep |= unchanged
-        self.deleted += len(stale)
-
-    def _prune_document(self, doc_id: str) -> None:
-        self._drop.add(doc_id)
-        self.deleted += len(self.stored.get(doc_id, {}))
-
-    def _kept_rows(self) -> Iterator[pa.Table]:
-        """The old rows that stay: documents this run did not replace, and unchanged chunks."""
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-
-        drop, keep = pa.array(sorted(self._drop), pa.string()), pa.array(sorted(self._keep), pa.string())
-        for path in self.old:
-            table = pq.read_table(path).select(list(OUTPUT_COLUMNS))
-            stays = pc.or_(
-                pc.invert(pc.is_in(table.column("doc_id"), drop)), pc.is_in(table.column("id"), keep)
-            )
-            yield table.filter(stays)
-
-    def __exit__(self, *exc: object) -> None:
-        failed = exc[0] is not None
-        try:
-            if not failed:
-                for table in self._kept_rows():
-                    if table.num_rows:
-                        self._write(table)
-            self._close_shard()
-            if not failed:
-                for old in self.existing:
-                    os.remove(old)
-                if os.path.isdir(self.staging):
-                    for name in sorted(os.listdir(self.staging)):
-                        os.replace(os.path.join(self.staging, name), os.path.join(self.directory, name))
-        finally:
-            shutil.rmtree(self.staging, ignore_errors=True)
-
-    def __str__(self) -> str:
-        return f"{self.shards} Parquet shard(s) in {self.directory}"
