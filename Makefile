@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test fuzz lint format site dist lab grade exercises benchmarks faults-ray corpus code-rag-50k screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks faults-ray corpus code-rag-50k screenshots clean distclean help
 
 all: test
 
@@ -23,6 +23,7 @@ help:
 	@echo "make dist         the sdist and the wheel of chunklab-kit into dist/"
 	@echo "make catalogs     re-extract the English messages and merge them into locales/es (sphinx-intl)"
 	@echo "make test         lint, import contracts, type check, unit and property tests, notebook tests (nbval)"
+	@echo "make test-heavy   the heavy fault scenarios (multi-node Ray losses, more kill trials) make test skips"
 	@echo "make fuzz         the property-based tests with fresh random examples, ten times as many"
 	@echo "make lint         ruff (lint and format check), the import contracts (lint-imports), mypy"
 	@echo "make format       ruff format and the safe ruff fixes, in place"
@@ -101,7 +102,11 @@ sysdeps:
 	fi
 
 test: $(STAMP) sysdeps lint
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not heavy"
+
+# The fault scenarios too costly for every run (more cluster nodes lost, more kill trials).
+test-heavy: $(STAMP) sysdeps
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m heavy
 
 # Property tests with new random draws (make test draws the same examples on every run).
 fuzz: $(STAMP)

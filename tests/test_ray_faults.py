@@ -5,8 +5,9 @@ One module-wide ``ray.cluster_utils.Cluster`` (a head without CPUs and three wor
 scaffolding, the workers' setup hook) holds a worker inside the chunk or the embed stage so
 that the test kills that worker's node there. Every faulty run is compared with a clean run:
 exactly its ids, each once, with equal vectors. The static encoder keeps embedding cheap.
-The larger runs are benchmarks/ray_faults.py (``make faults-ray``). The slow-marked scenarios
-(the chunk stage, the Chroma store) each add a node loss and a node start to the module.
+The larger runs are benchmarks/ray_faults.py (``make faults-ray``). The heavy-marked scenarios
+(the chunk stage, the Chroma store) each add a node loss and a node start to the module: they
+run in ``make test-heavy``, not in ``make test``.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def test_the_clean_run_fills_every_shard_row_once(clean) -> None:
     assert len(set(table.column("id").to_pylist())) == table.num_rows
 
 
-@pytest.mark.parametrize("stage", [pytest.param("chunk", marks=pytest.mark.slow), "embed"])
+@pytest.mark.parametrize("stage", [pytest.param("chunk", marks=pytest.mark.heavy), "embed"])
 def test_a_node_lost_mid_stage_costs_a_retry_not_a_row(
     bed, clean, corpus: Path, tmp_path: Path, stage
 ) -> None:
@@ -114,7 +115,7 @@ def test_a_node_lost_mid_stage_costs_a_retry_not_a_row(
     assert not (out / STAGING).exists()
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_a_node_lost_mid_embed_leaves_the_chroma_store_equal_to_a_clean_run(
     bed, clean, corpus: Path, tmp_path: Path
 ) -> None:
