@@ -138,9 +138,11 @@ def main(argv: list[str] | None = None) -> int:
                 (corpus / name).write_bytes(raw)
             dataset = load_user_dataset(corpus, QUESTIONS, format="quotes")
             result = Benchmark(dataset, strategies, k=5, encoder=get_encoder(args.model)).run()
-        print()
-        print(result.table())
         report["retrieval"] = result.to_json()
+        print(f"\n{'configuration':24} {'recall@5 [95% interval]':>26} {'MRR':>6} {'precision Ω':>12}")
+        for row in report["retrieval"]["summary"]:
+            interval = f"{row['recall']:.3f} [{row['recall_lo']:.3f}, {row['recall_hi']:.3f}]"
+            print(f"{row['strategy']:24} {interval:>26} {row['mrr']:>6.3f} {row['precision_omega']:>12.3f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\nwrote {args.out}")
