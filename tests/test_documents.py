@@ -263,7 +263,7 @@ def test_document_from_text_checks_its_arguments():
     doc = Document.from_text("hello", doc_id="x", kind="markdown")
     assert doc.kind == doc.format == "markdown"
     with pytest.raises(ValueError, match="kind"):
-        Document.from_text("hello", kind="pdf")
+        Document.from_text("hello", kind="xlsx")
     with pytest.raises(ValueError, match="text"):
         Document.from_text(b"hello")
 

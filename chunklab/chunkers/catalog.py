@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from chunklab.chunk import Chunk
 from chunklab.chunkers._factories import COURSE_STRATEGIES, ChunkFn, PostFn, StrategyParts
 from chunklab.chunkers._params import StrategyParams, parse_param_value, show_param
-from chunklab.documents import document_kind
+from chunklab.documents import document_kind, locate
 from chunklab.protocols import DocumentLike, EncoderLike
 
 __all__ = [
@@ -76,14 +76,19 @@ class Strategy:
 
         An HTML document given to a plain-text strategy is chunked by its visible text, and
         each chunk's span is mapped back onto the markup
-        (:func:`chunklab.chunkers.structural.html.chunk_visible_text`).
+        (:func:`chunklab.chunkers.structural.html.chunk_visible_text`). A laid-out document (PDF,
+        Word, notebook) gives every chunk its ``page``/``page_end`` or ``cell`` from its elements.
         """
         _check_document(document)
         if self.kind != "structural" and document_kind(document) == "html":
             from chunklab.chunkers.structural.html import chunk_visible_text
 
             return chunk_visible_text(document, lambda visible: self._chunk(visible, encoder))
-        return self._chunk(document, encoder)
+        chunks = self._chunk(document, encoder)
+        elements = getattr(document, "elements", ())
+        if elements and self.kind != "structural":  # a PDF's page or a notebook's cell, on every chunk
+            chunks = [replace(c, metadata={**c.metadata, **locate(elements, c.start, c.end)}) for c in chunks]
+        return chunks
 
     def _chunk(self, document: DocumentLike, encoder: EncoderLike | None) -> list[Chunk]:
         if self.needs_encoder:

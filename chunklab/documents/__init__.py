@@ -27,6 +27,7 @@ from pathlib import PurePath
 from typing import Any
 
 from chunklab.decoding import Decoded, DocumentError, binary_reason, decode_bytes
+from chunklab.documents.layout import Element, Extracted, locate, where
 
 __all__ = [
     "EXTENSIONS",
@@ -34,6 +35,8 @@ __all__ = [
     "Decoded",
     "Document",
     "DocumentError",
+    "Element",
+    "LAID_OUT",
     "binary_reason",
     "corpus_root",
     "decode_bytes",
@@ -43,6 +46,8 @@ __all__ = [
     "iter_documents",
     "iter_paths",
     "load_document",
+    "locate",
+    "where",
 ]
 
 #: document kind -> the file name extensions that have it (the one extension table)
@@ -52,6 +57,9 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "html": (".html", ".htm", ".xhtml"),
     "rst": (".rst", ".rest"),
     "text": (".txt", ".text"),
+    "pdf": (".pdf",),
+    "docx": (".docx",),
+    "ipynb": (".ipynb",),
 }
 KINDS = tuple(EXTENSIONS)
 _BY_SUFFIX = {ext: kind for kind, exts in EXTENSIONS.items() for ext in exts}
@@ -65,6 +73,8 @@ _MD_SNIFF = re.compile(r"^(?: {0,3}#{1,6}\s+\S|```|~~~|\s*[-*+]\s+\S|.*\n\s*(?:=
 _MD_TITLE = re.compile(r"\A\s*#[ \t]+(.+?)[ \t#]*$", re.M)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title", re.I | re.S)
 _SKIP_DIRS = ("__pycache__",)
+#: kinds read by a layout-aware loader into text plus an element map (not decoded as text)
+LAID_OUT = ("pdf", "docx", "ipynb")
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,8 @@ class Document:
     the file's absolute path; ``kind`` one of :data:`KINDS`; ``title`` the first Markdown
     heading or the HTML ``<title>``, else the file name; ``metadata`` how it was read
     (``encoding``, ``bytes``, ``decode_problem`` when a fallback encoding was used).
+    ``elements`` maps spans of ``text`` back to pages and boxes (PDF), paragraphs and styles
+    (Word) or cells (notebooks): see :mod:`chunklab.documents.layout`; empty for text kinds.
     """
 
     doc_id: str
@@ -83,6 +95,7 @@ class Document:
     kind: str = "text"
     title: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    elements: tuple[Element, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def format(self) -> str:
@@ -146,6 +159,10 @@ def load_document(
         raise ValueError(f"strict must be a bool, got {strict!r}")
     name = os.fspath(path)
     raw = _read_regular(name)
+    if kind is None and _BY_SUFFIX.get(PurePath(name).suffix.lower()) in LAID_OUT:
+        kind = _BY_SUFFIX[PurePath(name).suffix.lower()]
+    if kind in LAID_OUT:
+        return _load_laid_out(name, raw, kind, root)
     binary = binary_reason(raw)
     if binary:
         raise DocumentError(name, "binary", f"binary file ({binary}), skipped")
@@ -260,6 +277,35 @@ def doc_id_for(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> st
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _load_laid_out(name: str, raw: bytes, kind: str, root: str | os.PathLike[str] | None) -> Document:
+    """A PDF, Word file or notebook through its loader: canonical text plus the element map."""
+    if kind == "pdf":
+        from chunklab.documents.pdf import extract_pdf
+
+        got: Extracted = extract_pdf(raw, name)
+    elif kind == "docx":
+        from chunklab.documents.docx import extract_docx
+
+        got = extract_docx(raw, name)
+    else:
+        from chunklab.documents.notebook import extract_notebook
+
+        got = extract_notebook(raw, name)
+    if not got.text.strip():
+        raise DocumentError(name, "empty", f"no text in this {kind} file")
+    where_ = os.path.abspath(name)
+    meta = {"bytes": len(raw), "extracted_chars": len(got.text), **(got.metadata or {})}
+    return Document(
+        doc_id_for(where_, root if root is not None else os.path.dirname(where_)),
+        got.text,
+        where_,
+        kind,
+        got.title or os.path.basename(name),
+        meta,
+        got.elements,
+    )
 
 
 def _read_regular(name: str) -> bytes:

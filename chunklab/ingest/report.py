@@ -20,7 +20,9 @@ from chunklab.documents import Document, DocumentError
 __all__ = ["SHOWN", "SKIP_REASONS", "IngestReport", "problem_of", "report_lines", "truncation_warning"]
 
 #: DocumentError reasons that mean "not a document" (skipped) rather than "broken" (failed)
-SKIP_REASONS = frozenset({"binary", "not-regular", "undecodable"})
+SKIP_REASONS = frozenset(
+    {"binary", "not-regular", "undecodable", "no-text-layer", "encrypted", "garbled", "empty"}
+)
 #: how many files of each pile the printed summary names
 SHOWN = 10
 

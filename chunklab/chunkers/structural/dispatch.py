@@ -16,11 +16,12 @@ from typing import Any
 from chunklab._validate import check_choice
 from chunklab.chunk import Chunk
 from chunklab.chunkers.structural._common import check_max_chars, check_source, resolve_doc_id
+from chunklab.chunkers.structural.elements import chunk_elements
 from chunklab.chunkers.structural.html import chunk_html
 from chunklab.chunkers.structural.markdown import chunk_markdown
 from chunklab.chunkers.structural.python import chunk_python
 from chunklab.chunkers.structural.rst import chunk_rst
-from chunklab.documents import KINDS, detect_kind, document_kind
+from chunklab.documents import KINDS, LAID_OUT, Document, detect_kind, document_kind
 from chunklab.protocols import DocumentLike
 
 __all__ = ["KINDS", "FallbackStats", "chunk_document", "chunk_text"]
@@ -43,11 +44,13 @@ def chunk_document(
     ``source`` is a str, bytes, or a document (:class:`chunklab.documents.Document`, or
     anything with ``text`` and ``doc_id``: its kind, path and id are used). ``kind`` is
     ``"auto"`` (extension, then sniffing), or one of :data:`KINDS`; ``"text"`` uses the
-    recursive chunker with 10% overlap. ``min_chars`` applies to Python, ``max_level`` to
+    recursive chunker with 10% overlap; ``"pdf"``, ``"docx"`` and ``"ipynb"`` documents are chunked
+    by their elements (:func:`chunk_elements`). ``min_chars`` applies to Python, ``max_level`` to
     Markdown and reStructuredText, ``keep_boilerplate`` to HTML. ``unit`` (any unit of
     :mod:`chunklab.units`: ``"chars"``, ``"words"``, ``"tokens"``, ``"tokenizer:PATH"``)
     measures ``max_chars`` and ``min_chars``, for every kind.
     """
+    document: Any = None
     if not isinstance(source, (str, bytes, bytearray)) and isinstance(getattr(source, "text", None), str):
         document = source
         source = document.text
@@ -59,6 +62,9 @@ def chunk_document(
     path_str = str(path) if path is not None else None
     if kind == "auto":
         kind = detect_kind(path_str, source[:4096])
+    if kind in LAID_OUT:  # PDF, Word, notebooks: by the elements their loader mapped
+        laid_out = document if document is not None else Document.from_text(_as_text(source), "doc", kind)
+        return chunk_elements(laid_out, max_chars, unit=unit, doc_id=doc_id, path=path_str)
     if kind == "python":
         return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id, unit=unit)
     if kind == "html":
@@ -70,6 +76,12 @@ def chunk_document(
     if kind == "rst":
         return chunk_rst(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
     return chunk_text(source, max_chars, doc_id=doc_id, path=path_str, kind=kind, unit=unit)
+
+
+def _as_text(source: str | bytes) -> str:
+    from chunklab._validate import check_text
+
+    return check_text(source)
 
 
 def chunk_text(

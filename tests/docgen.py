@@ -1,0 +1,152 @@
+"""Generated PDFs, Word files and notebooks with known text, made at test time."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import matplotlib
+
+TTF = os.path.join(matplotlib.get_data_path(), "fonts", "ttf", "DejaVuSans.ttf")
+TTF_BOLD = os.path.join(matplotlib.get_data_path(), "fonts", "ttf", "DejaVuSans-Bold.ttf")
+
+
+def _pdf():  # type: ignore[no-untyped-def]
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.set_auto_page_break(False)
+    pdf.add_font("dv", "", TTF)
+    pdf.add_font("dv", "B", TTF_BOLD)
+    pdf.set_margins(20, 20, 20)
+    return pdf
+
+
+def pdf_pages(
+    path: str | Path,
+    pages: list[list[str]],
+    *,
+    header: str | None = None,
+    footer: str | None = None,
+    numbers: bool = False,
+    headings: list[str] | None = None,
+) -> Path:
+    """One paragraph list per page; optional running header/footer text and page numbers."""
+    pdf = _pdf()
+    for i, paragraphs in enumerate(pages, 1):
+        pdf.add_page()
+        if header:
+            pdf.set_font("dv", "", 8)
+            pdf.set_xy(20, 8)
+            pdf.cell(0, 5, header)
+        pdf.set_xy(20, 25)
+        if headings:
+            pdf.set_font("dv", "B", 16)
+            pdf.multi_cell(0, 9, headings[i - 1])
+            pdf.ln(3)
+        pdf.set_font("dv", "", 11)
+        for p in paragraphs:
+            pdf.multi_cell(0, 5.5, p)
+            pdf.ln(4)
+        pdf.set_font("dv", "", 8)
+        if footer:
+            pdf.set_xy(20, 282)
+            pdf.cell(100, 5, footer)
+        if numbers:
+            pdf.set_xy(180, 282)
+            pdf.cell(10, 5, str(i))
+    pdf.output(str(path))
+    return Path(path)
+
+
+def pdf_two_columns(path: str | Path, left: list[str], right: list[str], *, title: str = "") -> Path:
+    """One page, a full-width title, then two columns written line by line (interleaved)."""
+    pdf = _pdf()
+    pdf.add_page()
+    y = 20.0
+    if title:
+        pdf.set_font("dv", "B", 16)
+        pdf.set_xy(20, y)
+        pdf.cell(170, 9, title)
+        y += 15
+    pdf.set_font("dv", "", 10)
+    lines_l = _wrap(pdf, left, 80)
+    lines_r = _wrap(pdf, right, 80)
+    for k in range(max(len(lines_l), len(lines_r))):
+        for x, lines in ((20, lines_l), (110, lines_r)):
+            if k < len(lines) and lines[k]:
+                pdf.set_xy(x, y + k * 5)
+                pdf.cell(80, 5, lines[k])
+    pdf.output(str(path))
+    return Path(path)
+
+
+def _wrap(pdf, paragraphs: list[str], width: float) -> list[str]:  # type: ignore[no-untyped-def]
+    lines: list[str] = []
+    for p in paragraphs:
+        lines += pdf.multi_cell(width, 5, p, dry_run=True, output="LINES")
+        lines.append("")
+    return lines
+
+
+def pdf_lines(path: str | Path, lines: list[str], *, size: float = 11) -> Path:
+    """One page with each string on its own line exactly as given (for hyphenation)."""
+    pdf = _pdf()
+    pdf.add_page()
+    pdf.set_font("dv", "", size)
+    for k, line in enumerate(lines):
+        pdf.set_xy(20, 25 + k * 6)
+        pdf.cell(0, 6, line)
+    pdf.output(str(path))
+    return Path(path)
+
+
+def pdf_table(path: str | Path, lead: str, rows: list[list[str]], caption: str, after: str) -> Path:
+    """A paragraph, a caption, a table (first row the header), then a paragraph."""
+    pdf = _pdf()
+    pdf.add_page()
+    pdf.set_font("dv", "B", 15)
+    pdf.multi_cell(0, 8, "Results")
+    pdf.ln(3)
+    pdf.set_font("dv", "", 11)
+    pdf.multi_cell(0, 5.5, lead)
+    pdf.ln(3)
+    pdf.multi_cell(0, 5.5, caption)
+    pdf.ln(2)
+    with pdf.table(col_widths=(50, 40, 40), width=130, align="LEFT") as table:
+        for r in rows:
+            row = table.row()
+            for cell in r:
+                row.cell(cell)
+    pdf.ln(4)
+    pdf.multi_cell(0, 5.5, after)
+    pdf.output(str(path))
+    return Path(path)
+
+
+def pdf_scanned(path: str | Path, pages: int = 2) -> Path:
+    """Pages that hold only an image of text: no text layer."""
+    from PIL import Image, ImageDraw
+
+    pdf = _pdf()
+    for _ in range(pages):
+        img = Image.new("L", (600, 300), 255)
+        ImageDraw.Draw(img).text((20, 20), "This page was scanned", fill=0)
+        buf = io.BytesIO()
+        img.save(buf, format="PNG")
+        pdf.add_page()
+        pdf.image(buf, x=20, y=20, w=170)
+    pdf.output(str(path))
+    return Path(path)
+
+
+def pdf_encrypted(path: str | Path, text: str = "A secret paragraph.") -> Path:
+    """A PDF that needs a user password to open."""
+    pdf = _pdf()
+    pdf.set_encryption(owner_password="owner", user_password="secret")
+    pdf.add_page()
+    pdf.set_font("dv", "", 11)
+    pdf.multi_cell(0, 5.5, text)
+    pdf.output(str(path))
+    return Path(path)
