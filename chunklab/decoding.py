@@ -55,7 +55,9 @@ class DocumentError(ValueError):
     """A file that cannot become a document: ``path`` and a short ``reason`` say why.
 
     ``reason`` is one of ``"missing"``, ``"not-regular"``, ``"unreadable"``, ``"binary"``
-    and ``"undecodable"``, so that a run can count its skipped files by reason.
+    and ``"undecodable"``, and for laid-out files (PDF, Word, notebooks) ``"no-text-layer"``
+    (scanned), ``"encrypted"``, ``"garbled"`` (no Unicode mapping) and ``"empty"``, so that a
+    run can count its skipped files by reason.
     """
 
     def __init__(self, path: str, reason: str, detail: str) -> None:

@@ -142,3 +142,11 @@ def test_a_file_that_is_not_a_pdf_is_unreadable(tmp_path):
     with pytest.raises(DocumentError) as info:
         load_document(path)
     assert info.value.reason == "unreadable"
+
+
+def test_a_pdf_without_its_extension_is_still_read_as_a_pdf(tmp_path):
+    path = docgen.pdf_pages(tmp_path / "known.pdf", [["Some words on a page."]])
+    bare = tmp_path / "download"
+    bare.write_bytes(path.read_bytes())
+    doc = load_document(bare)
+    assert doc.kind == "pdf" and _norm(doc.text) == "Some words on a page."

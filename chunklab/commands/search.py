@@ -1,7 +1,7 @@
 """``chunklab search STORE "query"``: query an existing index from the command line.
 
 ``chunklab search .chunklab/chroma "how do I restart the scanner" --k 5 --where kind=section``
-prints, per hit, its rank, score, document, offsets, headings path and text (``--json``: one
+prints, per hit, its rank, score, document, offsets, page or cell, headings path and text (``--json``: one
 JSON object per line). STORE is a folder or a Chroma server URL; the query is embedded with
 the model the store was built with (the static model for a store built with ``--model static``).
 """
@@ -12,6 +12,8 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from chunklab.documents.layout import where
 
 #: the one spelling of ``--where`` documented in every command's help
 WHERE_HELP = (
@@ -147,14 +149,20 @@ def format_hit(rank: int, chunk: Any, score: float, as_json: bool = False) -> st
                 "headings_path": path,
                 "headings": headings if isinstance(headings, list) else [headings],
                 "page": chunk.metadata.get("page"),
+                "page_end": chunk.metadata.get("page_end"),
+                "cell": chunk.metadata.get("cell"),
+                "where": where(chunk.metadata),
                 "text": chunk.text,
                 "metadata": chunk.metadata,
             },
             ensure_ascii=False,
             default=str,
         )
-    head = f"{rank:>2}. {score:.3f}  {chunk.doc_id}:{chunk.start}-{chunk.end}" + (
-        f"  [{path}]" if path else ""
+    origin = where(chunk.metadata)
+    head = (
+        f"{rank:>2}. {score:.3f}  {chunk.doc_id}:{chunk.start}-{chunk.end}"
+        + (f"  ({origin})" if origin else "")
+        + (f"  [{path}]" if path else "")
     )
     body = "\n".join("    " + line for line in chunk.text.strip().splitlines())
     return f"{head}\n{body}\n"

@@ -161,6 +161,8 @@ def load_document(
     raw = _read_regular(name)
     if kind is None and _BY_SUFFIX.get(PurePath(name).suffix.lower()) in LAID_OUT:
         kind = _BY_SUFFIX[PurePath(name).suffix.lower()]
+    elif kind is None and PurePath(name).suffix.lower() not in _BY_SUFFIX and raw.startswith(b"%PDF-"):
+        kind = "pdf"  # a PDF without its extension
     if kind in LAID_OUT:
         return _load_laid_out(name, raw, kind, root)
     binary = binary_reason(raw)

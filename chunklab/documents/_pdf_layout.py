@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass, field
+from functools import cached_property
 
 __all__ = ["Block", "Seg", "block_text", "blocks", "reading_order"]
 
@@ -21,7 +22,7 @@ _CAPTION = re.compile(r"^(?:Table|Figure|Fig\.|Tabla|Figura)\s*\d+", re.I)
 
 @dataclass
 class Seg:
-    """A run of characters on one baseline (top-left page coordinates)."""
+    """A run of characters on one baseline (top-left page coordinates); read its text and size once built."""
 
     page: int
     chars: list[str] = field(default_factory=list)
@@ -36,11 +37,11 @@ class Seg:
     last_left: float = 0.0
     advance: float = 0.0
 
-    @property
+    @cached_property
     def text(self) -> str:
         return "".join(self.chars).strip()
 
-    @property
+    @cached_property
     def size(self) -> float:
         return statistics.median(self.sizes) if self.sizes else 0.0
 

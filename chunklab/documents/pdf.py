@@ -93,11 +93,14 @@ def _segments(page: Any, number: int, height: float, stats: Counter[str]) -> lis
     tp = page.get_textpage()
     try:
         raw_tp = tp.raw
-        x, y = ctypes.c_double(), ctypes.c_double()
+        box = [ctypes.c_double() for _ in range(4)]
+        refs = [ctypes.byref(v) for v in box]
         loose = pr.FS_RECTF()
+        loose_ref = ctypes.byref(loose)
         bold_of: dict[int | None, bool] = {}
         segs: list[Seg] = []
         cur: Seg | None = None
+        bold, last_size = False, -1.0
         for i in range(tp.count_chars()):
             code = pr.FPDFText_GetUnicode(raw_tp, i)
             ch = chr(code) if code else ""
@@ -109,19 +112,18 @@ def _segments(page: Any, number: int, height: float, stats: Counter[str]) -> lis
                     cur.space = True
                 continue
             stats["chars"] += 1
-            if pr.FPDFText_HasUnicodeMapError(raw_tp, i) or ch == "\ufffd" or 0xE000 <= code <= 0xF8FF:
+            if ch == "\ufffd" or 0xE000 <= code <= 0xF8FF or code < 32:
                 stats["unmapped"] += 1
-            if code in _HYPHENS or pr.FPDFText_IsHyphen(raw_tp, i) == 1:
+            if code in _HYPHENS:
                 ch = "-"
             ch = _LIGATURES.get(ch, ch)
-            left, bottom, right, top = tp.get_charbox(i)
-            pr.FPDFText_GetCharOrigin(raw_tp, i, ctypes.byref(x), ctypes.byref(y))
-            pr.FPDFText_GetLooseCharBox(raw_tp, i, ctypes.byref(loose))  # advance box: gaps between glyphs
+            pr.FPDFText_GetCharBox(raw_tp, i, *refs)  # left, right, bottom, top: the glyph's ink
+            pr.FPDFText_GetLooseCharBox(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
             size = pr.FPDFText_GetFontSize(raw_tp, i) or 1.0
-            base = height - y.value
+            base = height - loose.bottom
             if cur is not None:
                 gap = loose.left - cur.advance
-                same_line = abs(base - cur.base) < 0.4 * max(size, cur.size)
+                same_line = abs(base - cur.base) < 0.4 * max(size, last_size)
                 overdraw = (
                     gap < -0.5 * size and loose.left < cur.last_left - 0.5
                 )  # not a ligature's 2nd letter
@@ -129,16 +131,20 @@ def _segments(page: Any, number: int, height: float, stats: Counter[str]) -> lis
                     cur = None
                 elif cur.space or gap > 0.2 * size:
                     cur.chars.append(" ")
+            if cur is None or size != last_size:
+                bold = _is_bold(pr, raw_tp, i, bold_of)
             if cur is None:
                 cur = Seg(number, base=base)
                 segs.append(cur)
+            last_size = size
             cur.space = False
             cur.last_left, cur.advance = loose.left, max(loose.right, loose.left)
             cur.chars.append(ch)
+            left, right, bottom, top = (v.value for v in box)
             cur.x0, cur.x1 = min(cur.x0, left), max(cur.x1, right)
             cur.top, cur.bottom = min(cur.top, height - top), max(cur.bottom, height - bottom)
             cur.sizes.append(size)
-            cur.bold += _is_bold(pr, raw_tp, i, bold_of)
+            cur.bold += bold
         return [s for s in segs if s.text]
     finally:
         tp.close()

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from chunklab.documents.layout import where
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -205,8 +207,11 @@ def _chunk_view(rank: int, chunk: Chunk, question: GoldQuestion, docs: dict[str,
     gold = _gold_ranges(chunk, question)
     shared = sum(e - s for s, e in gold)
     label = "hit" if shared or chunk.doc_id in question.relevant_docs else "miss"
-    where = f"{_e(chunk.doc_id)}:{chunk.start}-{chunk.end}"
-    head = f'<span class="{label}">#{rank} {where}, {shared} gold chars</span>'
+    origin = where(chunk.metadata)  # the page (PDF) or cell (notebook) it cites
+    span = f"{_e(chunk.doc_id)}:{chunk.start}-{chunk.end}" + (
+        f' <span class="page">{_e(origin)}</span>' if origin else ""
+    )
+    head = f'<span class="{label}">#{rank} {span}, {shared} gold chars</span>'
     doc = docs.get(chunk.doc_id)
     if doc is None or doc.text[chunk.start : chunk.end] != chunk.text:  # HTML: text is not the source slice
         return f"<pre>{head}\n{_e(chunk.text)}</pre>"

@@ -50,7 +50,7 @@ def chunk_cells(
                 running = heads
             if k == 0 and pending is not None and measure.count(pending, end) <= budget:
                 s = pending
-            meta = {
+            meta: dict[str, Any] = {
                 **base,
                 "kind": "cell",
                 "elements": [e.type],

@@ -202,13 +202,13 @@ def _split_table(
     header = next((e for e in u.elements if e.type == "table_row" and e.header), None)
     header_text = text[header.start : header.end] if header is not None else None
     spans: list[list[Element]] = [[]]
-    for e in u.elements:
+    for el in u.elements:
         cur = spans[-1]
         has_row = any(x.type == "table_row" for x in cur)
-        if has_row and e.type == "table_row" and measure.count(cur[0].start, e.end) > budget:
-            spans.append([e])
+        if has_row and el.type == "table_row" and measure.count(cur[0].start, el.end) > budget:
+            spans.append([el])
         else:
-            cur.append(e)
+            cur.append(el)
     out = []
     for k, span in enumerate(spans):
         s, e = span[0].start, span[-1].end
