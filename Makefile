@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks faults-ray corpus code-rag-50k screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks faults-ray corpus code-rag-50k bench-pdf screenshots clean distclean help
 
 all: test
 
@@ -153,6 +153,13 @@ faults-ray: $(STAMP)
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k
+
+# PDF element chunking against LangChain (and unstructured/Docling where they run): ~15 min.
+bench-pdf: $(STAMP)
+	$(BIN)/pip install -q -r benchmarks/requirements.txt
+	$(BIN)/chunklab corpus fetch pdf-docs
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/pdf_elements.py
+	$(BIN)/python benchmarks/sentences_pysbd.py
 
 code-rag-50k: corpus
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python -m benchmarks.code_rag_50k --workers 2

@@ -62,6 +62,7 @@ SMALL = {
     "hierarchical": {"levels": "120/40"},
     "markdown-hierarchy": {},
     "paragraphs": {},
+    "sentences": {"size": 120},
 }
 
 

@@ -124,6 +124,7 @@ def _build(name: str, unit: str, budget: int):
         "hierarchical": {"levels": (budget * 4, budget * 2, budget)},
         "markdown-hierarchy": {"max_chars": budget},
         "paragraphs": {"max_chars": budget, "overlap_paragraphs": 1},
+        "sentences": {"size": budget, "overlap_sentences": 1},
     }[name]
     return get_strategy(name, unit=unit, **params)
 

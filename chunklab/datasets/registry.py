@@ -82,3 +82,14 @@ register_corpus(
     "the standard library's .py files of this interpreter",
     partial(code_corpus, include_site_packages=False),
 )
+
+
+def _pdf_docs(**options: Any) -> CodeCorpus:
+    from chunklab.datasets.pdfdocs import pdf_docs_corpus
+
+    return pdf_docs_corpus(**options)
+
+
+register_corpus(
+    "pdf-docs", "real PDF and Word files from Debian and PyPI archives (pdf-docs.toml)", _pdf_docs
+)
