@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test fuzz lint format site dist lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test fuzz lint format site dist lab grade exercises benchmarks corpus code-rag-50k faults-server screenshots clean distclean help
 
 all: test
 
@@ -32,6 +32,7 @@ help:
 	@echo "make benchmarks   run the speed and quality benchmarks"
 	@echo "make corpus       fetch the pinned 50K-file code corpus (397 MB of wheels, verified)"
 	@echo "make code-rag-50k the code-RAG scenario over that corpus (benchmarks/results/)"
+	@echo "make faults-server Chroma server faults and load (benchmarks/results/server_faults.json)"
 	@echo "make screenshots  screenshot every page of the built book into /tmp/chunklab-shots"
 	@echo "make clean        remove build outputs and caches (keeps .venv)"
 
@@ -138,6 +139,11 @@ exercises: $(STAMP)
 
 benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
+
+# Faults on a Chroma server (restarts mid-ingest, three writers, query load, a rebuild under reads):
+# benchmarks/results/server_faults.json. About 10 minutes; QUICK=1 for small sizes.
+faults-server: $(STAMP)
+	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python benchmarks/server_faults.py $(if $(QUICK),--quick)
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k
