@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +127,7 @@ def restart_trial(srv: ChromaServer, corpus: Path, seed: int, down_s: float, cle
     )
     while count(srv.url, name) == 0 and proc.poll() is None:
         time.sleep(0.05)
-    time.sleep(rng.uniform(0.0, 0.5))
+    time.sleep(rng.uniform(0.0, 0.2))
     at = count(srv.url, name)
     killed = time.monotonic()
     srv.kill()
@@ -216,6 +217,7 @@ def _client(url: str, collection: str, seconds: float, seed: int, queue: Any) ->
     store = ChunkStore(url=url, collection=collection, encoder=Encoder("static"), create=False)
     rng = np.random.default_rng(seed)
     lat, errors = [], 0
+    store.search_vectors(rng.standard_normal((1, 256)).astype(np.float32), k=10)  # warm-up, not timed
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         q = rng.standard_normal((1, 256)).astype(np.float32)
@@ -246,9 +248,7 @@ def query_load(srv: ChromaServer, chunks: int, clients: int, seconds: float) -> 
         n = min(step, chunks - start)
         vecs = rng.standard_normal((n, 256)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        rows = [
-            Chunk(f"record {i}", 0, len(f"record {i}"), f"doc-{i // 10}") for i in range(start, start + n)
-        ]
+        rows = [Chunk(f"record {i}", 0, len(f"record {i}"), f"doc-{i}") for i in range(start, start + n)]
         store.add(rows, vectors=vecs, show_progress=False, batch_size=step)
     build = time.monotonic() - t0
     ctx = mp.get_context("spawn")
@@ -327,7 +327,7 @@ def main() -> None:
     """Run every scenario and write benchmarks/results/server_faults.json."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (a minute or two)")
-    ap.add_argument("--docs", type=int, default=300, help="documents of the restart corpus")
+    ap.add_argument("--docs", type=int, default=200, help="documents of the restart corpus")
     ap.add_argument("--trials", type=int, default=3, help="seeded restart trials")
     ap.add_argument("--down", type=float, default=3.0, help="seconds the server stays down in a trial")
     ap.add_argument("--chunks", type=int, default=100_000, help="records for the query load")
@@ -351,34 +351,41 @@ def main() -> None:
             clean_s = time.monotonic() - t0
             clean = snapshot(srv.url, "clean")
             print(f"clean run: {len(clean)} chunks in {clean_s:.1f} s", flush=True)
-            faults = []
-            for seed in range(args.trials):
-                faults.append(restart_trial(srv, corpus, seed, args.down, clean))
-                print(faults[-1], flush=True)
-            faults.append(past_budget(srv, corpus, 5.0, clean))
-            print(faults[-1], flush=True)
-            faults.append(three_writers(srv, work / "two"))
-            print(faults[-1], flush=True)
-            faults.append(rebuild_under_reads(srv, corpus))
-            print(faults[-1], flush=True)
-            load = query_load(srv, args.chunks, args.clients, args.seconds)
-            print(load, flush=True)
+            result: dict[str, Any] = {
+                "benchmark": "server_faults",
+                "quick": args.quick,
+                "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+                "load_before": os.getloadavg(),
+                "server_start_s": round(first_start, 2),
+                "clean_run": {"docs": args.docs, "chunks": len(clean), "wall_s": round(clean_s, 2)},
+                "faults": [],
+                "query_load": None,
+            }
+            steps = [
+                partial(restart_trial, srv, corpus, seed, args.down, clean) for seed in range(args.trials)
+            ]
+            steps += [
+                partial(past_budget, srv, corpus, 5.0, clean),
+                partial(three_writers, srv, work / "two"),
+                partial(rebuild_under_reads, srv, corpus),
+            ]
+            for step in steps:
+                result["faults"].append(step())
+                print(result["faults"][-1], flush=True)
+                save(result, args.out, t_start)  # a partial file survives an interrupted run
+            result["query_load"] = query_load(srv, args.chunks, args.clients, args.seconds)
+            print(result["query_load"], flush=True)
+            save(result, args.out, t_start)
         finally:
             srv.stop()
-    result = {
-        "benchmark": "server_faults",
-        "quick": args.quick,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()},
-        "server_start_s": round(first_start, 2),
-        "clean_run": {"docs": args.docs, "chunks": len(clean), "wall_s": round(clean_s, 2)},
-        "faults": faults,
-        "query_load": load,
-        "total_s": round(time.monotonic() - t_start, 1),
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out}")
+    print(f"wrote {args.out}")
+
+
+def save(result: dict[str, Any], out: str, t_start: float) -> None:
+    """Write the results so far (with the load average and the elapsed time now)."""
+    result.update(load_after=os.getloadavg(), total_s=round(time.monotonic() - t_start, 1))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":

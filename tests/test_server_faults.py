@@ -119,7 +119,7 @@ def server(tmp_path_factory) -> Iterator[ChromaServer]:
     srv.stop()
 
 
-def write_corpus(root: Path, docs: int = 24, prefix: str = "") -> Path:
+def write_corpus(root: Path, docs: int = 12, prefix: str = "") -> Path:
     """Markdown notes with a few sections each (deterministic)."""
     root.mkdir(parents=True, exist_ok=True)
     for d in range(docs):
@@ -138,7 +138,7 @@ def options(url: str, collection: str, **more: Any) -> IngestOptions:
         "model": "static",
         "chroma_url": url,
         "collection": collection,
-        "batch_size": 16,
+        "batch_size": 8,
         "progress": False,
         "workers": 1,
     }
@@ -196,7 +196,7 @@ def corpus(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def clean(server, corpus) -> dict:
     report = run(corpus, options(server.url, "clean-run"), LocalEngine())
-    assert report.added > 40  # several batches of 16: the kill lands mid-ingest
+    assert report.added > 24  # several batches of 8: the kill lands mid-ingest
     return snapshot(server.url, "clean-run")
 
 
@@ -223,8 +223,8 @@ def test_a_server_down_past_the_budget_stops_clearly_and_a_rerun_completes(serve
 
 def test_three_index_processes_at_once_lose_nothing(server, tmp_path):
     root = tmp_path / "root"
-    write_corpus(root / "a", docs=10, prefix="a")
-    write_corpus(root / "b", docs=10, prefix="b")
+    write_corpus(root / "a", docs=3, prefix="a")
+    write_corpus(root / "b", docs=3, prefix="b")
     run([root / "a", root / "b"], options(server.url, "three-clean", root=str(root)), LocalEngine())
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     base = [sys.executable, "-m", "chunklab.cli", "index", "--root", str(root), "--server", server.url]
