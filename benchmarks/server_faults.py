@@ -288,6 +288,7 @@ def rebuild_under_reads(srv: ChromaServer, corpus: Path) -> dict:
     query = reader.encoder.encode(["retry backoff server restart"], show_progress=False)
     seen: list[frozenset[str]] = []
     errors, slowest = [0], [0.0]
+    kinds: list[str] = []
     stop = threading.Event()
 
     def read() -> None:
@@ -296,8 +297,9 @@ def rebuild_under_reads(srv: ChromaServer, corpus: Path) -> dict:
             try:
                 hits = reader.search_vectors(query, k=10)[0]
                 seen.append(frozenset(str(c.metadata.get("strategy")) for c, _ in hits))
-            except Exception:
+            except Exception as exc:
                 errors[0] += 1
+                kinds.append(f"{type(exc).__name__}: {exc}"[:300])
             slowest[0] = max(slowest[0], time.perf_counter() - t)
 
     thread = threading.Thread(target=read)
@@ -316,10 +318,12 @@ def rebuild_under_reads(srv: ChromaServer, corpus: Path) -> dict:
         "queries": len(seen) + errors[0],
         "mixed": mixed,
         "errors": errors[0],
+        "error_messages": kinds[:5],
         "configs_seen": sorted({next(iter(s)) for s in seen if len(s) == 1}),
         "slowest_query_s": round(slowest[0], 3),
         "rebuild_s": round(rebuild, 2),
-        "outcome": "never mixed" if mixed == 0 else f"{mixed} mixed answers",
+        "outcome": ("never mixed" if mixed == 0 else f"{mixed} mixed answers")
+        + (f", {errors[0]} failed queries" if errors[0] else ""),
     }
 
 
