@@ -141,7 +141,7 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
 
 # Faults on a Chroma server (restarts mid-ingest, three writers, query load, a rebuild under reads):
-# benchmarks/results/server_faults.json. About 10 minutes; QUICK=1 for small sizes.
+# benchmarks/results/server_faults.json. 34 minutes on the shared 2-core machine; QUICK=1: small sizes.
 faults-server: $(STAMP)
 	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python benchmarks/server_faults.py $(if $(QUICK),--quick)
 

@@ -330,7 +330,7 @@ def rebuild_under_reads(srv: ChromaServer, corpus: Path) -> dict:
 def main() -> None:
     """Run every scenario and write benchmarks/results/server_faults.json."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (a minute or two)")
+    ap.add_argument("--quick", action="store_true", help="small sizes (15 minutes on a busy 2-core machine)")
     ap.add_argument("--docs", type=int, default=200, help="documents of the restart corpus")
     ap.add_argument("--trials", type=int, default=3, help="seeded restart trials")
     ap.add_argument("--down", type=float, default=3.0, help="seconds the server stays down in a trial")
