@@ -27,8 +27,11 @@ T = TypeVar("T")
 EXIT_SERVER_DOWN = 75
 
 
-class ServerUnavailableError(ConnectionError):
-    """The Chroma server did not answer within the retry budget (exit status :data:`EXIT_SERVER_DOWN`)."""
+class ServerUnavailableError(ConnectionError, ValueError):
+    """The Chroma server did not answer within the retry budget (exit status :data:`EXIT_SERVER_DOWN`).
+
+    Also a ValueError, as an unreachable server always was for :class:`~chunklab.retrieval.store.ChunkStore`.
+    """
 
     exit_code = EXIT_SERVER_DOWN
 

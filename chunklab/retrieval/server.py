@@ -40,7 +40,14 @@ T = TypeVar("T")
 
 def connect(url: str, policy: retry.RetryPolicy) -> ClientAPI:
     """An ``HttpClient`` for ``url``, waiting (per ``policy``) for a server that is still starting."""
-    return retry.call(lambda: make_client(None, url, False), policy, url, "connection")
+    try:
+        return retry.call(lambda: make_client(None, url, False), policy, url, "connection")
+    except retry.ServerUnavailableError as exc:
+        raise retry.ServerUnavailableError(
+            f"no Chroma server answers at {url} (waited {exc.waited_s:.0f} s); start one with `chroma run`",
+            url=url,
+            waited_s=exc.waited_s,
+        ) from exc
 
 
 class ServerCollections(Collections):
