@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks faults-ray corpus code-rag-50k bench-pdf screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks faults-ray faults-server corpus code-rag-50k bench-pdf screenshots clean distclean help
 
 all: test
 
@@ -34,6 +34,7 @@ help:
 	@echo "make corpus       fetch the pinned 50K-file code corpus (397 MB of wheels, verified)"
 	@echo "make code-rag-50k the code-RAG scenario over that corpus (benchmarks/results/)"
 	@echo "make faults-ray   nodes and the driver killed mid-ingest on a 3-node Ray cluster (benchmarks/results/)"
+	@echo "make faults-server Chroma server faults and load (benchmarks/results/server_faults.json)"
 	@echo "make screenshots  screenshot every page of the built book into /tmp/chunklab-shots"
 	@echo "make clean        remove build outputs and caches (keeps .venv)"
 
@@ -150,6 +151,11 @@ benchmarks: $(STAMP)
 faults-ray: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 PYTHONPATH=$(CURDIR) \
 	  nice -n 10 $(BIN)/python benchmarks/ray_faults.py --files 120 --trials 2
+
+# Faults on a Chroma server (restarts mid-ingest, three writers, query load, a rebuild under reads):
+# benchmarks/results/server_faults.json. 34 minutes on the shared 2-core machine; QUICK=1: small sizes.
+faults-server: $(STAMP)
+	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python benchmarks/server_faults.py $(if $(QUICK),--quick)
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k

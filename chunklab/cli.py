@@ -74,7 +74,8 @@ def _fail(name: str, message: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``chunklab`` console script.
 
-    Usage errors (ValueError, a missing file, another OSError) print one line and exit 2;
+    Usage errors (ValueError, a missing file, another OSError) print one line and exit 2 (75 when
+    a Chroma server stayed down past the retry budget);
     Ctrl-C prints one line and exits 130; a closed stdout pipe (``| head``) exits quietly.
     """
     parser = build_parser()
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return 141
     except (ValueError, OSError) as exc:
         print(f"chunklab {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return int(getattr(exc, "exit_code", 2))  # 75: a Chroma server stayed down (retry budget spent)
 
 
 if __name__ == "__main__":

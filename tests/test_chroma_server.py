@@ -14,6 +14,7 @@ import pytest
 from test_lexical import HashEncoder, _chunks
 
 from chunklab.chunk import Chunk
+from chunklab.retrieval.retry import RetryPolicy
 from chunklab.retrieval.store import ChunkStore
 
 pytestmark = pytest.mark.slow
@@ -97,7 +98,9 @@ def test_opening_a_missing_server_collection_for_reading_lists_what_exists(serve
 
 def test_an_unreachable_server_is_a_clear_error():
     with pytest.raises(ValueError, match="no Chroma server answers"):
-        ChunkStore(url=f"http://127.0.0.1:{_free_port()}", encoder=HashEncoder())
+        ChunkStore(
+            url=f"http://127.0.0.1:{_free_port()}", encoder=HashEncoder(), retry=RetryPolicy(budget_s=0.5)
+        )
 
 
 def test_two_processes_writing_at_once_lose_nothing(server):

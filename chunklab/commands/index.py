@@ -139,6 +139,7 @@ def index(args: argparse.Namespace) -> int:
         clear=args.clear,
         prune=args.prune,
         progress=not args.no_progress,
+        retry_budget=args.retry_budget,
     )
     engine: Engine = LocalEngine()
     try:
@@ -179,7 +180,20 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
         "--out", default=None, metavar="DIR", help="write Parquet shards here instead of a Chroma store"
     )
     p.add_argument(
-        "--chroma-url", default=None, metavar="URL", help="upsert into this Chroma server (chroma run)"
+        "--server",
+        "--chroma-url",
+        dest="chroma_url",
+        default=None,
+        metavar="URL",
+        help="upsert into this Chroma server (chroma run)",
+    )
+    p.add_argument(
+        "--retry-budget",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long a Chroma server may stay silent (a restart) before the run stops with exit "
+        "status 75 (default 60)",
     )
 
 

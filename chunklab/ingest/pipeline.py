@@ -50,6 +50,8 @@ class IngestOptions:
     encoding; ``context`` adds title and section path; ``embed_context`` embeds
     :func:`chunklab.chunk.embedding_text` rather than the bare text. ``clear`` rebuilds the
     sink; ``prune`` deletes stored documents that are not in ``sources`` any more.
+    ``retry_budget`` is how many seconds a Chroma server may stay silent (a restart) before
+    the run stops with :class:`~chunklab.retrieval.retry.ServerUnavailableError`.
     """
 
     strategy: StrategySpec | Strategy | str = "structural"
@@ -68,6 +70,7 @@ class IngestOptions:
     clear: bool = False
     prune: bool = False
     progress: bool = True
+    retry_budget: float = 60.0
 
     def __post_init__(self) -> None:
         check_positive_int(self.batch_size, "batch_size")
@@ -139,21 +142,31 @@ def open_sink(options: IngestOptions, config: dict[str, Any], encoder: Any) -> S
     """The sink of ``options``: Parquet shards (``out``), a Chroma server, or a store folder."""
     if options.out is not None:
         return ParquetSink(options.out, config, encoder.name, options.clear)
+    from chunklab.retrieval.retry import RetryPolicy, ServerUnavailableError
     from chunklab.retrieval.store import ChunkStore
 
     store = options.store
     if not isinstance(store, ChunkStore):
         if store is not None and not isinstance(store, (str, os.PathLike)):
             raise ValueError(f"store must be a ChunkStore or a folder, got {type(store).__name__}")
-        store = ChunkStore(
-            os.fspath(store) if store is not None else None,
-            options.collection,
-            encoder,
-            embed_context=options.embed_context,
-            url=options.chroma_url,
-            config=config,
-            verify=not options.clear,
-        )
+        try:
+            store = ChunkStore(
+                os.fspath(store) if store is not None else None,
+                options.collection,
+                encoder,
+                embed_context=options.embed_context,
+                url=options.chroma_url,
+                config=config,
+                verify=not options.clear,
+                retry=RetryPolicy(budget_s=options.retry_budget),
+            )
+        except ServerUnavailableError as exc:
+            raise ServerUnavailableError(
+                f"wrote 0 chunks to {exc.url}; the server did not answer for {exc.waited_s:.0f} s; "
+                "re-run when it is up",
+                url=exc.url,
+                waited_s=exc.waited_s,
+            ) from exc
     return StoreSink(store, config, encoder.name, options.clear)
 
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from chunklab.chunk import Chunk
 from chunklab.ingest.stages import CHUNK_STATUSES, fingerprint, metadata_json
+from chunklab.retrieval.retry import ServerUnavailableError
 
 __all__ = ["OUTPUT_COLUMNS", "Sink", "StoreSink", "chunks_of", "vectors_of"]
 
@@ -128,12 +129,16 @@ class StoreSink(Sink):
 
     Opening reads every stored chunk once (:meth:`ChunkStore.iter_chunks`) for the
     fingerprints; ``clear`` fills a staging collection (:meth:`ChunkStore.rebuild`) that
-    replaces the old one only when the run succeeds.
+    replaces the old one only when the run succeeds. On a server, a write that finds the server
+    gone past the store's retry budget stops the run with a
+    :class:`~chunklab.retrieval.retry.ServerUnavailableError` that says how much was written.
     """
 
     def __init__(self, store: Any, config: dict[str, Any], encoder_name: str, clear: bool = False) -> None:
         super().__init__()
         self.store = store
+        self.received = 0  # embedded chunk rows handed to the sink
+        self.written = 0  # ... and acknowledged by the store
         if store.encoder.name != encoder_name:
             raise ValueError(
                 f"the store's encoder is {store.encoder.name!r}, this run embeds with {encoder_name!r}"
@@ -144,26 +149,46 @@ class StoreSink(Sink):
                 f"collection {store.name!r} was built with the chunker configuration {recorded} "
                 f"(this run uses {config}): pass clear=True (--clear) to rebuild it"
             )
-        self._rebuild = store.rebuild() if clear else contextlib.nullcontext(store)
-        self.target = self._rebuild.__enter__()
-        if not clear:
-            for parents in (False, True):
-                for c in store.iter_chunks(parents=parents):
-                    fp = fingerprint(c.id, c.text, metadata_json(c.metadata))
-                    self.stored.setdefault(c.doc_id, {})[c.id] = fp
+        with self._server_down():
+            self._rebuild = store.rebuild() if clear else contextlib.nullcontext(store)
+            self.target = self._rebuild.__enter__()
+            if not clear:
+                for parents in (False, True):
+                    for c in store.iter_chunks(parents=parents):
+                        fp = fingerprint(c.id, c.text, metadata_json(c.metadata))
+                        self.stored.setdefault(c.doc_id, {})[c.id] = fp
+
+    @contextlib.contextmanager
+    def _server_down(self) -> Iterator[None]:
+        """Turn a server that stayed down into one line: what was written where, and what to do."""
+        try:
+            yield
+        except ServerUnavailableError as exc:
+            raise ServerUnavailableError(
+                f"wrote {self.written:,} of {self.received:,} chunks embedded so far to {exc.url}; "
+                f"the server did not answer for {exc.waited_s:.0f} s; re-run to finish",
+                url=exc.url,
+                waited_s=exc.waited_s,
+            ) from exc
 
     def _write(self, rows: pa.Table) -> None:
-        self.target.add(chunks_of(rows), vectors=vectors_of(rows), show_progress=False)
+        self.received += rows.num_rows
+        with self._server_down():
+            self.target.add(chunks_of(rows), vectors=vectors_of(rows), show_progress=False)
+        self.written += rows.num_rows
 
     def _replaced(self, doc_id: str, stale: set[str], unchanged: set[str]) -> None:
         if stale:
-            self.deleted += self.target.delete(ids=sorted(stale))
+            with self._server_down():
+                self.deleted += self.target.delete(ids=sorted(stale))
 
     def _prune_document(self, doc_id: str) -> None:
-        self.deleted += self.target.delete(doc_id=doc_id)
+        with self._server_down():
+            self.deleted += self.target.delete(doc_id=doc_id)
 
     def __exit__(self, *exc: object) -> None:
-        self._rebuild.__exit__(*exc)
+        with self._server_down():
+            self._rebuild.__exit__(*exc)
 
     def __str__(self) -> str:
         stats = self.store.stats()

@@ -54,6 +54,8 @@ from chunklab.retrieval.filters import (
     decode_metadata,
     encode_metadata,
 )
+from chunklab.retrieval.retry import RetryPolicy
+from chunklab.retrieval.server import ServerCollections, connect
 from chunklab.retrieval.store_documents import document_ids, plan_replacement
 
 if TYPE_CHECKING:
@@ -86,6 +88,9 @@ class ChunkStore:
     that configuration; opening it with another raises :class:`StoreMismatchError` unless
     ``replace=True``, which empties it first. ``verify=False`` skips that comparison: for a
     store about to be rebuilt beside itself with :meth:`rebuild` (``chunklab index --clear``).
+    ``retry`` is how a server store rides through a server restart (default: 60 s in total,
+    :class:`~chunklab.retrieval.retry.RetryPolicy`); past it a request raises
+    :class:`~chunklab.retrieval.retry.ServerUnavailableError`.
     """
 
     def __init__(
@@ -101,6 +106,7 @@ class ChunkStore:
         config: Mapping[str, Any] | None = None,
         replace: bool = False,
         verify: bool = True,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not isinstance(collection, str) or not _NAME_RE.match(collection) or ".." in collection:
             raise ValueError(
@@ -121,12 +127,18 @@ class ChunkStore:
         self.path = None if in_memory or url is not None else _folder(path, create)
         # Chroma shares one in-memory system per process: keep this store's data private.
         physical = f"{collection}-{uuid.uuid4().hex[:12]}" if in_memory else collection
-        client = make_client(self.path, url, self.in_memory)
+        policy = retry if retry is not None else RetryPolicy()
+        client = connect(url, policy) if url is not None else make_client(self.path, None, self.in_memory)
         # without an encoder: the model that filled the collection, else MiniLM
         self.encoder: EncoderLike = (
             encoder if encoder is not None else encoder_for(recorded_encoder(client, physical))
         )
-        opened = Collections.open(client, physical, ChunklabEmbeddingFunction(self.encoder), create)
+        ef = ChunklabEmbeddingFunction(self.encoder)
+        opened = (
+            ServerCollections.open_on(client, physical, ef, create, url, policy)
+            if url is not None
+            else Collections.open(client, physical, ef, create)
+        )
         if opened is None:
             existing = collection_names(client)
             raise ValueError(
