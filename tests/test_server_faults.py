@@ -221,6 +221,7 @@ def test_a_server_down_past_the_budget_stops_clearly_and_a_rerun_completes(serve
     assert snapshot(server.url, "gave-up") == clean
 
 
+@pytest.mark.heavy  # three CLI start-ups: make test-heavy and make faults-server run it
 def test_three_index_processes_at_once_lose_nothing(server, tmp_path):
     root = tmp_path / "root"
     write_corpus(root / "a", docs=3, prefix="a")
