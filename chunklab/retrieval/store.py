@@ -33,7 +33,6 @@ import numpy as np
 
 from chunklab._validate import check_positive_int
 from chunklab.chunk import Chunk, embedding_text
-from chunklab.paths import chunklab_dir
 from chunklab.protocols import EncoderLike
 from chunklab.retrieval.backend import (
     ChunklabEmbeddingFunction,
@@ -55,6 +54,7 @@ from chunklab.retrieval.filters import (
     encode_metadata,
 )
 from chunklab.retrieval.store_documents import document_ids, plan_replacement
+from chunklab.retrieval.store_files import DamagedStoreError, open_folder, store_folder
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ChunkStore",
     "ChunklabEmbeddingFunction",
+    "DamagedStoreError",
     "StoreMismatchError",
     "decode_metadata",
     "encode_metadata",
@@ -86,6 +87,12 @@ class ChunkStore:
     that configuration; opening it with another raises :class:`StoreMismatchError` unless
     ``replace=True``, which empties it first. ``verify=False`` skips that comparison: for a
     store about to be rebuilt beside itself with :meth:`rebuild` (``chunklab index --clear``).
+
+    A folder store is locked while this object is open (until :meth:`close`, the end of a
+    ``with`` block, or garbage collection): exclusively when ``create`` (one writer at a time),
+    shared for reading (:mod:`chunklab.retrieval.lock`); ``wait`` bounds the wait in seconds
+    (None: as long as it takes). Reading a folder that is not a store writes nothing into it;
+    a damaged store raises :class:`~chunklab.retrieval.store_files.DamagedStoreError`.
     """
 
     def __init__(
@@ -101,6 +108,7 @@ class ChunkStore:
         config: Mapping[str, Any] | None = None,
         replace: bool = False,
         verify: bool = True,
+        wait: float | None = None,
     ) -> None:
         if not isinstance(collection, str) or not _NAME_RE.match(collection) or ".." in collection:
             raise ValueError(
@@ -118,7 +126,8 @@ class ChunkStore:
         self.url = url
         self.name = collection
         self.config = dict(config) if config is not None else None
-        self.path = None if in_memory or url is not None else _folder(path, create)
+        self.path = None if in_memory or url is not None else store_folder(path, create)
+        self._lock = open_folder(self.path, create, wait) if self.path is not None else None
         # Chroma shares one in-memory system per process: keep this store's data private.
         physical = f"{collection}-{uuid.uuid4().hex[:12]}" if in_memory else collection
         client = make_client(self.path, url, self.in_memory)
@@ -182,9 +191,18 @@ class ChunkStore:
         check_record(self.collection, self.encoder, self.config, replace=True)
 
     def close(self) -> None:
-        """Drop an in-memory store's collections (a persistent store needs no closing)."""
+        """Drop an in-memory store's collections; let a folder store's lock go."""
         if self.in_memory:
             self._collections.drop()
+        held = getattr(self, "_lock", None)
+        if held is not None:
+            held.release()
+
+    def __enter__(self) -> ChunkStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- writing -----------------------------------------------------------------------
     def embedded_text(self, chunk: Chunk) -> str:
@@ -390,14 +408,3 @@ class ChunkStore:
             staging._collections.drop(best_effort=True)  # the original error matters
             raise
         staging._collections.swap_into(self._collections)
-
-
-def _folder(path: str | Path | None, create: bool) -> Path:
-    """The store folder (default ``<project root>/.chunklab/chroma``), made when missing and ``create``."""
-    folder = Path(path) if path is not None else chunklab_dir() / "chroma"
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"store path {folder} exists and is not a directory")
-    if not create and not folder.is_dir():
-        raise ValueError(f"no store at {folder}: index something into it first (chunklab index)")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
