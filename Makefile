@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test fuzz lint format site dist lab grade exercises benchmarks corpus code-rag-50k screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test fuzz lint format site dist lab grade exercises benchmarks faults-store corpus code-rag-50k screenshots clean distclean help
 
 all: test
 
@@ -30,6 +30,7 @@ help:
 	@echo "make grade NB=... grade one exercise notebook"
 	@echo "make exercises    regenerate exercises/ from solutions/"
 	@echo "make benchmarks   run the speed and quality benchmarks"
+	@echo "make faults-store kill -9, concurrent index runs and disk full on a folder store (benchmarks/results/)"
 	@echo "make corpus       fetch the pinned 50K-file code corpus (397 MB of wheels, verified)"
 	@echo "make code-rag-50k the code-RAG scenario over that corpus (benchmarks/results/)"
 	@echo "make screenshots  screenshot every page of the built book into /tmp/chunklab-shots"
@@ -138,6 +139,9 @@ exercises: $(STAMP)
 
 benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
+
+faults-store: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/store_faults.py
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k
