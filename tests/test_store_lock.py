@@ -9,13 +9,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import store_fixtures
+from store_fixtures import ROOT, store_faults
 
 from chunklab.cli import main
 from chunklab.retrieval.lock import BUSY_EXIT, LOCK_NAME, StoreBusyError, holder, lock_store
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import store_faults  # noqa: E402  (the benchmark's harness, used with a few trials)
+corpus = store_fixtures.corpus  # the session fixture shared with the other store-fault tests
 
 
 def files_under(folder: Path) -> list[str]:
@@ -135,15 +135,6 @@ def test_the_cache_is_the_projects_or_the_users_never_the_working_directory(tmp_
         assert cache_dir() == tmp_path / "set"
     finally:
         project_root.cache_clear()
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """A tiny corpus, its warm embedding cache and the clean run's state."""
-    work = tmp_path_factory.mktemp("lock")
-    cache = work / "cache"
-    docs = store_faults.make_corpus(work / "docs", 6)
-    return docs, work, cache, store_faults.clean_run(docs, work, cache)
 
 
 @pytest.mark.parametrize("runs", [2, 3])

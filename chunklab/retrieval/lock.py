@@ -78,6 +78,11 @@ class StoreLock:
         self.exclusive = exclusive
         self._released = False
 
+    @property
+    def released(self) -> bool:
+        """Whether this hold was given back."""
+        return self._released
+
     def release(self) -> None:
         """Give this hold back; the file lock goes when the process's last hold on the folder does."""
         if self._released:

@@ -12,11 +12,10 @@ Leaves go to the collection ``collection``; chunks that have children (their met
 ``{collection}_parents``, so leaf search never returns a parent and
 :meth:`ChunkStore.get_parent` still finds it.
 
-**When to reopen.** A local-folder store opened in one process does not see what another
-process writes to the same folder afterwards (Chroma keeps the index in memory): a
-long-lived reader calls :meth:`ChunkStore.reopen` after a writer finished. A server store
-(``url=``) sees every write at once, which is why concurrent writers and readers should
-share a server.
+**Several processes.** A folder store has one writer at a time (a file lock, held while the
+store is open: :mod:`chunklab.retrieval.lock`); a long-lived process calls :meth:`ChunkStore.close`
+to let others write and :meth:`ChunkStore.reopen` to see what they wrote. A server store
+(``url=``) sees every write at once: concurrent writers and readers should share a server.
 """
 
 from __future__ import annotations
@@ -128,9 +127,19 @@ class ChunkStore:
         self.config = dict(config) if config is not None else None
         self.path = None if in_memory or url is not None else store_folder(path, create)
         self._lock = open_folder(self.path, create, wait) if self.path is not None else None
+        self._create, self._wait = create, wait
+        try:
+            self._open(collection, encoder, create, verify, replace)
+        except BaseException:
+            self.close()  # a store that failed to open holds no lock
+            raise
+
+    def _open(
+        self, collection: str, encoder: EncoderLike | None, create: bool, verify: bool, replace: bool
+    ) -> None:
         # Chroma shares one in-memory system per process: keep this store's data private.
-        physical = f"{collection}-{uuid.uuid4().hex[:12]}" if in_memory else collection
-        client = make_client(self.path, url, self.in_memory)
+        physical = f"{collection}-{uuid.uuid4().hex[:12]}" if self.in_memory else collection
+        client = make_client(self.path, self.url, self.in_memory)
         # without an encoder: the model that filled the collection, else MiniLM
         self.encoder: EncoderLike = (
             encoder if encoder is not None else encoder_for(recorded_encoder(client, physical))
@@ -168,13 +177,15 @@ class ChunkStore:
     def reopen(self) -> None:
         """See what other processes wrote since this store was opened (needed for local-folder stores).
 
-        Chroma's local client keeps the collection's index in memory, so a long-lived reader
-        misses later writes from other processes until it reopens; server and in-memory
-        stores need no reopening (it is harmless there).
+        Chroma's local client keeps the index in memory; a closed folder store takes its lock
+        again. Server and in-memory stores need no reopening (it is harmless there).
         """
         client = None
         if self.path is not None:
             from chromadb.api.client import SharedSystemClient
+
+            if self._lock is None or self._lock.released:  # closed: take the lock again
+                self._lock = open_folder(self.path, self._create, self._wait)
 
             SharedSystemClient.clear_system_cache()
             client = make_client(self.path, None, False)
@@ -192,10 +203,9 @@ class ChunkStore:
 
     def close(self) -> None:
         """Drop an in-memory store's collections; let a folder store's lock go."""
-        if self.in_memory:
+        if self.in_memory and hasattr(self, "_collections"):
             self._collections.drop()
-        held = getattr(self, "_lock", None)
-        if held is not None:
+        if (held := getattr(self, "_lock", None)) is not None:
             held.release()
 
     def __enter__(self) -> ChunkStore:
