@@ -280,28 +280,34 @@ def main(argv: list[str] | None = None) -> int:
         docs = make_corpus(work / "docs", args.docs)
         more = make_corpus(work / "more", args.docs, seed=1)
         clean = clean_run(docs, work, cache)
-        rows, trials = [], {}
+        trials: dict[str, list[dict]] = {}
+
+        def save() -> list[dict[str, Any]]:  # after every kind of fault: a cut-short run still reports
+            rows = [table(found, kind) for kind, found in trials.items()]
+            if trials.get("disk-full"):
+                disk = trials["disk-full"][0]
+                rows[-1]["survived"] = int(disk["previous_intact"] and disk["exit"] not in (0, None))
+            corpus = {
+                "docs": args.docs,
+                "chunks": len(clean["ids"]),
+                "clean_run_s": round(clean["seconds"], 2),
+            }
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            report = {"corpus": corpus, "table": rows, "trials": trials}
+            args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            return rows
+
         for runs in (2, 3):
             trials[f"concurrent-{runs}"] = [
                 concurrent_trial(docs, work, cache, runs, seed, clean) for seed in range(args.concurrent)
             ]
-        trials["kill-9"] = [kill_trial(docs, work, cache, seed, clean) for seed in range(args.kills)]
+            save()
+        trials["kill-9"] = []
+        for seed in range(args.kills):
+            trials["kill-9"].append(kill_trial(docs, work, cache, seed, clean))
+            save()
         trials["disk-full"] = [disk_full_trial(docs, more, work, cache, clean)]
-        for kind, found in trials.items():
-            rows.append(table(found, kind))
-        disk = trials["disk-full"][0]
-        rows[-1]["survived"] = int(disk["previous_intact"] and disk["exit"] not in (0, None))
-        report = {
-            "corpus": {
-                "docs": args.docs,
-                "chunks": len(clean["ids"]),
-                "clean_run_s": round(clean["seconds"], 2),
-            },
-            "table": rows,
-            "trials": trials,
-        }
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        rows = save()
         for row in rows:
             print(json.dumps(row))
         return 0 if all(r["survived"] == r["injected"] for r in rows) else 1

@@ -106,7 +106,13 @@ def _diagnose(con: sqlite3.Connection) -> list[Damaged]:
             "SELECT min(seq_id) FROM embeddings_queue WHERE topic LIKE ?", (topic_like,)
         ).fetchone()
         log_start = int(start) if start is not None else meta + 1
-        if vec + 1 < log_start and meta > vec:
+        # seq ids are global to the store: lost entries are records written after the vector
+        # segment's position but before the start of this collection's log
+        (lost,) = con.execute(
+            "SELECT count(*) FROM embeddings WHERE segment_id = ? AND seq_id > ? AND seq_id < ?",
+            (meta_sid, vec, log_start),
+        ).fetchone()
+        if lost and meta > vec:
             (n,) = con.execute("SELECT count(*) FROM embeddings WHERE segment_id = ?", (meta_sid,)).fetchone()
             found.append(Damaged(name, vec, log_start, int(n)))
     return found
