@@ -3,8 +3,12 @@
 The project root is the nearest ancestor of the working directory that holds ``_toc.yml``
 or ``pyproject.toml`` (so chapters executed from ``chapters/`` share the book's cache),
 else the working directory itself. It is looked up on the first call and remembered for
-the life of the process. Nothing here writes environment variables; the only one read is
-``CHUNKLAB_CACHE``, which :func:`cache_dir` honours.
+the life of the process. The embedding cache is one place per project or per user, never
+the working directory: ``$CHUNKLAB_CACHE`` when set, else ``<project root>/.chunklab/cache``
+inside a project (a folder with a root marker), else the per-user cache directory
+(``$XDG_CACHE_HOME/chunklab``, ``~/.cache/chunklab``, or the platform's equivalent), so
+indexing the same files from another folder embeds nothing again. Nothing here writes
+environment variables.
 """
 
 from __future__ import annotations
@@ -13,7 +17,15 @@ import functools
 import os
 from pathlib import Path
 
-__all__ = ["ROOT_MARKERS", "cache_dir", "chunklab_dir", "find_project_root", "project_root"]
+__all__ = [
+    "ROOT_MARKERS",
+    "cache_dir",
+    "chunklab_dir",
+    "find_project_root",
+    "in_project",
+    "project_root",
+    "user_cache_dir",
+]
 
 #: files whose presence marks a folder as the project root
 ROOT_MARKERS = ("_toc.yml", "pyproject.toml")
@@ -46,8 +58,30 @@ def chunklab_dir() -> Path:
     return project_root() / ".chunklab"
 
 
+def in_project(root: Path | None = None) -> bool:
+    """Whether the project root (default: this process's) really holds a root marker."""
+    folder = root if root is not None else project_root()
+    return any((folder / marker).is_file() for marker in ROOT_MARKERS)
+
+
+def user_cache_dir() -> Path:
+    """The per-user cache directory: ``$XDG_CACHE_HOME/chunklab``, else the platform's user cache dir."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "chunklab"
+    try:
+        import platformdirs
+    except ImportError:  # platformdirs is optional: the XDG default
+        return Path.home() / ".cache" / "chunklab"
+    return Path(platformdirs.user_cache_dir("chunklab", appauthor=False))
+
+
 def cache_dir(explicit: str | Path | None = None) -> Path:
-    """The cache directory: ``explicit``, else ``$CHUNKLAB_CACHE``, else ``<project root>/.chunklab/cache``.
+    """The cache directory: ``explicit``, else ``$CHUNKLAB_CACHE``, else the project's or the user's.
+
+    The project's is ``<project root>/.chunklab/cache`` when the working directory is inside a
+    project (an ancestor holds ``_toc.yml`` or ``pyproject.toml``); elsewhere it is
+    :func:`user_cache_dir`, so a documents folder never gets a ``.chunklab`` of its own.
 
     ``explicit`` is the ``cache_dir=`` argument of an API that takes one: a caller that names
     a folder (a test wanting a cold cache, a benchmark) gets it even when the environment
@@ -60,4 +94,4 @@ def cache_dir(explicit: str | Path | None = None) -> Path:
     env = os.environ.get("CHUNKLAB_CACHE")
     if env:
         return Path(env).expanduser()
-    return chunklab_dir() / "cache"
+    return chunklab_dir() / "cache" if in_project() else user_cache_dir()

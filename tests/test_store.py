@@ -179,6 +179,7 @@ def test_store_reopened_in_a_fresh_process_answers_the_same_query(store, tmp_pat
         print(json.dumps({"hits": [[c.id, round(s, 4)] for c, s in hits], "raw": res["ids"][0]}))
     """
     env = {**os.environ, "CHUNKLAB_TORCH_THREADS": "1"}
+    store.close()  # one writer at a time: let the other process have the folder
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code), str(store.path), str(encoder.cache.directory), query],
         capture_output=True,
@@ -332,6 +333,7 @@ def test_add_accepts_precomputed_vectors_aligned_with_chunks(encoder):
 def test_a_long_lived_local_reader_sees_other_writers_after_reopen(tmp_path, encoder):
     reader = ChunkStore(path=tmp_path / "db", encoder=encoder)
     reader.add(_doc_chunks("first", ["written before the reader opened"]))
+    reader.close()  # one writer at a time: let the other process write; reopen() takes the lock back
     code = textwrap.dedent(
         """
         import sys

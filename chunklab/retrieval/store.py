@@ -12,11 +12,10 @@ Leaves go to the collection ``collection``; chunks that have children (their met
 ``{collection}_parents``, so leaf search never returns a parent and
 :meth:`ChunkStore.get_parent` still finds it.
 
-**When to reopen.** A local-folder store opened in one process does not see what another
-process writes to the same folder afterwards (Chroma keeps the index in memory): a
-long-lived reader calls :meth:`ChunkStore.reopen` after a writer finished. A server store
-(``url=``) sees every write at once, which is why concurrent writers and readers should
-share a server.
+**Several processes.** A folder store has one writer at a time (a file lock, held while the
+store is open: :mod:`chunklab.retrieval.lock`); a long-lived process calls :meth:`ChunkStore.close`
+to let others write and :meth:`ChunkStore.reopen` to see what they wrote. A server store
+(``url=``) sees every write at once: concurrent writers and readers should share a server.
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ import numpy as np
 
 from chunklab._validate import check_positive_int
 from chunklab.chunk import Chunk, embedding_text
-from chunklab.paths import chunklab_dir
 from chunklab.protocols import EncoderLike
 from chunklab.retrieval.backend import (
     ChunklabEmbeddingFunction,
@@ -41,11 +39,8 @@ from chunklab.retrieval.backend import (
     StoreMismatchError,
     batches,
     check_record,
-    collection_names,
-    encoder_for,
     make_client,
     recorded_config,
-    recorded_encoder,
 )
 from chunklab.retrieval.filters import (
     check_queries,
@@ -55,8 +50,9 @@ from chunklab.retrieval.filters import (
     encode_metadata,
 )
 from chunklab.retrieval.retry import RetryPolicy
-from chunklab.retrieval.server import ServerCollections, connect
+from chunklab.retrieval.server import open_collections
 from chunklab.retrieval.store_documents import document_ids, plan_replacement
+from chunklab.retrieval.store_files import DamagedStoreError, open_folder, store_folder
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -65,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ChunkStore",
     "ChunklabEmbeddingFunction",
+    "DamagedStoreError",
     "StoreMismatchError",
     "decode_metadata",
     "encode_metadata",
@@ -91,6 +88,12 @@ class ChunkStore:
     ``retry`` is how a server store rides through a server restart (default: 60 s in total,
     :class:`~chunklab.retrieval.retry.RetryPolicy`); past it a request raises
     :class:`~chunklab.retrieval.retry.ServerUnavailableError`.
+
+    A folder store is locked while this object is open (until :meth:`close`, the end of a
+    ``with`` block, or garbage collection): exclusively when ``create`` (one writer at a time),
+    shared for reading (:mod:`chunklab.retrieval.lock`); ``wait`` bounds the wait in seconds
+    (None: as long as it takes). Reading a folder that is not a store writes nothing into it;
+    a damaged store raises :class:`~chunklab.retrieval.store_files.DamagedStoreError`.
     """
 
     def __init__(
@@ -107,6 +110,7 @@ class ChunkStore:
         replace: bool = False,
         verify: bool = True,
         retry: RetryPolicy | None = None,
+        wait: float | None = None,
     ) -> None:
         if not isinstance(collection, str) or not _NAME_RE.match(collection) or ".." in collection:
             raise ValueError(
@@ -124,28 +128,25 @@ class ChunkStore:
         self.url = url
         self.name = collection
         self.config = dict(config) if config is not None else None
-        self.path = None if in_memory or url is not None else _folder(path, create)
+        self.path = None if in_memory or url is not None else store_folder(path, create)
+        self._lock = open_folder(self.path, create, wait) if self.path is not None else None
+        self._create, self._wait, self._retry = create, wait, retry
+        try:
+            self._open(collection, encoder, create, verify, replace)
+        except BaseException:
+            self.close()  # a store that failed to open holds no lock
+            raise
+
+    def _open(
+        self, collection: str, encoder: EncoderLike | None, create: bool, verify: bool, replace: bool
+    ) -> None:
         # Chroma shares one in-memory system per process: keep this store's data private.
-        physical = f"{collection}-{uuid.uuid4().hex[:12]}" if in_memory else collection
-        policy = retry if retry is not None else RetryPolicy()
-        client = connect(url, policy) if url is not None else make_client(self.path, None, self.in_memory)
-        # without an encoder: the model that filled the collection, else MiniLM
-        self.encoder: EncoderLike = (
-            encoder if encoder is not None else encoder_for(recorded_encoder(client, physical))
+        physical = f"{collection}-{uuid.uuid4().hex[:12]}" if self.in_memory else collection
+        policy = self._retry if self._retry is not None else RetryPolicy()
+        self.encoder, opened = open_collections(
+            self.url, self.path, self.in_memory, physical, encoder, create, policy, collection
         )
-        ef = ChunklabEmbeddingFunction(self.encoder)
-        opened = (
-            ServerCollections.open_on(client, physical, ef, create, url, policy)
-            if url is not None
-            else Collections.open(client, physical, ef, create)
-        )
-        if opened is None:
-            existing = collection_names(client)
-            raise ValueError(
-                f"no collection {collection!r} in the store at {self.url or self.path}; it holds "
-                + (", ".join(repr(n) for n in existing) if existing else "no collections")
-            )
-        self._collections = opened
+        self._collections: Collections = opened
         if verify and check_record(self.collection, self.encoder, self.config, replace):
             self.clear()
 
@@ -171,13 +172,15 @@ class ChunkStore:
     def reopen(self) -> None:
         """See what other processes wrote since this store was opened (needed for local-folder stores).
 
-        Chroma's local client keeps the collection's index in memory, so a long-lived reader
-        misses later writes from other processes until it reopens; server and in-memory
-        stores need no reopening (it is harmless there).
+        Chroma's local client keeps the index in memory; a closed folder store takes its lock
+        again. Server and in-memory stores need no reopening (it is harmless there).
         """
         client = None
         if self.path is not None:
             from chromadb.api.client import SharedSystemClient
+
+            if self._lock is None or self._lock.released:  # closed: take the lock again
+                self._lock = open_folder(self.path, self._create, self._wait)
 
             SharedSystemClient.clear_system_cache()
             client = make_client(self.path, None, False)
@@ -194,9 +197,17 @@ class ChunkStore:
         check_record(self.collection, self.encoder, self.config, replace=True)
 
     def close(self) -> None:
-        """Drop an in-memory store's collections (a persistent store needs no closing)."""
-        if self.in_memory:
+        """Drop an in-memory store's collections; let a folder store's lock go."""
+        if self.in_memory and hasattr(self, "_collections"):
             self._collections.drop()
+        if (held := getattr(self, "_lock", None)) is not None:
+            held.release()
+
+    def __enter__(self) -> ChunkStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- writing -----------------------------------------------------------------------
     def embedded_text(self, chunk: Chunk) -> str:
@@ -402,14 +413,3 @@ class ChunkStore:
             staging._collections.drop(best_effort=True)  # the original error matters
             raise
         staging._collections.swap_into(self._collections)
-
-
-def _folder(path: str | Path | None, create: bool) -> Path:
-    """The store folder (default ``<project root>/.chunklab/chroma``), made when missing and ``create``."""
-    folder = Path(path) if path is not None else chunklab_dir() / "chroma"
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"store path {folder} exists and is not a directory")
-    if not create and not folder.is_dir():
-        raise ValueError(f"no store at {folder}: index something into it first (chunklab index)")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder

@@ -1,0 +1,319 @@
+"""Faults on a folder store: concurrent ``chunklab index`` runs, ``kill -9`` at random points, disk full.
+
+Every trial indexes a small generated Markdown corpus into a Chroma folder store with the
+real CLI (``python -m chunklab.cli index``, MiniLM, the shared embedding cache of this run)
+and compares the result with a clean run's :func:`~chunklab.retrieval.store_files.store_digest`
+(ids, texts, metadata and vectors of every collection):
+
+* ``concurrent-2`` / ``concurrent-3``: 2 or 3 runs started at once on one store (all must exit
+  0 within the timeout); the store must open and hold exactly the clean run's ids and digest;
+* ``kill-9``: one run killed with SIGKILL after a seeded random delay in (0, clean run time);
+  the store must open (or be repaired by ``--repair``), ``stats()`` must agree with what the
+  store lists and its recorded configuration, and a re-run must reach the clean digest;
+* ``disk-full``: a run whose files may not grow past a limit (``RLIMIT_FSIZE``) must fail with
+  an error naming the path and leave the previous store's digest unchanged.
+
+Writes ``benchmarks/results/store_faults.json`` (the fault table: injected, survived, lost,
+duplicated, repaired, time to recover). ``make faults-store`` runs the full sizes; the tests
+(tests/test_store_faults.py, tests/test_store_lock.py) call the same functions with a few trials.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+#: no run may take longer than this (a hang counts as a failed trial, never a stuck benchmark)
+RUN_TIMEOUT = 240.0
+
+
+def make_corpus(folder: Path, docs: int, seed: int = 0) -> Path:
+    """``docs`` Markdown files of a few sections each, seeded (the same corpus for every trial)."""
+    rng = random.Random(seed)
+    words = "store lock writer reader chunk vector index segment queue repair crash disk".split()
+    folder.mkdir(parents=True, exist_ok=True)
+    for d in range(docs):
+        parts = [f"# Document {d}\n"]
+        for s in range(rng.randint(2, 4)):
+            sentence = " ".join(rng.choice(words) for _ in range(rng.randint(20, 60)))
+            parts.append(f"## Section {d}.{s}\n\n{sentence.capitalize()}.\n")
+        (folder / f"doc-{d:04d}.md").write_text("\n".join(parts), encoding="utf-8")
+    return folder
+
+
+def environment(cache: Path) -> dict[str, str]:
+    """The environment of every run: this tree first on the path, offline, one thread, one cache."""
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+        CHUNKLAB_CACHE=str(cache),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        OMP_NUM_THREADS="1",
+        CHUNKLAB_TORCH_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
+    return env
+
+
+def index_command(docs: Path, store: Path, *extra: str) -> list[str]:
+    """The ``chunklab index`` command line of a trial."""
+    return [
+        *(sys.executable, "-m", "chunklab.cli", "index", str(docs), "--store", str(store)),
+        *("--root", str(docs), "--model", "minilm", "--no-progress", *extra),
+    ]
+
+
+def start(docs: Path, store: Path, cache: Path, *extra: str, preexec: Any = None) -> subprocess.Popen[str]:
+    """Start one ``chunklab index`` run (output captured)."""
+    return subprocess.Popen(
+        index_command(docs, store, *extra),
+        env=environment(cache),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=preexec,
+    )
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = RUN_TIMEOUT) -> tuple[int | None, str]:
+    """Wait for a run; ``(exit status, stderr)``, status None when it hung and was killed."""
+    try:
+        _out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _out, err = proc.communicate()
+        return None, err
+    return proc.returncode, err
+
+
+def inspect(store: Path) -> dict[str, Any]:
+    """Open ``store`` as a reader: its digest, ids, stats and recorded config (or the error it raised)."""
+    from chromadb.api.client import SharedSystemClient
+
+    from chunklab.embed import get_encoder
+    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.store_files import store_digest
+
+    SharedSystemClient.clear_system_cache()  # another process wrote it: read it afresh
+    try:
+        with ChunkStore(store, encoder=get_encoder(), create=False, wait=RUN_TIMEOUT) as opened:
+            ids = [c.id for c in opened.iter_chunks()] + [c.id for c in opened.iter_chunks(parents=True)]
+            stats = opened.stats()
+            return {
+                "ok": True,
+                "digest": store_digest(opened),
+                "ids": ids,
+                "stats": stats,
+                "config": opened.recorded_config(),
+                "collections": sorted(c.name for c in opened.client.list_collections()),
+            }
+    except ValueError as exc:  # no collection yet, or damaged
+        return {"ok": False, "error": str(exc), "damaged": "damaged" in str(exc)}
+    finally:
+        SharedSystemClient.clear_system_cache()
+
+
+def clean_run(docs: Path, work: Path, cache: Path, first: Path | None = None) -> dict[str, Any]:
+    """Index ``docs`` into a fresh store without faults: the reference state and a warm run's duration.
+
+    ``first``, a store already indexed from ``docs`` with this cache (a test fills it in its own
+    process), stands in for the cold first run; the second, timed run goes into a new store
+    with the cache warm, as every trial does, and must reach the same digest.
+    """
+    t0 = time.perf_counter()
+    if first is None:
+        first = work / "clean-cold"
+        code, err = finish(start(docs, first, cache))
+        if code != 0:
+            raise RuntimeError(f"the clean run failed ({code}): {err[-2000:]}")
+    state = inspect(first)
+    state["cold_seconds"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    code, err = finish(start(docs, work / "clean", cache))
+    state["seconds"] = time.perf_counter() - t0
+    if code != 0 or inspect(work / "clean")["digest"] != state["digest"]:
+        raise RuntimeError(f"a second clean run differs from the first ({code}): {err[-2000:]}")
+    return state
+
+
+def concurrent_trial(
+    docs: Path, work: Path, cache: Path, runs: int, seed: int, clean: dict[str, Any]
+) -> dict:
+    """``runs`` index runs started together (seeded stagger of up to 0.5 s) on one fresh store."""
+    rng = random.Random(seed)
+    store = work / f"concurrent-{runs}-{seed}"
+    procs = []
+    for _ in range(runs):
+        procs.append(start(docs, store, cache))
+        time.sleep(rng.uniform(0, 0.5))
+    t0 = time.perf_counter()
+    results = [finish(p) for p in procs]
+    state = inspect(store)
+    ids = state.get("ids", [])
+    return {
+        "exit_codes": [code for code, _ in results],
+        "hung": sum(code is None for code, _ in results),
+        "opened": state["ok"],
+        "same_ids": sorted(ids) == sorted(clean["ids"]),
+        "same_digest": state.get("digest") == clean["digest"],
+        "lost": len(set(clean["ids"]) - set(ids)),
+        "duplicated": len(ids) - len(set(ids)) + len(set(ids) - set(clean["ids"])),
+        "waited_message": any("is writing this store" in err for _, err in results),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def kill_trial(docs: Path, work: Path, cache: Path, seed: int, clean: dict[str, Any]) -> dict:
+    """Kill one run with SIGKILL after a seeded delay; check the store, repair if needed, re-run."""
+    rng = random.Random(seed)
+    store = work / f"kill-{seed}"
+    delay = rng.uniform(0.0, clean["seconds"])
+    proc = start(docs, store, cache)
+    time.sleep(delay)
+    killed = proc.poll() is None
+    if killed:
+        proc.send_signal(signal.SIGKILL)
+    finish(proc)
+    after = inspect(store) if (store / "chroma.sqlite3").exists() else {"ok": False, "error": "no store yet"}
+    consistent = True
+    if after["ok"]:
+        stats, ids = after["stats"], after["ids"]
+        consistent = stats["vectors"] == len(ids) and after["config"] in (None, clean["config"])
+    repaired = False
+    t0 = time.perf_counter()
+    if not after["ok"] and after.get("damaged"):
+        code, _ = finish(start(docs, store, cache, "--repair"))
+        repaired = code == 0
+    else:
+        code, _ = finish(start(docs, store, cache))
+    final = inspect(store)
+    ids = final.get("ids", [])
+    return {
+        "delay_s": round(delay, 3),
+        "killed": killed,
+        "chunks_at_kill": len(after.get("ids", [])),
+        "opened_after_kill": after["ok"]
+        or after.get("error") == "no store yet"
+        or "no collection" in after.get("error", ""),
+        "damaged": bool(after.get("damaged")),
+        "repaired": repaired,
+        "stats_consistent": consistent,
+        "rerun_exit": code,
+        "same_digest": final.get("digest") == clean["digest"],
+        "lost": len(set(clean["ids"]) - set(ids)),
+        "duplicated": len(ids) - len(set(ids)) + len(set(ids) - set(clean["ids"])),
+        "recover_s": round(time.perf_counter() - t0, 2),
+    }
+
+
+def _limit_size(limit: int) -> Any:
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def disk_full_trial(docs: Path, more: Path, work: Path, cache: Path, clean: dict[str, Any]) -> dict:
+    """A copy of the clean store re-indexed from ``more`` with ``--clear``, files capped near their size."""
+    store = work / "disk-full"
+    shutil.copytree(work / "clean", store)
+    before = inspect(store)
+    biggest = max(f.stat().st_size for f in store.rglob("*") if f.is_file())
+    code, err = finish(start(more, store, cache, "--clear", preexec=_limit_size(biggest + 4096)))
+    after = inspect(store)
+    last = err.strip().splitlines()[-1] if err.strip() else ""
+    return {
+        "exit": code,
+        "message": last[:300],
+        "names_path": str(store) in err or "chroma.sqlite3" in err,
+        "previous_intact": after.get("digest") == before.get("digest"),
+        "opened": after["ok"],
+    }
+
+
+def table(trials: list[dict], kind: str) -> dict[str, Any]:
+    """One row of the fault table."""
+    survived = [t for t in trials if t.get("same_digest") and not t.get("hung")]
+    return {
+        "fault": kind,
+        "injected": len(trials),
+        "survived": len(survived),
+        "lost": sum(t.get("lost", 0) for t in trials),
+        "duplicated": sum(t.get("duplicated", 0) for t in trials),
+        "repaired": sum(bool(t.get("repaired")) for t in trials),
+        "time_to_recover_s": round(
+            max((t.get("recover_s", t.get("seconds", 0)) for t in trials), default=0), 2
+        ),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the fault trials and write the JSON table."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--docs", type=int, default=60, help="documents in the corpus (default 60)")
+    p.add_argument(
+        "--concurrent", type=int, default=20, help="seeded tries each of 2 and 3 runs (default 20)"
+    )
+    p.add_argument("--kills", type=int, default=30, help="seeded kill -9 trials (default 30)")
+    p.add_argument("--out", type=Path, default=RESULTS / "store_faults.json")
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    work = Path(tempfile.mkdtemp(prefix="store-faults-"))
+    try:
+        cache = work / "cache"
+        os.environ["CHUNKLAB_CACHE"] = str(cache)
+        docs = make_corpus(work / "docs", args.docs)
+        more = make_corpus(work / "more", args.docs, seed=1)
+        clean = clean_run(docs, work, cache)
+        trials: dict[str, list[dict]] = {}
+
+        def save() -> list[dict[str, Any]]:  # after every kind of fault: a cut-short run still reports
+            rows = [table(found, kind) for kind, found in trials.items()]
+            if trials.get("disk-full"):
+                disk = trials["disk-full"][0]
+                rows[-1]["survived"] = int(disk["previous_intact"] and disk["exit"] not in (0, None))
+            corpus = {
+                "docs": args.docs,
+                "chunks": len(clean["ids"]),
+                "clean_run_s": round(clean["seconds"], 2),
+            }
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            report = {"corpus": corpus, "table": rows, "trials": trials}
+            args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            return rows
+
+        for runs in (2, 3):
+            trials[f"concurrent-{runs}"] = [
+                concurrent_trial(docs, work, cache, runs, seed, clean) for seed in range(args.concurrent)
+            ]
+            save()
+        trials["kill-9"] = []
+        for seed in range(args.kills):
+            trials["kill-9"].append(kill_trial(docs, work, cache, seed, clean))
+            save()
+        trials["disk-full"] = [disk_full_trial(docs, more, work, cache, clean)]
+        rows = save()
+        for row in rows:
+            print(json.dumps(row))
+        return 0 if all(r["survived"] == r["injected"] for r in rows) else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
