@@ -59,7 +59,7 @@ def test_a_damaged_store_is_refused_in_one_line_and_repaired_keeping_every_recor
     assert after["digest"] == clean["digest"]  # texts, metadata and (cached) vectors all back
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.heavy)])
 def test_kill_9_at_a_random_point_then_a_rerun_reaches_the_clean_digest(corpus, seed):
     docs, work, cache, clean = corpus
     trial = store_faults.kill_trial(docs, work, cache, seed, clean)

@@ -137,7 +137,7 @@ def test_the_cache_is_the_projects_or_the_users_never_the_working_directory(tmp_
         project_root.cache_clear()
 
 
-@pytest.mark.parametrize("runs", [2, 3])
+@pytest.mark.parametrize("runs", [2, pytest.param(3, marks=pytest.mark.heavy)])
 def test_concurrent_index_runs_leave_exactly_the_clean_store(corpus, runs):
     docs, work, cache, clean = corpus
     trial = store_faults.concurrent_trial(docs, work, cache, runs, seed=runs, clean=clean)
