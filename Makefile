@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks faults-store faults-ray faults-server corpus code-rag-50k bench-pdf screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k bench-pdf screenshots clean distclean help
 
 all: test
 
@@ -31,6 +31,7 @@ help:
 	@echo "make grade NB=... grade one exercise notebook"
 	@echo "make exercises    regenerate exercises/ from solutions/"
 	@echo "make benchmarks   run the speed and quality benchmarks"
+	@echo "make docsites     documentation-site furniture and retrieval on Python's HTML docs (MODEL=static)"
 	@echo "make faults-store kill -9, concurrent index runs and disk full on a folder store (benchmarks/results/)"
 	@echo "make corpus       fetch the pinned 50K-file code corpus (397 MB of wheels, verified)"
 	@echo "make code-rag-50k the code-RAG scenario over that corpus (benchmarks/results/)"
@@ -157,6 +158,10 @@ faults-ray: $(STAMP)
 # benchmarks/results/server_faults.json. 34 minutes on the shared 2-core machine; QUICK=1: small sizes.
 faults-server: $(STAMP)
 	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python benchmarks/server_faults.py $(if $(QUICK),--quick)
+
+# Python's HTML library reference (Debian's python3.11-doc, fetched once): furniture and retrieval.
+docsites: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/docsites.py $(if $(MODEL),--model $(MODEL))
 
 # kill -9, two and three concurrent index runs, disk full on a folder store (JSON in benchmarks/results/).
 faults-store: $(STAMP)
