@@ -82,3 +82,16 @@ register_corpus(
     "the standard library's .py files of this interpreter",
     partial(code_corpus, include_site_packages=False),
 )
+
+
+def _poly_loader(**options: Any) -> CodeCorpus:
+    from chunklab.datasets.code_poly import poly_corpus
+
+    return poly_corpus("code-poly", **options)
+
+
+register_corpus(
+    "code-poly",
+    "source files of ten languages read out of pinned npm, PyPI-sdist and Debian archives (code-poly.pins)",
+    _poly_loader,
+)
