@@ -145,6 +145,10 @@ corpus: $(STAMP)
 code-rag-50k: corpus
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python -m benchmarks.code_rag_50k --workers 2
 
+code-poly-retrieval: $(STAMP)
+	$(BIN)/chunklab corpus fetch code-poly
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python -m benchmarks.code_poly_retrieval
+
 # Render the built book's pages in headless Chromium; PNGs go outside the repo (SHOTS=...).
 SHOTS ?= /tmp/chunklab-shots
 screenshots: $(STAMP)
