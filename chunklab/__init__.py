@@ -20,6 +20,7 @@ _LAZY = {
     "load_document": "chunklab.documents",
     "iter_documents": "chunklab.documents",
     "chunk_python": "chunklab.chunkers.structural",
+    "chunk_code": "chunklab.chunkers.structural",
     "chunk_html": "chunklab.chunkers.structural",
     "chunk_markdown": "chunklab.chunkers.structural",
     "chunk_document": "chunklab.chunkers.structural",

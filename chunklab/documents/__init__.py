@@ -31,6 +31,7 @@ from chunklab.decoding import Decoded, DocumentError, binary_reason, decode_byte
 __all__ = [
     "EXTENSIONS",
     "KINDS",
+    "SHEBANGS",
     "Decoded",
     "Document",
     "DocumentError",
@@ -43,6 +44,7 @@ __all__ = [
     "iter_documents",
     "iter_paths",
     "load_document",
+    "shebang_kind",
 ]
 
 #: document kind -> the file name extensions that have it (the one extension table)
@@ -52,7 +54,29 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "html": (".html", ".htm", ".xhtml"),
     "rst": (".rst", ".rest"),
     "text": (".txt", ".text"),
+    # source code chunked by tree-sitter grammars (chunklab.chunkers.structural.code)
+    "javascript": (".js", ".mjs", ".cjs", ".jsx"),
+    "typescript": (".ts", ".mts", ".cts"),
+    "tsx": (".tsx",),
+    "go": (".go",),
+    "rust": (".rs",),
+    "java": (".java",),
+    "c": (".c", ".h"),
+    "cpp": (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tcc", ".inl"),
+    "csharp": (".cs",),
+    "ruby": (".rb", ".rake", ".gemspec"),
+    "php": (".php",),
+    "bash": (".sh", ".bash"),
 }
+#: interpreter named by a ``#!`` line -> the kind of code it runs (scripts without an extension)
+SHEBANGS: dict[str, str] = {
+    **dict.fromkeys(("node", "nodejs", "deno", "bun"), "javascript"),
+    "ts-node": "typescript",
+    **dict.fromkeys(("sh", "bash", "dash", "ksh", "zsh", "ash"), "bash"),
+    "ruby": "ruby",
+    "php": "php",
+}
+_SHEBANG = re.compile(r"#!\s*(\S+)(?:\s+(?:-\S+\s+)*(\S+))?")
 KINDS = tuple(EXTENSIONS)
 _BY_SUFFIX = {ext: kind for kind, exts in EXTENSIONS.items() for ext in exts}
 _HTML_SNIFF = re.compile(
@@ -110,6 +134,9 @@ def detect_kind(path: str | os.PathLike[str] | None, head: str | bytes | None = 
     if isinstance(head, (bytes, bytearray)):
         head = decode_bytes(bytes(head[:4096]), "text").text
     head = head[:4096].lstrip("\ufeff")
+    shebang = shebang_kind(head)
+    if shebang is not None:
+        return shebang
     if _HTML_SNIFF.match(head):
         return "html"
     if _PY_SNIFF.search(head):
@@ -117,6 +144,17 @@ def detect_kind(path: str | os.PathLike[str] | None, head: str | bytes | None = 
     if _MD_SNIFF.search(head):
         return "markdown"
     return "text"
+
+
+def shebang_kind(head: str) -> str | None:
+    """The code kind a ``#!`` first line names (``/usr/bin/env node`` -> javascript), else None."""
+    m = _SHEBANG.match(head)
+    if m is None:
+        return None
+    interpreter = m.group(1).rsplit("/", 1)[-1]
+    if interpreter == "env" and m.group(2):
+        interpreter = m.group(2).rsplit("/", 1)[-1]
+    return SHEBANGS.get(interpreter.rstrip("0123456789.") or interpreter)
 
 
 def document_kind(document: object) -> str:

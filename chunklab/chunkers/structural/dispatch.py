@@ -16,6 +16,7 @@ from typing import Any
 from chunklab._validate import check_choice
 from chunklab.chunk import Chunk
 from chunklab.chunkers.structural._common import check_max_chars, check_source, resolve_doc_id
+from chunklab.chunkers.structural.code import CODE_LANGUAGES, chunk_code
 from chunklab.chunkers.structural.html import chunk_html
 from chunklab.chunkers.structural.markdown import chunk_markdown
 from chunklab.chunkers.structural.python import chunk_python
@@ -44,7 +45,9 @@ def chunk_document(
     anything with ``text`` and ``doc_id``: its kind, path and id are used). ``kind`` is
     ``"auto"`` (extension, then sniffing), or one of :data:`KINDS`; ``"text"`` uses the
     recursive chunker with 10% overlap. ``min_chars`` applies to Python, ``max_level`` to
-    Markdown and reStructuredText, ``keep_boilerplate`` to HTML. ``unit`` (any unit of
+    Markdown and reStructuredText, ``keep_boilerplate`` to HTML; source code in the other
+    languages of :data:`chunklab.chunkers.structural.code.CODE_LANGUAGES` goes to
+    :func:`chunklab.chunkers.structural.code.chunk_code` (tree-sitter). ``unit`` (any unit of
     :mod:`chunklab.units`: ``"chars"``, ``"words"``, ``"tokens"``, ``"tokenizer:PATH"``)
     measures ``max_chars`` and ``min_chars``, for every kind.
     """
@@ -61,6 +64,8 @@ def chunk_document(
         kind = detect_kind(path_str, source[:4096])
     if kind == "python":
         return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id, unit=unit)
+    if kind in CODE_LANGUAGES:
+        return chunk_code(source, kind, max_chars, path_str, doc_id=doc_id, unit=unit)
     if kind == "html":
         return chunk_html(
             source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate, unit=unit

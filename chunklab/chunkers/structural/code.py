@@ -1,0 +1,366 @@
+"""Structural chunking of source code in any language a tree-sitter grammar wheel covers.
+
+The cAST idea (Zhang et al., 2025): walk the syntax tree from the top; a node within budget is
+one piece, a node over budget is split at its children's boundaries, and neighbouring pieces
+are merged greedily up to the budget. Pieces tile the file (each child's span runs to the next
+child's start; a child that starts its line takes the line's indentation, comments and
+attributes right above a node go with it), so nothing is lost and ``source[start:end]`` is
+exactly the text. Tree-sitter reports UTF-8 byte offsets; they are converted to character
+offsets exactly (:class:`chunklab.chunkers.structural._treesitter.ByteToChar`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Any
+
+from chunklab._validate import check_choice
+from chunklab.chunk import Chunk
+from chunklab.chunkers.structural._code_languages import LANGUAGES, LanguageSpec
+from chunklab.chunkers.structural._code_names import Definition, clean_doc, definition, qualify
+from chunklab.chunkers.structural._common import (
+    check_max_chars,
+    check_source,
+    fallback_chunks,
+    resolve_doc_id,
+    retokenized_oversize,
+)
+from chunklab.chunkers.structural._treesitter import ByteToChar, GrammarMissing, encode_for_parser, parse
+from chunklab.documents import decode_bytes, detect_kind
+from chunklab.text import LineIndex
+from chunklab.units import UnitIndex, check_unit, unit_params
+
+__all__ = ["CODE_LANGUAGES", "chunk_code"]
+
+#: the languages :func:`chunk_code` chunks by their syntax (document kinds)
+CODE_LANGUAGES = tuple(LANGUAGES)
+_MAX_DEPTH = 200  # deeper than this, an oversize node is cut by lines (no recursion limit hit)
+
+
+def chunk_code(
+    source: str | bytes,
+    language: str = "auto",
+    max_chars: int = 1500,
+    path: str | None = None,
+    *,
+    doc_id: str | None = None,
+    unit: str = "chars",
+    engine: str = "auto",
+    min_chars: int = 200,
+) -> list[Chunk]:
+    """Chunk source code along its syntax tree, each chunk at most ``max_chars`` (in ``unit``).
+
+    ``language`` is one of :data:`CODE_LANGUAGES`, or ``"auto"``: from the extension of
+    ``path``, else the ``#!`` line. Python goes to :func:`chunk_python` (``ast``) unless
+    ``engine="tree-sitter"`` (``min_chars`` applies to ``ast`` only). Each chunk's metadata
+    has ``kind``, ``name``, ``qualname`` (``Class.method``, Go ``(*T).M``, Rust ``Type.method``
+    inside an ``impl``), ``headings`` (the enclosing types and functions), the ``docstring``
+    (doc comment kept with its definition), ``language`` and lines. A chunk that covers a
+    region tree-sitter could not parse is marked ``fallback`` with the line; a file in no
+    known language, or whose bytes do not decode, falls back to recursive splitting.
+    """
+    check_source(source, "source")
+    max_chars = check_max_chars(max_chars)
+    check_unit(unit)
+    check_choice(language, ("auto", *CODE_LANGUAGES), "language")
+    check_choice(engine, ("auto", "tree-sitter"), "engine")
+    if path is not None and not isinstance(path, str):
+        path = str(path)
+    doc_id = resolve_doc_id(doc_id, path)
+    if language == "auto":
+        language = detect_kind(path, source[:4096])
+    params = {"format": "code", "language": language, "max_chars": max_chars, **unit_params(unit)}
+    extra = {"path": path, "language": language}
+    if isinstance(source, (bytes, bytearray)):
+        text, _enc, problem = decode_bytes(bytes(source), language)
+        if problem:
+            return fallback_chunks(text, max_chars, doc_id, params, problem, extra, unit)
+    else:
+        text = source
+    if language not in LANGUAGES:
+        reason = f"not a known programming language (kind {language!r})"
+        return fallback_chunks(text, max_chars, doc_id, params, reason, extra, unit)
+    if language == "python" and engine == "auto":
+        from chunklab.chunkers.structural.python import chunk_python
+
+        return chunk_python(text, max_chars, min_chars, path, doc_id=doc_id, unit=unit)
+    if not text.strip():
+        return []
+    try:
+        tree = parse(language, encode_for_parser(text))
+    except GrammarMissing as exc:
+        return fallback_chunks(text, max_chars, doc_id, params, str(exc), extra, unit)
+    except (ValueError, MemoryError) as exc:  # tree-sitter gave up
+        return fallback_chunks(text, max_chars, doc_id, params, f"tree-sitter: {exc}", extra, unit)
+    chunker = _CodeChunker(text, LANGUAGES[language], language, max_chars, unit, doc_id, params, path)
+    return chunker.run(tree.root_node)
+
+
+class _Group:
+    """Consecutive children of one node that stay together: doc comments, the node, trailing tokens."""
+
+    __slots__ = ("s", "e", "owner", "docs")
+
+    def __init__(self, s: int, owner: Any) -> None:
+        self.s = s
+        self.e = s
+        self.owner = owner  # the first child that is not a comment or attribute (None: comments only)
+        self.docs: list[Any] = []
+
+
+class _Piece:
+    """A run of groups on its way to a chunk; ``inside`` the definitions it lies within."""
+
+    __slots__ = ("s", "e", "groups", "inside", "oversize", "partial", "head_docs")
+
+    def __init__(self, s: int, e: int, groups: list[_Group], inside: list[Definition], partial: bool) -> None:
+        self.s, self.e, self.groups, self.inside = s, e, groups, inside
+        self.oversize = False
+        self.partial = partial
+        self.head_docs: list[Any] | None = None  # set on the first piece of a definition split up
+
+
+class _CodeChunker:
+    def __init__(self, text, spec: LanguageSpec, language, max_chars, unit, doc_id, params, path) -> None:
+        self.text = text
+        self.spec = spec
+        self.language = language
+        self.max = max_chars
+        self.unit = unit
+        self.doc_id = doc_id
+        self.params = params
+        self.path = path
+        self.char = ByteToChar(text)
+        self.lines = LineIndex(text, universal=True)
+        self.count = UnitIndex(text, unit).count
+        self.data: bytes = b""
+
+    def text_of(self, node: Any) -> str:
+        return self.text[self.char(node.start_byte) : self.char(node.end_byte)]
+
+    def line_start(self, s: int) -> tuple[int, bool]:
+        """``s`` moved back to its line's start when only blanks come before it (and whether so)."""
+        starts = self.lines.starts
+        ls = starts[bisect_right(starts, s) - 1]
+        if ls == s or self.text[ls:s].isspace():
+            return ls, True
+        return s, False
+
+    # -- the walk ----------------------------------------------------------------------
+    def run(self, root: Any) -> list[Chunk]:
+        pieces = self.split(root, 0, len(self.text), [], 0)
+        errors = self.error_spans(root) if root.has_error else []
+        return self.emit(pieces, errors)
+
+    def split(
+        self, node: Any, lo: int, hi: int, inside: list[Definition], depth: int, docs: list[Any] | None = None
+    ) -> list[_Piece]:
+        """cAST: ``[lo, hi)`` (``node``'s span) as pieces: children within budget merged, others split."""
+        groups = self.groups(node, lo, hi) if depth < _MAX_DEPTH else []
+        if not groups or (len(groups) == 1 and groups[0].owner is None):
+            return self.line_pieces(lo, hi, inside)
+        if docs:  # comments above a node that is not a definition document its first child
+            groups[0].docs = [*docs, *groups[0].docs]
+        out: list[_Piece] = []
+        cur: _Piece | None = None
+        partial = bool(inside)
+        for g in groups:
+            if self.count(g.s, g.e) <= self.max:
+                if cur is not None and self.count(cur.s, g.e) <= self.max:
+                    cur.groups.append(g)
+                    cur.e = g.e
+                    continue
+                if cur is not None:
+                    out.append(cur)
+                cur = _Piece(g.s, g.e, [g], inside, partial)
+                continue
+            if cur is not None:
+                out.append(cur)
+                cur = None
+            out.extend(self.descend(g, inside, depth))
+        if cur is not None:
+            out.append(cur)
+        return out
+
+    def descend(self, g: _Group, inside: list[Definition], depth: int) -> list[_Piece]:
+        """Split one group over budget at its owner's children (a definition joins the path)."""
+        owner = g.owner
+        if owner is None or owner.child_count == 0:
+            return self.line_pieces(g.s, g.e, inside)
+        d = definition(owner, self.spec, self.text_of)
+        if d is not None and inside and inside[-1].node == d.node:
+            d = None  # a wrapper (export, template) already named it
+        if d is None:
+            return self.split(owner, g.s, g.e, inside, depth + 1, g.docs)
+        pieces = self.split(owner, g.s, g.e, [*inside, d], depth + 1)
+        if pieces:
+            pieces[0].head_docs = g.docs  # the first piece holds the signature: it names the definition
+        return pieces
+
+    def groups(self, node: Any, lo: int, hi: int) -> list[_Group]:
+        """The children of ``node`` as groups tiling ``[lo, hi)``."""
+        spec = self.spec
+        out: list[_Group] = []
+        cur: _Group | None = None
+        prev_end = lo
+        for child in node.children:
+            s = self.char(child.start_byte)
+            if s >= hi:
+                break
+            attachable = child.type in spec.comments or child.type in spec.attach
+            at_line, starts_line = self.line_start(s)
+            if cur is not None and not starts_line and (attachable or not child.is_named):
+                pass  # a trailing comment or token joins the group before
+            elif cur is not None and cur.owner is None and self.text.count("\n", prev_end, s) <= 1:
+                pass  # directly under a comment or attribute: documented by it
+            else:
+                cur = _Group(max(lo, at_line), None)
+                out.append(cur)
+            if attachable and cur.owner is None:
+                if child.type in spec.comments:
+                    cur.docs.append(child)
+            elif cur.owner is None:
+                cur.owner = child
+            prev_end = self.char(child.end_byte)
+        if not out:
+            return []
+        out[0].s = lo
+        for a, b in zip(out, out[1:]):
+            a.e = b.s
+        out[-1].e = hi
+        return [g for g in out if g.e > g.s]
+
+    def definitions_in(self, node: Any, levels: int) -> list[Definition]:
+        """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods)."""
+        d = definition(node, self.spec, self.text_of)
+        if d is not None:
+            return [d]
+        if levels == 0:
+            return []
+        return [d for c in node.named_children for d in self.definitions_in(c, levels - 1)]
+
+    def comments_above(self, node: Any) -> list[Any]:
+        """The comment siblings right above ``node`` (no blank line between): its doc comment."""
+        out: list[Any] = []
+        sib = node.prev_sibling
+        top = self.char(node.start_byte)
+        while sib is not None and sib.type in self.spec.comments:
+            end = self.char(sib.end_byte)
+            if self.text.count("\n", end, top) > 1:
+                break
+            out.append(sib)
+            top = self.char(sib.start_byte)
+            sib = sib.prev_sibling
+        return out[::-1]
+
+    def line_pieces(self, lo: int, hi: int, inside: list[Definition]) -> list[_Piece]:
+        """``[lo, hi)`` cut at line starts to the budget; a single line over it is an oversize piece."""
+        starts = self.lines.starts
+        cuts = [lo, *starts[bisect_right(starts, lo) : bisect_right(starts, hi - 1)], hi]
+        out: list[_Piece] = []
+        s = lo
+        prev = lo
+        for cut in cuts[1:]:
+            if self.count(s, cut) > self.max and prev > s:
+                out.append(_Piece(s, prev, [], inside, True))
+                s = prev
+            prev = cut
+        out.append(_Piece(s, hi, [], inside, True))
+        for p in out:
+            p.oversize = self.count(p.s, p.e) > self.max
+        return out
+
+    def error_spans(self, root: Any) -> list[tuple[int, int]]:
+        """Character spans of ERROR and MISSING nodes (only subtrees that hold an error are visited)."""
+        spans: list[tuple[int, int]] = []
+        stack = [root]
+        while stack and len(spans) < 1000:
+            node = stack.pop()
+            if node.is_error or node.is_missing:
+                spans.append((self.char(node.start_byte), self.char(node.end_byte)))
+                continue
+            stack.extend(c for c in reversed(node.children) if c.has_error)
+        return sorted(spans)
+
+    # -- chunks ------------------------------------------------------------------------
+    def emit(self, pieces: list[_Piece], errors: list[tuple[int, int]]) -> list[Chunk]:
+        text = self.text
+        line_of = self.lines.line_of
+        chunks: list[Chunk] = []
+        for p in pieces:
+            s, e = self.trim(p.s, p.e)
+            if e <= s:
+                continue
+            meta = self.describe(p)
+            meta.update(
+                strategy="structural",
+                params=self.params,
+                index=len(chunks),
+                language=self.language,
+                path=self.path,
+                line_start=line_of(s),
+                line_end=line_of(e - 1),
+            )
+            if p.oversize:
+                meta["oversize"] = True
+                meta["oversize_reason"] = f"a single line over max_chars={self.max} in unit {self.unit!r}"
+            else:
+                meta.update(retokenized_oversize(text[s:e], self.max, self.unit))
+            bad = [a for a, b in errors if a < e and (b > s or a >= s)]
+            if bad:
+                meta["fallback"] = True
+                meta["fallback_reason"] = (
+                    f"tree-sitter could not parse {self.language} (line {line_of(bad[0])})"
+                )
+                meta["parse_errors"] = len(bad)
+            chunks.append(Chunk(text[s:e], s, e, self.doc_id, meta))
+        return chunks
+
+    def trim(self, s: int, e: int) -> tuple[int, int]:
+        """Blank lines off the front (indentation kept) and whitespace off the end."""
+        piece = self.text[s:e]
+        body = piece.lstrip()
+        if not body:
+            return s, s
+        first = e - len(body)
+        return max(s, self.line_start(first)[0]), s + len(piece.rstrip())
+
+    def describe(self, p: _Piece) -> dict[str, Any]:
+        """Kind, names, headings and doc comment of a piece, from the definitions it holds."""
+        found: list[tuple[int, Definition, _Group]] = []
+        inside = p.inside
+        for g in p.groups:
+            if g.owner is not None:
+                for d in self.definitions_in(g.owner, 3):
+                    if not (inside and inside[-1].node == d.node):
+                        found.append((self.count(g.s, g.e), d, g))
+        meta: dict[str, Any] = {}
+        docs: list[Any] = []
+        if found and p.head_docs is None:
+            _size, main, group = max(found, key=lambda t: t[0])
+            kind, qual = qualify(main, inside)
+            names = [qualify(d, inside)[1] for _n, d, _g in found]
+            docs = group.docs if main.node == group.owner or len(found) == 1 else []
+            if not docs and main.node != group.owner:
+                docs = self.comments_above(main.node)
+            meta.update(
+                kind=kind, name=main.name, qualname=qual, headings=[*(d.name for d in inside), main.name]
+            )
+            if len(names) > 1:
+                meta["names"] = names
+        elif inside:
+            kind, qual = qualify(inside[-1], inside[:-1])
+            meta.update(kind=kind, name=inside[-1].name, qualname=qual, headings=[d.name for d in inside])
+            docs = p.head_docs or []
+            if found:
+                meta["names"] = [qualify(d, inside)[1] for _n, d, _g in found]
+        else:
+            meta.update(kind="module", name="<module>", qualname="<module>", headings=[])
+        named = main if found and p.head_docs is None else (inside[-1] if inside else None)
+        if named is not None and named.receiver is not None:
+            meta["receiver" if named.node.type == "method_declaration" else "trait"] = named.receiver
+        if p.partial and (not found or p.head_docs is not None):
+            meta["partial"] = True
+        doc = "\n".join(t for t in map(self.text_of, docs) if not t.startswith("#!"))
+        meta["docstring"] = clean_doc(doc) if doc else None
+        return meta
