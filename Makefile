@@ -147,7 +147,7 @@ code-rag-50k: corpus
 
 code-poly-retrieval: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-poly
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python -m benchmarks.code_poly_retrieval
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/code_poly_retrieval.py
 
 # Render the built book's pages in headless Chromium; PNGs go outside the repo (SHOTS=...).
 SHOTS ?= /tmp/chunklab-shots
