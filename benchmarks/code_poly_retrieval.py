@@ -12,8 +12,8 @@ MRR by span (a chunk hits the gold function when it covers half of it or lies in
 Paired 95 % bootstrap intervals (2,000 resamples, the same per comparison) for structural −
 recursive and contextual − plain, per language and per split (``dev``, ``heldout``, ``all``).
 
-Run: ``make code-poly-retrieval`` or ``python benchmarks/code_poly_retrieval.py`` (after ``chunklab corpus fetch code-poly``). Writes
-``benchmarks/results/code_poly_retrieval.json``.
+Run: ``make code-poly-retrieval`` or ``python benchmarks/code_poly_retrieval.py`` (after
+``chunklab corpus fetch code-poly``). Writes ``benchmarks/results/code_poly_retrieval.json``.
 """
 
 from __future__ import annotations
