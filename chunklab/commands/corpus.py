@@ -102,7 +102,7 @@ def run_fetch(args: argparse.Namespace) -> int:
         args.name, cache_dir=args.cache_dir, progress=not args.no_progress, batch_size=args.batch_size
     )
     print(
-        f"{report.name}: {report.wheels} wheels in {report.directory}; {report.present} verified, "
+        f"{report.name}: {report.wheels} wheels in {report.directory}; {report.present} already verified, "
         f"{report.downloaded} downloaded ({report.downloaded_bytes / 1e6:.1f} MB "
         f"of {report.total_bytes / 1e6:.1f} MB) "
         f"in {report.seconds:.1f} s"
