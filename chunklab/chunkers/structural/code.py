@@ -11,7 +11,9 @@ offsets exactly (:class:`chunklab.chunkers.structural._treesitter.ByteToChar`).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+from itertools import islice
 from typing import Any
 
 from chunklab._validate import check_choice
@@ -34,6 +36,8 @@ __all__ = ["CODE_LANGUAGES", "chunk_code"]
 
 #: the languages :func:`chunk_code` chunks by their syntax (document kinds)
 CODE_LANGUAGES = tuple(LANGUAGES)
+_BLANKS = re.compile(r"[ \t\f\v]*")
+_BODY_HINTS = ("body", "block", "declaration_list")  # nodes whose children are members or statements
 _MAX_DEPTH = 200  # deeper than this, an oversize node is cut by lines (no recursion limit hit)
 
 
@@ -133,7 +137,7 @@ class _CodeChunker:
         self.char = ByteToChar(text)
         self.lines = LineIndex(text, universal=True)
         self.count = UnitIndex(text, unit).count
-        self.data: bytes = b""
+        self._indent: dict[int, int] = {}
 
     def text_of(self, node: Any) -> str:
         return self.text[self.char(node.start_byte) : self.char(node.end_byte)]
@@ -141,14 +145,18 @@ class _CodeChunker:
     def line_start(self, s: int) -> tuple[int, bool]:
         """``s`` moved back to its line's start when only blanks come before it (and whether so)."""
         starts = self.lines.starts
-        ls = starts[bisect_right(starts, s) - 1]
-        if ls == s or self.text[ls:s].isspace():
+        line = bisect_right(starts, s) - 1
+        ls = starts[line]
+        indent = self._indent.get(line)
+        if indent is None:  # where the line's first non-blank character is (no slicing of long lines)
+            indent = self._indent[line] = _BLANKS.match(self.text, ls).end()  # type: ignore[union-attr]
+        if s <= indent:
             return ls, True
         return s, False
 
     # -- the walk ----------------------------------------------------------------------
     def run(self, root: Any) -> list[Chunk]:
-        pieces = self.split(root, 0, len(self.text), [], 0)
+        pieces = self.merge_across_levels(self.split(root, 0, len(self.text), [], 0))
         errors = self.error_spans(root) if root.has_error else []
         return self.emit(pieces, errors)
 
@@ -182,6 +190,29 @@ class _CodeChunker:
             out.append(cur)
         return out
 
+    def merge_across_levels(self, pieces: list[_Piece]) -> list[_Piece]:
+        """Neighbours within the same definitions merged when together within budget.
+
+        ``split`` flushes before it descends into a node over budget, so the pieces before and after
+        a split (or from two levels of one split node, such as a macro's token trees) can be small.
+        """
+        out: list[_Piece] = []
+        for p in pieces:
+            q = out[-1] if out else None
+            if (
+                q is not None
+                and not (q.oversize or p.oversize)
+                and len(q.inside) == len(p.inside)
+                and all(a.node == b.node for a, b in zip(q.inside, p.inside))
+                and self.count(q.s, p.e) <= self.max
+            ):
+                q.e = p.e
+                q.groups = [*q.groups, *p.groups]
+                q.partial = q.partial or p.partial
+                continue
+            out.append(p)
+        return out
+
     def descend(self, g: _Group, inside: list[Definition], depth: int) -> list[_Piece]:
         """Split one group over budget at its owner's children (a definition joins the path)."""
         owner = g.owner
@@ -199,16 +230,18 @@ class _CodeChunker:
 
     def groups(self, node: Any, lo: int, hi: int) -> list[_Group]:
         """The children of ``node`` as groups tiling ``[lo, hi)``."""
-        spec = self.spec
+        comments, attach = self.spec.comments, self.spec.attach
+        char, line_start = self.char, self.line_start
         out: list[_Group] = []
         cur: _Group | None = None
         prev_end = lo
         for child in node.children:
-            s = self.char(child.start_byte)
+            s = char(child.start_byte)
             if s >= hi:
                 break
-            attachable = child.type in spec.comments or child.type in spec.attach
-            at_line, starts_line = self.line_start(s)
+            t = child.type
+            attachable = t in comments or t in attach
+            at_line, starts_line = line_start(s)
             if cur is not None and not starts_line and (attachable or not child.is_named):
                 pass  # a trailing comment or token joins the group before
             elif cur is not None and cur.owner is None and self.text.count("\n", prev_end, s) <= 1:
@@ -217,11 +250,11 @@ class _CodeChunker:
                 cur = _Group(max(lo, at_line), None)
                 out.append(cur)
             if attachable and cur.owner is None:
-                if child.type in spec.comments:
+                if t in comments:
                     cur.docs.append(child)
             elif cur.owner is None:
                 cur.owner = child
-            prev_end = self.char(child.end_byte)
+            prev_end = char(child.end_byte)
         if not out:
             return []
         out[0].s = lo
@@ -231,13 +264,18 @@ class _CodeChunker:
         return [g for g in out if g.e > g.s]
 
     def definitions_in(self, node: Any, levels: int) -> list[Definition]:
-        """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods)."""
-        d = definition(node, self.spec, self.text_of)
-        if d is not None:
-            return [d]
-        if levels == 0:
+        """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods).
+
+        Only bodies and blocks are looked into: expressions and statements hold no members.
+        """
+        t = node.type
+        if t in self.spec.definitions or t in self.spec.wrappers:
+            d = definition(node, self.spec, self.text_of)
+            if d is not None:
+                return [d]
+        if levels == 0 or not any(hint in t for hint in _BODY_HINTS):
             return []
-        return [d for c in node.named_children for d in self.definitions_in(c, levels - 1)]
+        return [d for c in node.named_children if c.child_count for d in self.definitions_in(c, levels - 1)]
 
     def comments_above(self, node: Any) -> list[Any]:
         """The comment siblings right above ``node`` (no blank line between): its doc comment."""
@@ -287,6 +325,7 @@ class _CodeChunker:
         text = self.text
         line_of = self.lines.line_of
         chunks: list[Chunk] = []
+        first_error = 0  # errors are disjoint and sorted, like the pieces: one pass over both
         for p in pieces:
             s, e = self.trim(p.s, p.e)
             if e <= s:
@@ -306,7 +345,14 @@ class _CodeChunker:
                 meta["oversize_reason"] = f"a single line over max_chars={self.max} in unit {self.unit!r}"
             else:
                 meta.update(retokenized_oversize(text[s:e], self.max, self.unit))
-            bad = [a for a, b in errors if a < e and (b > s or a >= s)]
+            while first_error < len(errors) and errors[first_error][1] <= s and errors[first_error][0] < s:
+                first_error += 1
+            bad = []
+            for a, b in islice(errors, first_error, None):
+                if a >= e:
+                    break
+                if b > s or a >= s:
+                    bad.append(a)
             if bad:
                 meta["fallback"] = True
                 meta["fallback_reason"] = (
@@ -331,7 +377,7 @@ class _CodeChunker:
         inside = p.inside
         for g in p.groups:
             if g.owner is not None:
-                for d in self.definitions_in(g.owner, 3):
+                for d in self.definitions_in(g.owner, 2):
                     if not (inside and inside[-1].node == d.node):
                         found.append((self.count(g.s, g.e), d, g))
         meta: dict[str, Any] = {}
