@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k bench-pdf screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k code-poly-retrieval bench-pdf screenshots clean distclean help
 
 all: test
 
@@ -179,6 +179,10 @@ bench-pdf: $(STAMP)
 
 code-rag-50k: corpus
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python -m benchmarks.code_rag_50k --workers 2
+
+code-poly-retrieval: $(STAMP)
+	$(BIN)/chunklab corpus fetch code-poly
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/code_poly_retrieval.py
 
 # Render the built book's pages in headless Chromium; PNGs go outside the repo (SHOTS=...).
 SHOTS ?= /tmp/chunklab-shots

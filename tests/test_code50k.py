@@ -45,7 +45,7 @@ def test_unknown_corpus_name_lists_the_known_ones():
     with pytest.raises(ValueError, match="code-50k"):
         load_pins("code-5k")
     with pytest.raises(
-        ValueError, match=r"unknown corpus 'no-such-corpus'; known corpora: code-50k, installed"
+        ValueError, match=r"unknown corpus 'no-such-corpus'; known corpora: code-50k, code-poly, installed"
     ):
         corpus("no-such-corpus")
     with pytest.raises(ValueError, match=r"include_stdlib must be True or False.*corpus\('code-50k'\)"):

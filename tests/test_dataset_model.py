@@ -154,8 +154,10 @@ def test_load_dataset_refuses_a_name_that_is_no_folder(tmp_path):
 
 def test_unknown_corpus_lists_every_known_name():
     with pytest.raises(ValueError) as info:
-        registry.corpus("code-poly")
-    assert str(info.value) == f"unknown corpus 'code-poly'; known corpora: {', '.join(registry.corpora())}"
+        registry.corpus("no-such-corpus")
+    assert (
+        str(info.value) == f"unknown corpus 'no-such-corpus'; known corpora: {', '.join(registry.corpora())}"
+    )
     assert {"installed", "stdlib", "code-50k"} <= set(registry.corpora())
     assert datasets_pkg.corpus is registry.corpus
 

