@@ -206,7 +206,7 @@ def test_reindexing_unchanged_files_embeds_nothing_and_prune_drops_vanished_docu
     assert index(small, "--store", store) == 0  # without --prune the vanished page stays
     assert "page.html" in {c.doc_id for c in stored(store)}
     assert index(small, "--store", store, "--prune") == 0
-    assert "pruned 1 documents" in capsys.readouterr().out
+    assert "pruned 1 document no longer present" in capsys.readouterr().out
     assert {c.doc_id for c in stored(store)} == {"guide.md", "pkg/menu.py"}
 
 

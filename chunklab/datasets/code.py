@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import overload
 
+from chunklab.words import counted
+
 __all__ = ["CodeCorpus", "CodeFile", "code_corpus"]
 
 _SKIP_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn"})
@@ -89,7 +91,8 @@ class CodeCorpus(Sequence[CodeFile]):
 
     def __repr__(self) -> str:
         return (
-            f"CodeCorpus({len(self)} files, {self.total_bytes / 1e6:.1f} MB, {len(self.projects())} projects)"
+            f"CodeCorpus({counted(len(self), 'file')}, {self.total_bytes / 1e6:.1f} MB, "
+            f"{counted(len(self.projects()), 'project')})"
         )
 
     @property

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chunklab.documents import Document, DocumentError
+from chunklab.words import counted
 
 __all__ = ["SHOWN", "SKIP_REASONS", "IngestReport", "problem_of", "report_lines", "truncation_warning"]
 
@@ -140,9 +141,9 @@ class IngestReport:
             else ""
         )
         lines.append(
-            f"  chunks    {self.chunks:,} from {self.ok:,} files: added {self.added}, "
+            f"  chunks    {self.chunks:,} from {counted(self.ok, 'file')}: added {self.added}, "
             f"unchanged {self.unchanged}, deleted {self.deleted}"
-            + (f" (pruned {self.pruned} documents no longer present)" if self.pruned else "")
+            + (f" (pruned {counted(self.pruned, 'document')} no longer present)" if self.pruned else "")
             + f"; embedded {self.embedded:,}{cache}"
         )
         lines.append(

@@ -24,6 +24,7 @@ from chunklab.chunkers.structural.python import chunk_python
 from chunklab.chunkers.structural.rst import chunk_rst
 from chunklab.documents import KINDS, LAID_OUT, Document, detect_kind, document_kind
 from chunklab.protocols import DocumentLike
+from chunklab.words import counted
 
 __all__ = ["KINDS", "FallbackStats", "chunk_document", "chunk_text"]
 
@@ -184,7 +185,7 @@ class FallbackStats:
 
     def summary(self) -> str:
         """One line, then the top reasons."""
-        lines = [f"fallback: {self.fallbacks}/{self.documents} documents ({self.rate:.2%})"]
+        lines = [f"fallback: {self.fallbacks}/{counted(self.documents, 'document')} ({self.rate:.2%})"]
         lines += [f"  {count:6d}  {reason}" for reason, count in self.top()]
         return "\n".join(lines)
 
