@@ -247,11 +247,22 @@ def disk_full_trial(docs: Path, more: Path, work: Path, cache: Path, clean: dict
 
 
 def table(trials: list[dict], kind: str) -> dict[str, Any]:
-    """One row of the fault table."""
-    survived = [t for t in trials if t.get("same_digest") and not t.get("hung")]
+    """One row of the fault table.
+
+    A kill trial whose run had already finished when the signal was due injected nothing: it
+    is counted in ``not_injected``, not in ``injected``.
+    """
+    missed = [t for t in trials if t.get("killed") is False]
+    trials = [t for t in trials if t.get("killed") is not False]
+    survived = [  # the disk-full trial survives when the old store is intact and opens
+        t
+        for t in trials
+        if (t.get("same_digest") or (t.get("previous_intact") and t.get("opened"))) and not t.get("hung")
+    ]
     return {
         "fault": kind,
         "injected": len(trials),
+        "not_injected": len(missed),
         "survived": len(survived),
         "lost": sum(t.get("lost", 0) for t in trials),
         "duplicated": sum(t.get("duplicated", 0) for t in trials),
