@@ -50,7 +50,7 @@ def test_structural_run_writes_exact_chunks_and_a_summary(tree, tmp_path, capsys
     assert "x()" not in " ".join(r["text"] for r in html_rows)
     summary = capsys.readouterr().out
     assert "files     ok 4, skipped 0, failed 0" in summary
-    assert "fallback  1 files (25.00%)" in summary
+    assert "fallback  1 file (25.00%)" in summary
     assert "SyntaxError" in summary
     assert "MB/s" in summary and "p50" in summary and "peak RSS" in summary
 
@@ -95,7 +95,7 @@ def test_over_budget_lines_are_counted_and_marked(tmp_path, capsys):
     f = tmp_path / "long.py"
     f.write_text("X = '" + "a" * 500 + "'\n\ny = 1\n")
     assert main(["chunk", str(f), "--size", "100", "--no-progress"]) == 0
-    assert "1 chunks over 100 chars (1 single indivisible lines marked oversize)" in capsys.readouterr().out
+    assert "1 chunk over 100 chars (1 single indivisible line marked oversize)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

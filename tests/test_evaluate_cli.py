@@ -168,7 +168,7 @@ def test_quotes_format_end_to_end_with_split(cache, corpus, tmp_path, capsys):
     per_q = pd.read_csv(tmp_path / "out" / "per_question.csv")
     assert set(per_q["question_id"]) == {"key"}
     assert table["char_recall"].tolist() == [1.0, 1.0]
-    assert "1 questions, 2 documents" in capsys.readouterr().out
+    assert "1 question, 2 documents" in capsys.readouterr().out
 
 
 def test_beir_format_reports_no_span_metrics_and_says_so(cache, tmp_path, capsys):

@@ -29,7 +29,7 @@ from chunklab.commands._output import atomic_output
 from chunklab.ingest.plan import StrategySpec
 from chunklab.ingest.pool import map_ordered
 from chunklab.ingest.report import IngestReport, problem_of, report_lines
-from chunklab.words import counted
+from chunklab.words import counted, plural
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -358,7 +358,11 @@ def format_summary(s: dict[str, Any]) -> str:
         lines.append(
             f"  over      {counted(s['over_budget'], 'chunk')} over {s['size']} {s['unit']} "
             f"({s['over_budget_marked_oversize']:,} "
-            + ("single indivisible lines marked oversize" if s["unit"] == "chars" else "marked oversize")
+            + (
+                f"single indivisible {plural(s['over_budget_marked_oversize'], 'line')} marked oversize"
+                if s["unit"] == "chars"
+                else "marked oversize"
+            )
             + (f", {unmarked:,} NOT marked)" if unmarked else ")")
         )
     lines.append(f"  fallback  {counted(s['fallback_files'], 'file')} ({s['fallback_rate']:.2%})")
