@@ -36,6 +36,9 @@ SAME_IN_BOTH = {
     "diff_verdict",  # "{diff}, {verdict}"
     "no",  # "no" is Spanish too
     "n",  # a count's symbol
+    "load_p50_ms",  # "p50 (ms)": a percentile's symbol and a unit
+    "load_p95_ms",
+    "load_p99_ms",
 }
 #: proper names and identifiers allowed to stay English inside a Spanish label
 IDENTIFIER_WORDS = re.compile(r"MiniLM|BM25|LangChain|chunklab|recall@\d+|MRR|nDCG|stdlib|IC")
