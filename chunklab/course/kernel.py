@@ -61,7 +61,7 @@ __all__ = [
 #: default address-space limit of a graded kernel
 _LOG_TAIL_BYTES = 8192
 _QUEUED_MESSAGES = 128
-_IDLE_GRACE = 3.0  # seconds the idle status may trail the reply (messages past the caps are dropped)
+_IDLE_GRACE = 3.0  # seconds of silence after the reply that mean the output connection was dropped
 
 
 @dataclass
@@ -213,11 +213,13 @@ class Kernel:
         result = Execution("ok")
         kept = 0
         idle = reply = interrupted = False
-        replied_at = 0.0
+        replied_at = heard_at = 0.0
         while not (idle and reply):
-            if reply and time.monotonic() - replied_at > _IDLE_GRACE:
-                # the reply came but not the idle status: a message past the cap dropped the output
-                # connection (and what it carried); connect it afresh for the cells after this one
+            if reply and time.monotonic() - max(replied_at, heard_at) > _IDLE_GRACE:
+                # the reply came, then nothing more on the output connection, not even the idle
+                # status: a message past the cap dropped that connection (and what it carried);
+                # connect it afresh for the cells after this one. (While output still arrives, as
+                # from a busy kernel on a loaded machine, the idle status is only late: wait for it.)
                 result.truncated = True
                 result.outputs.append(_dropped(f"output past {_size(self._iopub_cap)} in one message"))
                 self._reconnect_output()
@@ -238,6 +240,8 @@ class Kernel:
                 msg = kc.get_iopub_msg(timeout=0.05)
             except queue.Empty:
                 msg = None
+            if msg is not None:
+                heard_at = time.monotonic()
             if msg is not None and _parent_id(msg) == msg_id:
                 kind = msg.get("msg_type")
                 content = _content(msg)
