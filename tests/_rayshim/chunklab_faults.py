@@ -174,10 +174,14 @@ def lose_a_node_during(
 def kill_the_driver_during(
     cluster: Any, folder: str, sources: list[str], options: dict[str, Any], staged: int = 2
 ) -> int:
-    """Run the engine in a child driver, slowed down; SIGKILL it once ``staged`` batches are staged.
+    """Run the engine in a child driver; SIGKILL it once it has staged ``staged`` batches.
 
     ``options`` are the engine's (with ``spec``: the strategy as {"name", params...}, and
-    ``out``); returns the rows the killed run had staged.
+    ``out``); returns the rows the killed run had staged. The child parks itself (sleeps) right
+    after its ``staged``-th batch is committed and says so with a marker file, so the kill
+    always lands mid-run with exactly that many batches staged, however loaded the machine is
+    (polling the staging folder alone raced the driver: on a busy machine it could stage every
+    batch between two polls).
     """
     import signal
     import subprocess
@@ -187,18 +191,14 @@ def kill_the_driver_during(
 
     from chunklab.ingest.parquet import STAGING
 
-    set_plan(folder, "embed", hold=0.4, every=True)  # a slow run, to be killed in the middle
-    args = f"{cluster.address!r}, {sources!r}, {json.dumps(options)!r}"
+    set_plan(folder, None)
+    parked = os.path.join(folder, "driver-parked")
+    args = f"{cluster.address!r}, {sources!r}, {json.dumps(options)!r}, {staged!r}, {parked!r}"
     code = f"import chunklab_faults as f; f.child_driver({args})"
     child = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ))
     staging = os.path.join(options["out"], STAGING)
-
-    def committed() -> list[str]:  # the staged batches (a dot-name is one being written)
-        names = os.listdir(staging) if os.path.isdir(staging) else []
-        return [n for n in names if n.endswith(".parquet") and not n.startswith(".")]
-
     try:
-        while len(committed()) < staged:
+        while not os.path.exists(parked):
             if child.poll() is not None:
                 raise RuntimeError(f"the driver ended (exit {child.returncode}) before it was killed")
             time.sleep(0.05)
@@ -208,7 +208,8 @@ def kill_the_driver_during(
         set_plan(folder, None)
         if child.poll() is None:
             child.kill()
-    return sum(pq.read_metadata(os.path.join(staging, n)).num_rows for n in committed())
+    names = [n for n in os.listdir(staging) if n.endswith(".parquet") and not n.startswith(".")]
+    return sum(pq.read_metadata(os.path.join(staging, n)).num_rows for n in names)
 
 
 def compare(table: Any, clean: Any) -> dict[str, Any]:
@@ -246,10 +247,30 @@ def add_node(cluster: Any, tries: int = 3) -> None:
                 raise
 
 
-def child_driver(address: str, sources: list[str], options_json: str) -> None:
-    """A driver process (``python -c``) running the Ray engine on the cluster; the test kills it."""
-    from chunklab.ingest import get_engine
+def child_driver(
+    address: str, sources: list[str], options_json: str, park_after: int = 0, parked: str = ""
+) -> None:
+    """A driver process (``python -c``) running the Ray engine on the cluster; the test kills it.
 
+    With ``park_after``, the driver stops for good right after committing that many staged
+    batches and creates the file ``parked`` (the signal for the test to kill it).
+    """
+    from chunklab.ingest import get_engine
+    from chunklab.ingest.parquet import ParquetSink
+
+    if park_after:
+        write = ParquetSink._write
+        count = [0]
+
+        def parking_write(self: Any, rows: Any) -> None:
+            write(self, rows)
+            count[0] += 1
+            if count[0] >= park_after:
+                with open(parked, "w", encoding="utf-8") as f:
+                    f.write(f"{os.getpid()}\n")
+                time.sleep(3600)  # killed here
+
+        ParquetSink._write = parking_write  # type: ignore[method-assign]
     connect_driver(address)
     options = json.loads(options_json)
     spec = options.pop("spec")
