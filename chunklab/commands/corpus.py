@@ -57,7 +57,7 @@ def run_list(args: argparse.Namespace) -> int:
             state = _state(entry, args.cache_dir)
             print(
                 f"{entry.name:12s} {state['pins']:5d} {plural(state['pins'], entry.noun):8s} "
-                f"{state['download_mb']:7.1f} MB  {state['fetched']}/{state['pins']} fetched  "
+                f"{state['pinned_mb']:7.1f} MB  {state['fetched']}/{state['pins']} fetched  "
                 f"({state['directory']})"
             )
     return 0
@@ -124,7 +124,7 @@ def _state(entry: CorpusEntry, cache_dir: str | None) -> dict[str, Any]:
     folder = corpus_dir(entry.name, cache_dir)
     return {
         "pins": len(pins),
-        "download_mb": round(sum(p.size for p in pins) / 1e6, 1),
+        "pinned_mb": round(sum(p.size for p in pins) / 1e6, 1),
         "directory": str(folder),
         "fetched": sum((folder / p.name).is_file() for p in pins),
     }
