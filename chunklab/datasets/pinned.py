@@ -29,10 +29,10 @@ from chunklab.words import counted
 
 __all__ = [
     "CORPORA_DIR",
-    "batches_of",
     "FetchReport",
     "Pin",
     "Pinned",
+    "batches_of",
     "check_fetched",
     "check_sha256",
     "check_size",
@@ -41,8 +41,8 @@ __all__ = [
     "fetch_pins",
     "manifest_names",
     "parse_manifest",
-    "read_manifest",
     "pin_status",
+    "read_manifest",
     "sha256_of",
 ]
 
