@@ -1,4 +1,4 @@
-"""Shared test setup: offline model loading, one torch thread, hypothesis profiles."""
+"""Shared test setup: offline model loading, one torch thread, hypothesis profiles, a module's cache."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("CHUNKLAB_TORCH_THREADS", "1")
 
+import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 # `make test` (the "ci" profile) draws the same 300 examples per test on every machine, so a green
@@ -35,3 +36,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory: pytest.TempPathFactory):
+    """A fresh ``CHUNKLAB_CACHE`` for one test module (its embeddings and stores), restored after."""
+    folder = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CHUNKLAB_CACHE", str(folder))
+        yield folder

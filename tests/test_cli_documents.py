@@ -16,6 +16,8 @@ from chunklab.cli import main  # noqa: E402
 
 FACT = "The reactor coolant pump restarts after ninety seconds of cooling."
 
+pytestmark = pytest.mark.usefixtures("module_cache")  # every command here embeds into a fresh cache
+
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory) -> Path:
@@ -39,17 +41,6 @@ def folder(tmp_path_factory) -> Path:
     ]
     nbformat.write(nb, root / "readings.ipynb")
     return root
-
-
-@pytest.fixture(scope="module", autouse=True)
-def cache(tmp_path_factory):
-    old = os.environ.get("CHUNKLAB_CACHE")
-    os.environ["CHUNKLAB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        os.environ.pop("CHUNKLAB_CACHE", None)
-    else:
-        os.environ["CHUNKLAB_CACHE"] = old
 
 
 def test_chunk_command_cites_pages_and_cells_and_skips_with_reasons(folder, tmp_path, capsys):

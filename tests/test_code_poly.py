@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import lzma
 import shutil
-import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from archivegen import deb_bytes, tar_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,42 +35,17 @@ RS = f"//! crate docs\n\n/// Count the characters of a string slice quickly.\n{R
 SH = "#!/bin/bash\necho hi\n"
 
 
-def _tar(members: dict[str, str], mode: str = "w:gz") -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode=mode) as tf:
-        for name, text in members.items():
-            data = text.encode("utf-8")
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
-def _deb(members: dict[str, str]) -> bytes:
-    data = lzma.compress(_tar(members, mode="w"))
-    out = io.BytesIO()
-    out.write(b"!<arch>\n")
-    for name, body in (
-        ("debian-binary", b"2.0\n"),
-        ("control.tar.xz", lzma.compress(b"")),
-        ("data.tar.xz", data),
-    ):
-        out.write(f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(body):<10}`\n".encode("ascii"))
-        out.write(body + (b"\n" if len(body) % 2 else b""))
-    return out.getvalue()
-
-
 @pytest.fixture()
 def source(tmp_path: Path) -> tuple[Path, list[ArchivePin]]:
     """Three archives (npm tarball, zip sdist, Debian package) under tmp/src, and their pins."""
     src = tmp_path / "src"
     src.mkdir()
     blobs = {
-        ("npm", "adder", "1.0.0", "adder-1.0.0.tgz"): _tar(
+        ("npm", "adder", "1.0.0", "adder-1.0.0.tgz"): tar_bytes(
             {"package/lib/add.js": JS, "package/min/a.min.js": JS}
         ),
         ("pypi", "stacky", "2.0", "stacky-2.0.zip"): None,
-        ("deb", "librust-size-dev", "0.1-1", "librust-size-dev_0.1-1_all.deb"): _deb(
+        ("deb", "librust-size-dev", "0.1-1", "librust-size-dev_0.1-1_all.deb"): deb_bytes(
             {"./usr/share/cargo/size/src/lib.rs": RS, "./usr/bin/tool": SH, "./usr/share/doc/x/readme.rs": RS}
         ),
     }

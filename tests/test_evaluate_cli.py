@@ -42,17 +42,6 @@ WHOLE = "fixed:size=100;overlap=0"
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    old = os.environ.get("CHUNKLAB_CACHE")
-    os.environ["CHUNKLAB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        os.environ.pop("CHUNKLAB_CACHE", None)
-    else:
-        os.environ["CHUNKLAB_CACHE"] = old
-
-
-@pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
     assert len(A) == len(B) == 100
     root = tmp_path_factory.mktemp("corpus")
@@ -105,7 +94,7 @@ def spans_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_spans_format_reproduces_hand_computed_span_metrics(cache, corpus, tmp_path):
+def test_spans_format_reproduces_hand_computed_span_metrics(module_cache, corpus, tmp_path):
     from chunklab.chunkers.fixed import chunk_fixed
 
     assert [(c.start, c.end) for c in chunk_fixed(A, 60, 20, "chars", "d")] == [(0, 60), (40, 100)]
@@ -139,7 +128,7 @@ def test_spans_format_reproduces_hand_computed_span_metrics(cache, corpus, tmp_p
         assert table.loc[whole, "recall"] == pytest.approx(1.0)
 
 
-def test_quotes_format_end_to_end_with_split(cache, corpus, tmp_path, capsys):
+def test_quotes_format_end_to_end_with_split(module_cache, corpus, tmp_path, capsys):
     qfile = tmp_path / "q.jsonl"
     qfile.write_text(
         json.dumps(
@@ -171,7 +160,7 @@ def test_quotes_format_end_to_end_with_split(cache, corpus, tmp_path, capsys):
     assert "1 question, 2 documents" in capsys.readouterr().out
 
 
-def test_beir_format_reports_no_span_metrics_and_says_so(cache, tmp_path, capsys):
+def test_beir_format_reports_no_span_metrics_and_says_so(module_cache, tmp_path, capsys):
     root = tmp_path / "beir"
     (root / "qrels").mkdir(parents=True)
     (root / "corpus.jsonl").write_text(
@@ -198,7 +187,7 @@ def test_beir_format_reports_no_span_metrics_and_says_so(cache, tmp_path, capsys
     assert "char_recall" not in out.split("wall time")[0].splitlines()[2]
 
 
-def test_tokenizer_option_sizes_every_unit_strategy_in_its_tokens(cache, corpus, tmp_path):
+def test_tokenizer_option_sizes_every_unit_strategy_in_its_tokens(module_cache, corpus, tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     tok = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
@@ -231,7 +220,7 @@ def test_tokenizer_option_sizes_every_unit_strategy_in_its_tokens(cache, corpus,
     assert main([*argv[:-2], "--tokenizer", str(tmp_path / "nope.json")]) == 2
 
 
-def test_malformed_input_is_a_clear_cli_error(cache, corpus, tmp_path, capsys):
+def test_malformed_input_is_a_clear_cli_error(module_cache, corpus, tmp_path, capsys):
     qfile = tmp_path / "q.jsonl"
     qfile.write_text(
         json.dumps({"question": "x?", "doc": "nowhere.md", "answer": "x"}) + "\n", encoding="utf-8"
@@ -245,7 +234,7 @@ def test_malformed_input_is_a_clear_cli_error(cache, corpus, tmp_path, capsys):
     assert "--questions needs --corpus" in capsys.readouterr().err
 
 
-def test_search_prints_hits_and_json_lines(cache, corpus, tmp_path, capsys):
+def test_search_prints_hits_and_json_lines(module_cache, corpus, tmp_path, capsys):
     store = tmp_path / "store"
     assert (
         main(["index", str(corpus), "--store", str(store), "--strategy", "recursive", "--no-progress"]) == 0
@@ -269,7 +258,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="module")
-def report(cache, corpus, tmp_path_factory) -> Path:
+def report(module_cache, corpus, tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("report")
     path = tmp / "report.html"
     # k = 1: the two strategies hand on different spans, so they disagree on some questions
@@ -390,7 +379,7 @@ def _load_page(ws_client, ws_url: str, url: str) -> tuple[list[dict], dict]:
 LONG = " ".join(f"word{i} of a long paragraph that goes on" for i in range(150))  # ~1,000 MiniLM tokens
 
 
-def test_evaluate_shows_truncation_and_warns_past_five_percent(cache, tmp_path, capsys):
+def test_evaluate_shows_truncation_and_warns_past_five_percent(module_cache, tmp_path, capsys):
     root = tmp_path / "corpus"
     root.mkdir()
     (root / "long.txt").write_text(LONG, encoding="utf-8")
@@ -411,7 +400,7 @@ def test_evaluate_shows_truncation_and_warns_past_five_percent(cache, tmp_path, 
     assert "256-token window" in page
 
 
-def test_evaluate_reads_corpus_files_as_index_does(cache, corpus, tmp_path, capsys):
+def test_evaluate_reads_corpus_files_as_index_does(module_cache, corpus, tmp_path, capsys):
     root = tmp_path / "corpus"
     shutil.copytree(corpus, root)
     (root / "cafe.txt").write_bytes(

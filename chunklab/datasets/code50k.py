@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from chunklab.datasets.code import CodeCorpus, CodeFile
-from chunklab.datasets.wheels import WheelPin, corpus_dir, load_pins, wheel_status
+from chunklab.datasets.pinned import check_fetched, corpus_dir
+from chunklab.datasets.wheels import WheelPin, load_pins
 
 __all__ = ["WheelFile", "module_path", "wheel_corpus"]
 
@@ -66,7 +67,8 @@ def wheel_corpus(
 
     Raises ``FileNotFoundError`` naming the fetch command when wheels are missing, and
     ``ValueError`` when one is present but does not match its pinned size and sha256
-    (checked by size here; ``chunklab corpus fetch`` checks the hash). ``dedupe`` is
+    (checked by size here, :func:`~chunklab.datasets.pinned.check_fetched`; ``chunklab corpus
+    fetch`` checks the hash). ``dedupe`` is
     ``"content"`` (drop files whose bytes equal an earlier one's) or ``"path"`` (keep all).
     """
     if dedupe not in ("content", "path"):
@@ -78,12 +80,7 @@ def wheel_corpus(
 @lru_cache(maxsize=4)
 def _wheel_corpus(name: str, directory: str, dedupe: str) -> CodeCorpus:
     pins = sorted(load_pins(name), key=lambda p: (p.project.lower(), p.filename))
-    missing = [p.filename for p in pins if not os.path.isfile(os.path.join(directory, p.filename))]
-    if missing:
-        raise FileNotFoundError(
-            f"{len(missing)} of {len(pins)} wheels of corpus {name!r} are not in {directory} "
-            f"(first: {missing[0]}); run `chunklab corpus fetch {name}` (or `make corpus`)"
-        )
+    check_fetched(name, [p.pin for p in pins], directory, "wheel")
     files: list[WheelFile] = []
     crcs: list[int] = []
     for pin in pins:
@@ -98,11 +95,6 @@ def _wheel_corpus(name: str, directory: str, dedupe: str) -> CodeCorpus:
 
 def _members(pin: WheelPin, directory: str) -> Iterator[tuple[WheelFile, int]]:
     wheel = os.path.join(directory, pin.filename)
-    if os.path.getsize(wheel) != pin.size:
-        raise ValueError(
-            f"wheel {pin.filename} has {os.path.getsize(wheel)} bytes, pinned {pin.size}: "
-            f"run `chunklab corpus fetch` to replace it (status: {wheel_status(pin, directory)})"
-        )
     root = pin.spec
     with zipfile.ZipFile(wheel) as zf:
         infos = sorted(

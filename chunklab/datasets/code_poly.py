@@ -25,7 +25,7 @@ from pathlib import Path
 
 from chunklab.datasets.archives import ArchivePin, load_archive_pins, read_members
 from chunklab.datasets.code import CodeCorpus, CodeFile
-from chunklab.datasets.wheels import corpus_dir
+from chunklab.datasets.pinned import check_fetched, corpus_dir
 
 __all__ = ["EXTENSIONS", "PolyCorpus", "PolyFile", "language_of", "poly_corpus"]
 
@@ -167,21 +167,11 @@ def poly_corpus(
 
 @lru_cache(maxsize=4)
 def _poly_corpus(pins: tuple[ArchivePin, ...], directory: str, dedupe: str, name: str) -> PolyCorpus:
-    missing = [p.filename for p in pins if not os.path.isfile(os.path.join(directory, p.filename))]
-    if missing:
-        raise FileNotFoundError(
-            f"{len(missing)} of {len(pins)} archives of corpus {name!r} are not in {directory} "
-            f"(first: {missing[0]}); run `chunklab corpus fetch {name}`"
-        )
+    check_fetched(name, [p.pin for p in pins], directory, "archive")
     files: list[PolyFile] = []
     seen: set[str] = set()
     for pin in pins:
         archive = os.path.join(directory, pin.filename)
-        if os.path.getsize(archive) != pin.size:
-            raise ValueError(
-                f"archive {pin.filename} has {os.path.getsize(archive)} bytes, pinned {pin.size}: "
-                f"run `chunklab corpus fetch {name}` to replace it"
-            )
         for member, relpath, language, size, digest in _index(pin, archive):
             if dedupe == "content":
                 if digest in seen:

@@ -24,7 +24,7 @@ from typing import Any
 from chunklab.datasets.docs import Question
 from chunklab.datasets.model import QuestionSet, locate_answers
 from chunklab.datasets.pdfdocs import NAME, PdfManifest, load_manifest
-from chunklab.datasets.wheels import CORPORA_DIR, corpus_dir
+from chunklab.datasets.pinned import CORPORA_DIR, corpus_dir
 from chunklab.documents import Document
 
 __all__ = ["QUESTIONS", "SPLITS", "load_corpus_documents", "pdf_docs_questions", "read_question_rows"]

@@ -7,7 +7,10 @@ archive, and **files**: a member of one source, the sha256 of its bytes, its pag
 how many of its pages carry (almost) no text layer. :func:`fetch_pdf_docs` downloads each
 source whose files are not all present and verified, reads the chosen members out of the
 archive (a ``.deb`` is an ``ar`` archive holding ``data.tar.*``; an sdist is a ``.tar.gz``),
-checks each file's sha256 and writes it to ``<cache dir>/corpora/pdf-docs/<path>``.
+checks each file's sha256 and renames it into ``<cache dir>/corpora/pdf-docs/<path>``, through the
+one pinned fetch of :mod:`chunklab.datasets.pinned` (each file is a
+:class:`~chunklab.datasets.pinned.Pin`; the archives are read by
+:func:`chunklab.datasets.archives.read_members`).
 
 When the distribution has moved on (Debian replaces a version after a security update), the
 archive's own hash differs: the fetch then still accepts the archive if every file read from
@@ -16,22 +19,20 @@ it matches its pin, and says so in the report. A file whose hash differs is an e
 
 from __future__ import annotations
 
-import hashlib
-import io
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
-import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from chunklab.datasets import pinned
+from chunklab.datasets.archives import read_members
 from chunklab.datasets.code import CodeCorpus, CodeFile
-from chunklab.datasets.wheels import CORPORA_DIR, corpus_dir
+from chunklab.datasets.pinned import CORPORA_DIR, Pin, corpus_dir, sha256_of
 
 __all__ = [
     "MANIFEST",
@@ -76,6 +77,11 @@ class PdfFilePin:
     pages: int = 0
     pages_without_text: int = 0
 
+    @property
+    def pin(self) -> Pin:
+        """The file as a :class:`~chunklab.datasets.pinned.Pin`: its path, and the member it is read from."""
+        return Pin(self.path, f"{self.source}: {self.member}", self.size, self.sha256)
+
 
 @dataclass(frozen=True)
 class PdfManifest:
@@ -105,6 +111,14 @@ class PdfDocsFetch:
     downloaded: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+    def summary(self) -> str:
+        """What the fetch did, for the command line: one line, then one per note."""
+        lines = [
+            f"{NAME}: {self.files} files in {self.directory}; {self.present} already verified, "
+            f"{self.written} written from {len(self.downloaded)} archive(s) in {self.seconds:.1f} s"
+        ]
+        return "\n".join(lines + [f"note: {note}" for note in self.notes])
 
 
 def load_manifest(path: str | os.PathLike[str] | None = None) -> PdfManifest:
@@ -157,50 +171,13 @@ def archive_members(kind: str, archive: IO[bytes], wanted: set[str]) -> dict[str
     installed files, named ``./usr/...``; members are matched without the leading ``./``.
     A member that is missing raises ``ValueError`` naming it.
     """
-    if kind == "deb":
-        tar_bytes = _deb_data(archive.read())
-        tar = tarfile.open(fileobj=io.BytesIO(tar_bytes), mode="r:*")
-    elif kind == "sdist":
-        tar = tarfile.open(fileobj=archive, mode="r:*")
-    else:
+    if kind not in _KINDS:
         raise ValueError(f"archive kind must be one of {_KINDS}, got {kind!r}")
-    out: dict[str, bytes] = {}
-    with tar:
-        for info in tar:
-            name = info.name[2:] if info.name.startswith("./") else info.name
-            if name in wanted and info.isfile():
-                fh = tar.extractfile(info)
-                if fh is not None:
-                    out[name] = fh.read()
+    out = dict(read_members(archive, wanted.__contains__, kind="deb" if kind == "deb" else "tar"))
     missing = sorted(wanted - set(out))
     if missing:
         raise ValueError(f"archive has no member(s) {missing}")
     return out
-
-
-def _deb_data(blob: bytes) -> bytes:
-    """The ``data.tar.*`` member of a Debian ``ar`` archive."""
-    if not blob.startswith(b"!<arch>\n"):
-        raise ValueError("not a Debian package (no ar header)")
-    pos = 8
-    while pos + 60 <= len(blob):
-        header = blob[pos : pos + 60]
-        name = header[:16].decode("ascii", "replace").strip().rstrip("/")
-        size = int(header[48:58].decode("ascii").strip())
-        body = blob[pos + 60 : pos + 60 + size]
-        if name.startswith("data.tar"):
-            return body
-        pos += 60 + size + (size % 2)
-    raise ValueError("Debian package without a data.tar member")
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _file_ok(pin: PdfFilePin, directory: Path) -> bool:
-    path = directory / pin.path
-    return path.is_file() and path.stat().st_size == pin.size and _sha256(path.read_bytes()) == pin.sha256
 
 
 Downloader = Callable[[SourcePin, Path], Path]
@@ -236,44 +213,54 @@ def fetch_pdf_docs(
     cache_dir: str | os.PathLike[str] | None = None,
     manifest: PdfManifest | None = None,
     downloader: Downloader | None = None,
+    progress: bool = True,
 ) -> PdfDocsFetch:
-    """Download the sources whose files are missing, verify each file's sha256, write them in place.
+    """Download the sources whose files are missing, verify each file's sha256, rename them in place.
 
     Resumable: files already present with the pinned hash are kept and their source is not
     downloaded again. A file whose hash differs raises ``ValueError`` naming it (nothing of
     that source is written).
     """
     manifest = manifest or load_manifest()
-    directory = corpus_dir(NAME, cache_dir)
-    directory.mkdir(parents=True, exist_ok=True)
     fetch = downloader or download_source
-    start = time.perf_counter()
-    present = sum(_file_ok(f, directory) for f in manifest.files)
-    written, downloaded, notes = 0, [], []
-    for source in manifest.sources:
-        todo = [f for f in manifest.files_of(source.name) if not _file_ok(f, directory)]
-        if not todo:
-            continue
-        with tempfile.TemporaryDirectory(prefix=".fetch-", dir=directory) as tmp:
+    sources = {s.name: s for s in manifest.sources}
+    downloaded: list[str] = []
+    notes: list[str] = []
+
+    def by_source(todo: list[PdfFilePin]) -> Iterator[list[PdfFilePin]]:
+        for source in manifest.sources:
+            batch = [f for f in todo if f.source == source.name]
+            if batch:
+                yield batch
+
+    def extract(batch: list[PdfFilePin], staging: Path) -> None:
+        source = sources[batch[0].source]
+        with tempfile.TemporaryDirectory(prefix=".source-", dir=staging) as tmp:
             archive = fetch(source, Path(tmp))
-            blob = archive.read_bytes()
             downloaded.append(source.name)
-            if _sha256(blob) != source.sha256:
+            if sha256_of(archive) != source.sha256:
                 notes.append(
                     f"{source.name}: archive {archive.name} differs from the pinned {source.filename}; "
                     "its files were checked one by one"
                 )
-            members = archive_members(source.kind, io.BytesIO(blob), {f.member for f in todo})
-            bad = [f.path for f in todo if _sha256(members[f.member]) != f.sha256]
-            if bad:
-                raise ValueError(f"{source.name}: file(s) {bad} differ from their pinned sha256")
-            for f in todo:
-                target = directory / f.path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(members[f.member])
-                written += 1
+            with open(archive, "rb") as fh:
+                members = archive_members(source.kind, fh, {f.member for f in batch})
+        for f in batch:
+            target = staging / f.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(members[f.member])
+
+    report = pinned.fetch_pins(
+        NAME,
+        manifest.files,
+        extract,
+        directory=corpus_dir(NAME, cache_dir),
+        batches=by_source,
+        progress=progress,
+        report=pinned.FetchReport,
+    )
     return PdfDocsFetch(
-        directory, len(manifest.files), present, written, downloaded, notes, time.perf_counter() - start
+        report.directory, report.files, report.present, report.downloaded, downloaded, notes, report.seconds
     )
 
 
@@ -285,15 +272,11 @@ def pdf_docs_corpus(
 ) -> CodeCorpus:
     """The fetched files, in manifest order (``project`` is the source package).
 
-    Raises ``FileNotFoundError`` naming the fetch command when a file is missing. ``dedupe``
+    Raises ``FileNotFoundError`` naming the fetch command when a file is missing (``ValueError``
+    when one has the wrong size). ``dedupe``
     is accepted for the registry's sake (the manifest lists each file once).
     """
     manifest = manifest or load_manifest()
     directory = corpus_dir(NAME, cache_dir)
-    missing = [f.path for f in manifest.files if not (directory / f.path).is_file()]
-    if missing:
-        raise FileNotFoundError(
-            f"{len(missing)} file(s) of {NAME} are not fetched (first: {missing[0]}); "
-            f"run `chunklab corpus fetch {NAME}`"
-        )
+    pinned.check_fetched(NAME, [f.pin for f in manifest.files], directory, "file")
     return CodeCorpus([CodeFile(str(directory / f.path), NAME, f.path, f.size) for f in manifest.files])

