@@ -326,6 +326,25 @@ def test_every_chapter_has_a_numbered_exercise_box(name):
     assert f"exercises/{Path(name).stem}.ipynb" in body
 
 
+def test_the_exercises_page_lists_every_solution_notebook_in_order_each_with_a_page_of_the_book():
+    text = (ROOT / "exercises.md").read_text(encoding="utf-8")
+    listed = re.findall(r'"([^"]+)"', re.search(r"^EXERCISES = \[(.*?)\]", text, re.S | re.M).group(1))
+    assert listed == sorted(p.stem for p in (ROOT / "solutions").glob("*.ipynb"))
+    chapter_of = ast.literal_eval(re.search(r"^CHAPTER_OF = (\{.*?\})$", text, re.M).group(1))
+    pages = set(toc_files())
+    assert [n for n in listed if f"chapters/{chapter_of.get(n, n)}" not in pages] == []
+
+
+def test_the_documents_page_ends_with_an_exercise_box_naming_its_notebook():
+    text = page_path("chapters/03b-documents").read_text(encoding="utf-8")
+    boxes = [
+        body for info, body, _ in blocks(text[text.index("## Exercise") :]) if info.startswith("{exercise}")
+    ]
+    assert len(boxes) == 1, "chapters/03b-documents: one {exercise} box in its Exercise section"
+    assert re.search(r"^:label: ex-[a-z-]+$", boxes[0], re.M)
+    assert "exercises/03b-documents.ipynb" in boxes[0]
+
+
 def test_glossary_defines_the_terms_the_issue_lists_and_references_cite_the_sources():
     glossary = (ROOT / "glossary.md").read_text(encoding="utf-8")
     terms = [line for line in glossary.splitlines() if line and not line.startswith((" ", "`", "#"))]

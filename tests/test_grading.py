@@ -290,6 +290,8 @@ def test_the_student_is_the_file_name_without_the_notebook_or_the_folder():
     assert student_of(Path("subs/alice-01-fixed.ipynb"), ref) == "alice"
     assert student_of(Path("subs/bob_smith_01-fixed.ipynb"), ref) == "bob_smith"
     assert student_of(Path("subs/carol/01-fixed.ipynb"), ref) == "carol"
+    # unmatched (unreadable, ambiguous): the trailing course-like name goes, lettered ones (03b-) too
+    assert student_of(Path("subs/dora-03b-documents.ipynb"), None) == "dora"
 
 
 def test_a_name_holding_two_course_notebooks_is_ambiguous(course):

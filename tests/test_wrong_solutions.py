@@ -80,6 +80,50 @@ WRONG: dict[str, list[Wrong]] = {
             "pieces.append((s, line_end))\n            s = line_end",
         ),
     ],
+    "03b-documents": [
+        Wrong(
+            "digits not masked: a header holding the page number is kept",
+            "margins",
+            're.sub(r"\\d+", "#", " ".join(text.lower().split()))',
+            '" ".join(text.lower().split())',
+        ),
+        Wrong(
+            "a margin line on one page is removed",
+            "margins",
+            "pages_with[keys[i][j]] >= need",
+            "pages_with[keys[i][j]] >= 1",
+        ),
+        Wrong(
+            "a key counted per line, not per page",
+            "margins",
+            "for key in set(row) if key is not None",
+            "for key in row if key is not None",
+        ),
+        Wrong(
+            "a lone bare number is a page number",
+            "margins",
+            "offsets[offset] >= (1 if len(pages) == 1 else 2)",
+            "offsets[offset] >= 1",
+        ),
+        Wrong(
+            "bare page numbers left to the footer rule",
+            "margins",
+            "numbers |= {at for offset, at in bare",
+            "_ = {at for offset, at in bare",
+        ),
+        Wrong(
+            "the margin fixed at 0.09",
+            "margins",
+            'band = "header" if y < margin else "footer" if y > 1 - margin else ""',
+            'band = "header" if y < 0.09 else "footer" if y > 0.91 else ""',
+        ),
+        Wrong(
+            "content lines counted as margins",
+            "margins",
+            'band = "header" if y < margin else "footer" if y > 1 - margin else ""',
+            'band = "header" if y < 0.5 else "footer"',
+        ),
+    ],
     # A run of 08 takes minutes (the whole-corpus pass): its mistakes are graded together.
     "08-code-rag": [
         Wrong(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chunklab.course import hidden_inputs as gen
+from chunklab.course import hidden_inputs_pdf as pdf
 from chunklab.course import hidden_inputs_rag as rag
 
 __all__ = [
@@ -222,6 +223,9 @@ HIDDEN: dict[str, list[HiddenCheck]] = {
         HiddenCheck(
             "cp-real", "chunk_code", ("setup", "split-unit", "pack-units", "chunk-code"), gen.python_inputs
         )
+    ],
+    "03b-documents": [
+        HiddenCheck("cp-small", "remove_margins", ("setup", "margins"), pdf.margin_inputs, "value")
     ],
     "04-semantic": [
         HiddenCheck(

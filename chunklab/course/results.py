@@ -168,7 +168,7 @@ def student_of(path: Path, reference: Path | None) -> str:
     if reference is not None:
         stem = stem.replace(reference.stem, "")
     else:  # not matched to a course notebook (unreadable, ambiguous): drop a trailing ``NN-name``
-        stem = re.sub(r"(^|[-_. ])\d\d-[A-Za-z][A-Za-z0-9-]*$", "", stem)
+        stem = re.sub(r"(^|[-_. ])\d\d[a-z]?-[A-Za-z][A-Za-z0-9-]*$", "", stem)
     stem = re.sub(r"^[-_. ]+|[-_. ]+$", "", stem)
     return stem or path.parent.name or path.stem
 
@@ -202,7 +202,7 @@ def _name_prefix(path: Path, reference: Path | None) -> str:
     if reference is not None:
         stem = stem.replace(reference.stem, "")
     else:
-        stem = re.sub(r"(^|[-_. ])\d\d-[A-Za-z][A-Za-z0-9-]*$", "", stem)
+        stem = re.sub(r"(^|[-_. ])\d\d[a-z]?-[A-Za-z][A-Za-z0-9-]*$", "", stem)
     return re.sub(r"^[-_. ]+|[-_. ]+$", "", stem)
 
 

@@ -37,6 +37,10 @@ SHORTCUTS: dict[str, Shortcut] = {
     "03-structural": Shortcut(
         ("split_unit", "pack_units", "chunk_code"), ("chunklab.chunkers.structural:chunk_python",)
     ),
+    "03b-documents": Shortcut(
+        ("remove_margins",),
+        ("chunklab.documents.pdf:_remove_margins", "chunklab.documents.pdf:_page_numbers"),
+    ),
     "04-semantic": Shortcut(
         ("distance_curve", "percentile_breakpoints", "chunks_from_breakpoints", "semantic_chunks"),
         (
