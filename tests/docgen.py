@@ -60,6 +60,26 @@ def pdf_pages(
     return Path(path)
 
 
+def pdf_margins(path: str | Path, pages: list[tuple[list[str], list[str]]]) -> Path:
+    """One ``(header lines, footer lines)`` pair per page (three of each at most), each line on its
+    own baseline in the top or bottom margin, and a body paragraph between them."""
+    pdf = _pdf()
+    for k, (header, footer) in enumerate(pages, 1):
+        pdf.add_page()
+        pdf.set_font("dv", "", 8)
+        for j, line in enumerate(header):
+            pdf.set_xy(20, 5 + 5 * j)
+            pdf.cell(0, 5, line)
+        for j, line in enumerate(footer):
+            pdf.set_xy(20, 286 - 5 * j)
+            pdf.cell(0, 5, line)
+        pdf.set_font("dv", "", 11)
+        pdf.set_xy(20, 40)
+        pdf.multi_cell(0, 5.5, f"Body text of page {k}, with enough words to read as a paragraph.")
+    pdf.output(str(path))
+    return Path(path)
+
+
 def pdf_two_columns(path: str | Path, left: list[str], right: list[str], *, title: str = "") -> Path:
     """One page, a full-width title, then two columns written line by line (interleaved)."""
     pdf = _pdf()

@@ -102,14 +102,45 @@ WRONG: dict[str, list[Wrong]] = {
         Wrong(
             "a lone bare number is a page number",
             "margins",
-            "offsets[offset] >= (1 if len(pages) == 1 else 2)",
-            "offsets[offset] >= 1",
+            "pages_with_offset[offset] >= (1 if len(pages) == 1 else 2)",
+            "pages_with_offset[offset] >= 1",
         ),
         Wrong(
             "bare page numbers left to the footer rule",
             "margins",
-            "numbers |= {at for offset, at in bare",
-            "_ = {at for offset, at in bare",
+            "    numbers |= {\n",
+            "    _ = {\n",
+        ),
+        Wrong(
+            "offsets counted per line, not per page: a number twice on one page advances",
+            "margins",
+            "{(offset, i) for offset, i, _ in bare}",
+            "[(offset, i) for offset, i, _ in bare]",
+        ),
+        Wrong(
+            'the old roman rule: any word of roman letters ("Civil", "mix") is a page number',
+            "margins",
+            "            match = PAGE_NUMBER.match(text) if keys[i][j] is not None else None\n"
+            "            if match is None:\n"
+            "                continue\n"
+            '            if match["word"] or match["total"]:\n',
+            '            roman = re.fullmatch(r"\\W*[ivxlcdm]{1,7}\\W*", text, re.I)\n'
+            "            match = PAGE_NUMBER.match(text) if keys[i][j] is not None else None\n"
+            "            if keys[i][j] is None or not (match or roman):\n"
+            "                continue\n"
+            '            if roman or match["word"] or match["total"]:\n',
+        ),
+        Wrong(
+            "a roman numeral is a page number at once, advancing or not",
+            "margins",
+            'if match["word"] or match["total"]:',
+            'if match["word"] or match["total"] or not match["number"].isdigit():',
+        ),
+        Wrong(
+            "only English names a page number: 'Página 3 de 10' is a bare 3",
+            "margins",
+            'if match["word"] or match["total"]:',
+            'if re.search(r"page|p\\.|/|of", text, re.I):',
         ),
         Wrong(
             "the margin fixed at 0.09",

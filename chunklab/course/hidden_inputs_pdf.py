@@ -2,10 +2,11 @@
 
 A document is a list of pages, each a list of ``[text, y]`` lines (``y`` from 0, the top of the
 page, to 1, its bottom), as the exercise defines it: running headers and footers, page numbers
-in every style the exercise names (named, bare from a random first number, dashed, roman),
-lines that sit in a margin on one page only, a chapter title that runs for fewer than half the
-pages, and content lines that repeat on every page but lie between the margins. Same seed,
-same documents. See :mod:`chunklab.course.hidden_inputs` for the other notebooks' inputs.
+in every style the exercise names (named in four languages, bare from a random first number,
+dashed, roman), margin words made of roman letters, lines that sit in a margin on one page
+only, a chapter title that runs for fewer than half the pages, and content lines that repeat
+on every page but lie between the margins. Same seed, same documents. See
+:mod:`chunklab.course.hidden_inputs` for the other notebooks' inputs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ Page = list[list[Any]]
 _TITLES = ("Pump P-40 service manual", "Field guide, volume 2", "ACME quarterly report", "Router setup v3.1")
 _FOOTERS = ("Acme Pumps Ltd.", "Confidential: internal use", "Printed 2026-12-01")
 _ONE_OFF = ("DRAFT", "Not for distribution", "2026", "Revised", "Appendix B")
+#: margin words made of roman letters: no numerals ("Civil"), or numerals that do not advance ("mix")
+_ROMAN_WORDS = ("Civil", "mix", "dim", "mild", "lid", "vivid", "MIX", "Mix", "xi", "DC")
 #: how page ``i`` of ``n`` (1-based) is numbered, from the first number ``first``
 _NUMBERS = {
     "'Page n of m' footers": lambda i, n, first: f"Page {i} of {n}",
@@ -31,6 +34,13 @@ _NUMBERS = {
     "'n/m' page numbers": lambda i, n, first: f"{i}/{n}",
     "'p. n' page numbers": lambda i, n, first: f"p. {i}",
     "roman page numbers": lambda i, n, first: _roman(i),
+    "upper-case roman page numbers from a random first number": lambda i, n, first: _roman(
+        first + i - 1
+    ).upper(),
+    "'Página n de m' footers": lambda i, n, first: f"Página {i} de {n}",
+    "'Pág. n' page numbers": lambda i, n, first: f"Pág. {i}",
+    "'Page n sur m' footers": lambda i, n, first: f"Page {i} sur {n}",
+    "'Seite n von m' footers": lambda i, n, first: f"Seite {i} von {n}",
     "no page numbers": lambda i, n, first: "",
 }
 
@@ -71,7 +81,8 @@ def page_document(rng: random.Random, n_pages: int, numbering: str, margin: floa
 
 def margin_inputs(rng: random.Random) -> Cases:
     """Documents for ``remove_margins``: none, one page, every numbering style at random margins, and
-    the traps (a line twice on one page, bare numbers that break their run, the default margin)."""
+    the traps (a line twice on one page, bare numbers that break their run, margin words of roman
+    letters, a named page number on one page only, a number twice on one page, the default margin)."""
     cases: Cases = [("no pages", {"pages": []})]
     one = page_document(rng, 1, "bare page numbers from a random first number", 0.09)
     cases.append(("one page with a bare page number", {"pages": one}))
@@ -90,9 +101,28 @@ def margin_inputs(rng: random.Random) -> Cases:
     page = rng.choice(broken)
     page.append([str(rng.randint(500, 900)), _footer_y(rng, 0.09)])
     cases.append(("bare page numbers and a number out of their run", {"pages": broken}))
+    numbering = rng.choice(["no page numbers", "'Page n of m' footers"])
+    words = page_document(rng, rng.randint(4, 10), numbering, 0.09)
+    for page, word in zip(rng.sample(words, 3), rng.sample(_ROMAN_WORDS, 3), strict=True):
+        _insert(page, word, _footer_y(rng, 0.09) if rng.random() < 0.5 else _header_y(rng, 0.09))
+    cases.append(("margin words of roman letters, one page each", {"pages": words}))
+    named = page_document(rng, rng.randint(3, 10), "no page numbers", 0.09)
+    _insert(rng.choice(named), f"Página {rng.randint(1, 9)} de {rng.randint(10, 20)}", _footer_y(rng, 0.09))
+    cases.append(("'Página n de m' on one page only", {"pages": named}))
+    twice = page_document(rng, rng.randint(3, 8), "no page numbers", 0.09)
+    page, year = rng.choice(twice), str(rng.randint(1990, 2030))
+    for _ in range(2):
+        _insert(page, year, _header_y(rng, 0.09))
+    cases.append(("a bare number twice on one page", {"pages": twice}))
     default = page_document(rng, rng.randint(2, 10), rng.choice(list(_NUMBERS)), 0.09)
     cases.append(("the default margin", {"pages": default}))
     return cases
+
+
+def _insert(page: Page, text: str, y: float) -> None:
+    """Add the line ``[text, y]`` to ``page``, keeping its lines in reading order."""
+    page.append([text, y])
+    page.sort(key=lambda line: line[1])
 
 
 def _header_y(rng: random.Random, margin: float) -> float:

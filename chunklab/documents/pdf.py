@@ -5,9 +5,10 @@ and weight, groups characters into segments (runs on one baseline), finds the pa
 (a gutter no body line crosses) and reads each band column by column, groups lines into
 blocks (headings by font size and weight, list items by their bullet, table rows by cells
 aligned on one baseline, captions by "Table n" / "Figure n"), and joins words hyphenated
-across lines. Lines repeated at the top or bottom of most pages (headers, footers) and bare
-page numbers are left out of the text and recorded in ``metadata["removed"]``. Ligature code
-points are normalized (NFKC, for those code points only). A PDF with no text layer (scanned),
+across lines. Lines repeated at the top or bottom of most pages (headers, footers) and page
+numbers ("Page 3 of 10" in English, Spanish, French or German; bare digits or roman numerals
+that advance with the pages) are left out of the text and recorded in ``metadata["removed"]``.
+Ligature code points are normalized (NFKC, for those code points only). A PDF with no text layer (scanned),
 an encrypted one, or one whose text has no Unicode mapping raises a
 :class:`~chunklab.decoding.DocumentError` with the reason; it never gives empty or garbled text.
 See ``benchmarks/pdf_extract.py`` for why PDFium (speed and text quality against pdfplumber).
@@ -32,8 +33,17 @@ _LIGATURES = {chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB0
 _HYPHENS = {0x02, 0xAD, 0x2D, 0x2010, 0x2011}
 _BULLET = re.compile(r"^(?:[•◦▪‣∙·*\-–—]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
 _CAPTION = re.compile(r"^(?:Table|Figure|Fig\.|Tabla|Figura)\s*\d+", re.I)
+#: a well-formed roman numeral, i (1) to mmmcmxcix (3999), in lower case
+_ROMAN = "m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
+_ROMAN_DIGITS = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+#: a margin line that may be a page number: digits or a roman numeral in one case ("xiv", "XIV",
+#: not "Mix"), named by a word before it ("Page", "p.", "Página", "Pág.", "Seite") or a total
+#: after it ("of 10", "/10", "de 10", "sur 10", "von 10"), or bare ("12", "- 12 -", "xiv")
 _PAGE_NUMBER = re.compile(
-    r"^\W*(?:page|p\.|página)?\s*(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*(?:of|/|de)\s*\d{1,4})?\W*$", re.I
+    r"^\W*(?P<word>page|p\.|página|pág\.|pag\.|seite)?\s*"
+    rf"(?P<number>\d{{1,4}}|(?-i:(?=[ivxlcdm]){_ROMAN}|(?=[IVXLCDM]){_ROMAN.upper()}))"
+    r"(?P<total>(?:\s*/\s*|\s+(?:of|de|sur|von)\s+)\d{1,4})?\W*$",
+    re.I,
 )
 _MARGIN = 0.09  # share of the page height where headers and footers live
 
@@ -213,26 +223,37 @@ def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) ->
 
 
 def _page_numbers(keyed: list[list[tuple[Seg, tuple[str, str] | None]]]) -> set[int]:
-    """Margin lines that are page numbers: "Page n", roman numerals, or numbers that follow the pages.
+    """Margin lines that are page numbers: named ("Page 3", "3 of 10", "Página 3 de 10", "Seite 3
+    von 10") or bare numbers, digits or roman numerals, that advance with the pages.
 
-    A bare number counts only when its offset from the page index is shared by other pages
-    (or the document has one page), so a table cell "42" that lands in the margin stays text.
+    A bare number counts only when its offset from the page index is shared by another page's
+    bare number of its kind (or the document has one page), so a table cell "42", or a word of
+    roman letters that is a numeral ("mix", 1009), that lands in the margin stays text.
     """
     found: set[int] = set()
-    bare: list[tuple[int, Seg]] = []
+    bare: list[tuple[tuple[bool, int], int, Seg]] = []
     for i, row in enumerate(keyed):
         for s, key in row:
-            if key is None or not _PAGE_NUMBER.match(s.text):
+            match = _PAGE_NUMBER.match(s.text) if key is not None else None
+            if match is None:
                 continue
-            digits = re.sub(r"\D", "", s.text)
-            if digits and not re.search(r"page|p\.|/|of", s.text, re.I):
-                bare.append((int(digits) - i, s))
-            else:
+            if match["word"] or match["total"]:
                 found.add(id(s))
-    offsets = Counter(off for off, _ in bare)
+            else:
+                number = match["number"]
+                bare.append(((number.isdigit(), _number_value(number) - i), i, s))
+    pages_with = Counter(off for off, _ in {(off, i) for off, i, _ in bare})
     need = 1 if len(keyed) == 1 else 2
-    found.update(id(s) for off, s in bare if offsets[off] >= need)
+    found.update(id(s) for off, _, s in bare if pages_with[off] >= need)
     return found
+
+
+def _number_value(number: str) -> int:
+    """The value of a number as ``_PAGE_NUMBER`` matches one: "12" is 12, "xiv" and "XIV" are 14."""
+    if number.isdigit():
+        return int(number)
+    values = [_ROMAN_DIGITS[c] for c in number.lower()]
+    return sum(-v if v < after else v for v, after in zip(values, [*values[1:], 0], strict=True))
 
 
 def _assemble(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> tuple[str, list[Element]]:
