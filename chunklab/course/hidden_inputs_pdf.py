@@ -109,11 +109,11 @@ def margin_inputs(rng: random.Random) -> Cases:
     named = page_document(rng, rng.randint(3, 10), "no page numbers", 0.09)
     _insert(rng.choice(named), f"Página {rng.randint(1, 9)} de {rng.randint(10, 20)}", _footer_y(rng, 0.09))
     cases.append(("'Página n de m' on one page only", {"pages": named}))
-    twice = page_document(rng, rng.randint(3, 8), "no page numbers", 0.09)
-    page, year = rng.choice(twice), str(rng.randint(1990, 2030))
+    doubled = page_document(rng, rng.randint(3, 8), "no page numbers", 0.09)
+    page, year = rng.choice(doubled), str(rng.randint(1990, 2030))
     for _ in range(2):
         _insert(page, year, _header_y(rng, 0.09))
-    cases.append(("a bare number twice on one page", {"pages": twice}))
+    cases.append(("a bare number twice on one page", {"pages": doubled}))
     default = page_document(rng, rng.randint(2, 10), rng.choice(list(_NUMBERS)), 0.09)
     cases.append(("the default margin", {"pages": default}))
     return cases
