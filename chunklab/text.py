@@ -266,9 +266,10 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     Blank lines, Markdown headings, list items, tables and fenced code blocks are always
     boundaries (a fenced block or a table is one unit); inside prose a sentence ends at
     ``.``, ``!`` or ``?`` followed by whitespace and not by a lowercase letter, unless
-    the word before is an abbreviation (Dr., e.g., U.S., Fig.) or an initial. Periods
-    with no whitespace after them (3.14, example.com/a.html, setup.py) never end a
-    sentence.
+    the word before is an abbreviation (Dr., e.g., U.S., Fig.), an initial or the number
+    of a list item ("1." opening a line, after a colon or in a run "1. ... 2. ..."; a
+    number after a word, "line 3. The", ends one). Periods with no whitespace after them
+    (3.14, example.com/a.html, setup.py) never end a sentence.
     """
     text = check_text(text)
     spans: list[tuple[int, int]] = []
