@@ -250,6 +250,9 @@ _ABBREVIATIONS = frozenset(
 #: abbreviations only when a number follows: "Fig. 3", "No. 5" (but "No. The app..." ends a sentence)
 _NUMBER_ABBREVIATIONS = frozenset("no nos fig figs eq eqs vol vols p pp ref refs sec ch op art".split())
 _DOTTED = re.compile(r"^(?:[A-Za-z]\.){1,}[A-Za-z]\.?$")
+_ENUMERATOR = re.compile(r"[0-9]{1,3}")
+_NUMBERED = re.compile(r"(?<!\S)([0-9]{1,3})\.(?=\s)")
+_LOOK_BACK = 240  # characters an enumerator's context is read from
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\S")
 _CANDIDATE = re.compile(r"[.!?…]+[\"'”’)\]*_`]*(?=\s)|[。！？]+[」』”’)]*")
 _CLOSERS = "\"'”’)]*_`"
@@ -263,9 +266,10 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     Blank lines, Markdown headings, list items, tables and fenced code blocks are always
     boundaries (a fenced block or a table is one unit); inside prose a sentence ends at
     ``.``, ``!`` or ``?`` followed by whitespace and not by a lowercase letter, unless
-    the word before is an abbreviation (Dr., e.g., U.S., Fig.) or an initial. Periods
-    with no whitespace after them (3.14, example.com/a.html, setup.py) never end a
-    sentence.
+    the word before is an abbreviation (Dr., e.g., U.S., Fig.), an initial or the number
+    of a list item ("1." opening a line, after a colon or in a run "1. ... 2. ..."; a
+    number after a word, "line 3. The", ends one). Periods with no whitespace after them
+    (3.14, example.com/a.html, setup.py) never end a sentence.
     """
     text = check_text(text)
     spans: list[tuple[int, int]] = []
@@ -324,11 +328,40 @@ def _ends_sentence(text: str, s: int, p: int, punct: str, cut: int, end: int) ->
     low = word.lower()
     if low in _ABBREVIATIONS or (low in _NUMBER_ABBREVIATIONS and nxt.isdigit()):
         return False
+    if _ENUMERATOR.fullmatch(word) and _is_enumerator(text, s, p - len(word), int(word)):
+        return False  # "1. Open the file", "To open a dispute: 1. Find the line"
     if len(word) == 1 and word.isalpha() and word.isupper():
         return False  # an initial: "J. Smith"
     if _DOTTED.match(word + "."):
         return False  # U.S., e.g., Ph.D.
     return True
+
+
+def _is_enumerator(text: str, s: int, w: int, n: int) -> bool:
+    """Whether the number ``n`` at ``text[w]``, followed by a period, numbers an item of a list.
+
+    It does when it opens its line (``s`` bounds the look-back) or follows a colon, a
+    semicolon or a sentence's closing punctuation (not "Fig." or "No.": "see Fig. 3. The"
+    ends a sentence), or when ``n - 1`` numbered the item before it on the same line with no
+    punctuation between ("Do this: 1. Open the file 2. Read it"). A number after a word
+    ("on line 3. The belt") is the end of a sentence. The look-back is bounded, so a long
+    line costs linear time.
+    """
+    floor = max(s, w - _LOOK_BACK)
+    while True:
+        lo = max(floor, text.rfind("\n", floor, w) + 1, text.rfind("\r", floor, w) + 1)
+        before = text[lo:w].rstrip()
+        if not before or before[-1] in ":;":
+            return True
+        run = _RUN_AT_END.search(before)
+        if run is not None:
+            prev = before[: run.start()].rsplit(None, 1)[-1:] or [""]
+            word = prev[0].lstrip("(\"'“‘[").lower()
+            return run.group()[0] != "." or word not in _NUMBER_ABBREVIATIONS
+        marks = [m for m in _NUMBERED.finditer(before) if int(m.group(1)) == n - 1]
+        if n < 2 or not marks or _CANDIDATE.search(before + " ", marks[-1].end()):
+            return False
+        w, n = lo + marks[-1].start(), n - 1
 
 
 def sentence_end_before(text: str, pos: int) -> bool:

@@ -177,6 +177,11 @@ prose = st.lists(
             "Next",
             "中文。",
             "x",
+            "1.",
+            "2.",
+            "3.",
+            "steps:",
+            "line",
         ]
     ),
     min_size=1,
@@ -203,6 +208,50 @@ def test_pack_paragraphs_overlap_repeats_whole_sentences_by_the_one_rule():
     chunks = pack_paragraphs(text, 24, overlap_paragraphs=1)
     assert [c.text for c in chunks] == ["Call Dr. Watson now.", "Go home."]
     assert "no_overlap_reason" in chunks[1].metadata
+
+
+ITEM = st.sampled_from(
+    ["Open the file", "Read it", "The manager approves it", "Send `POST /x`", "**Keep it short.**", "Wait"]
+)
+_BARE_NUMBER_END = re.compile(r"(?:^|\s)\d{1,3}\.\Z")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    intro=st.sampled_from(["Do this", "To open a dispute, follow the steps", "Steps"]),
+    items=st.lists(ITEM, min_size=1, max_size=6),
+    end=st.sampled_from(["", "."]),
+    layout=st.sampled_from(["\n", "\n\n", " ", "inline"]),
+)
+def test_a_list_number_never_ends_a_sentence_and_a_new_line_item_starts_one(intro, items, end, layout):
+    numbered = [f"{i}. {item}{end}" for i, item in enumerate(items, 1)]
+    if layout == "inline":  # "Do this: 1. Open the file 2. Read it."
+        text = f"{intro}: " + " ".join(numbered)
+    else:  # a sentence, then the list: one item a line (or the items run on after a period)
+        text = f"{intro} below.{'' if layout == ' ' else chr(10)}{layout}" + layout.join(numbered)
+    spans = split_sentences(text)
+    for s, e in spans:
+        assert not _BARE_NUMBER_END.search(text[s:e]), text[s:e]  # "1." never stands alone or ends one
+    starts = {s for s, _e in spans}
+    if layout.startswith("\n"):
+        line = text.index("1. ")
+        for item in numbered:
+            assert line in starts, (text[line:], [text[s:e] for s, e in spans])
+            line += len(item) + len(layout)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Stop at line 3. The belt stops.", ["Stop at line 3.", "The belt stops."]),
+        ("See Fig. 3. The belt stops.", ["See Fig. 3.", "The belt stops."]),
+        ("See steps 1. and 2. Then go.", ["See steps 1. and 2.", "Then go."]),
+        ("It ends.\n1. The person asks.", ["It ends.", "1. The person asks."]),
+        ("To open a dispute: 1. Find the line.", ["To open a dispute: 1. Find the line."]),
+    ],
+)
+def test_a_number_after_a_word_ends_a_sentence_but_a_list_number_does_not(text, expected):
+    assert [text[s:e] for s, e in split_sentences(text)] == expected
 
 
 def test_a_period_inside_a_token_is_no_sentence_end():

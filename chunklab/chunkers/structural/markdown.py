@@ -5,7 +5,9 @@ setext headings, fenced code (where a ``#`` line is code, not a heading), GFM ta
 matter and paragraphs. Headings up to ``max_level`` open sections; a section over budget is
 packed block by block, and only a block that alone is over budget is split (a table repeats
 its header row through ``metadata["table_header"]``, so ``text`` stays an exact slice of the
-source). :func:`pack_blocks` does the packing for any format that yields the same blocks.
+source). A heading never becomes a chunk alone, as in :mod:`chunklab.chunkers.structural.html`:
+it leads the first piece of what it heads. :func:`pack_blocks` does the packing for any
+format that yields the same blocks.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ __all__ = ["chunk_markdown", "pack_blocks"]
 
 _NONSPACE = re.compile(r"\S")
 _LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
+#: blocks never cut when they fit the budget alone, not even to make room for their heading
+_WHOLE = frozenset({"code", "table", "directive", "frontmatter"})
 _ROW_LEVELS = [("\n",), (" | ", "|"), (" ",), ("",)]
 
 
@@ -48,9 +52,11 @@ def chunk_markdown(
     ``metadata["headings"]`` is the path of section titles. A section over budget is
     split between blocks (paragraphs, fenced code, tables), never inside a code fence or
     a table unless that block alone is over budget; a split table's pieces carry the
-    header row in ``metadata["table_header"]``. A heading with nothing under it joins
-    the section after it. ``unit`` is any unit of :mod:`chunklab.units` (``"tokens"``,
-    ``"tokenizer:PATH"``, ...).
+    header row in ``metadata["table_header"]``. A heading never becomes a chunk alone:
+    it joins the content it heads (a paragraph that must be split leaves it room in its
+    first piece), and headings at the end join the chunk before them; it stays alone
+    only before a fence or table that fits the budget but not beside it. ``unit`` is
+    any unit of :mod:`chunklab.units` (``"tokens"``, ``"tokenizer:PATH"``, ...).
     """
     check_source(md, "md")
     max_chars = check_max_chars(max_chars)
@@ -150,7 +156,7 @@ class _MarkdownChunker:
         self.doc_id = doc_id
         self.params = params
         self.path = path
-        self.chunks: list[Chunk] = []
+        self.pieces: list[tuple] = []  # (start, end, kind, headings, level, split, extra)
 
     def span(self, lo: int, hi: int) -> tuple[int, int]:
         """Offsets of 0-based lines ``lo..hi``: from the first non-blank line, right-trimmed."""
@@ -176,81 +182,135 @@ class _MarkdownChunker:
                 cur.append(block)
         if cur:
             sections.append((cur_path, cur_level, cur))
-        carry: tuple[int, int] | None = None  # a heading-only section waiting for its child
+        pending: list[Block] = []  # bare headings waiting for the content they head
+        at = -1  # where the pending headings start (inside the first, for the tail of a cut one)
         for k, (headings, level, blocks) in enumerate(sections):
+            last = k + 1 == len(sections)
+            blocks = pending + blocks
+            if not last and all(b.kind == "heading" for b in blocks):
+                pending = blocks  # a heading alone never becomes a chunk: it joins what it heads
+                continue
             s, e = self.span(blocks[0].first, blocks[-1].last)
-            if carry is not None:
-                s = carry[0]
-                carry = None
+            s, first_start, pending, at = max(s, at), at, [], -1
             if e <= s:
                 continue
-            heading_only = len(blocks) == 1 and blocks[0].kind == "heading"
-            if heading_only and k + 1 < len(sections):
-                nxt_headings, _lvl, nxt_blocks = sections[k + 1]
-                ns, ne = self.span(nxt_blocks[0].first, nxt_blocks[-1].last)
-                if nxt_headings[: len(headings)] == headings and self.size(s, ne) <= self.max:
-                    carry = (s, e)
-                    continue
+            if last and all(b.kind == "heading" for b in blocks) and self.join_previous(e):
+                continue  # headings at the end of the document join the chunk before them
             if self.size(s, e) <= self.max:
                 self.add(s, e, "section", headings, level)
             else:
-                self.split_section(blocks, headings, level, s)
-        if not self.chunks:  # nothing but a byte-order mark (not whitespace, so still kept)
+                pending, at = self.split_section(blocks, headings, level, last, first_start)
+        if not self.pieces:  # nothing but a byte-order mark (not whitespace, so still kept)
             s, e = self.span(0, self.n - 1)
             self.add(s, e, "section", [], 0)
-        return self.chunks
+        return [self.chunk(i, *piece) for i, piece in enumerate(self.pieces)]
 
-    def split_section(self, blocks, headings, level, first_start: int) -> None:
-        """Pack the section's blocks up to the budget; split only blocks over it alone."""
+    def split_section(self, blocks, headings, level, last: bool, first_start: int = -1):
+        """Pack the section's blocks up to the budget; split only blocks over it alone.
+
+        Bare headings lead the first piece of the block after them, which is cut to leave
+        them room if it must be. Bare headings at the section's end join the piece before
+        them when it has room; else they are returned with their start, to lead the next
+        section (the last section keeps them as a chunk). ``first_start``: where the first
+        block starts when only its tail is left.
+        """
         group_s = group_e = -1
         kinds: set[str] = set()
+        group: list[Block] = []
         for bi, block in enumerate(blocks):
-            kind, lo, hi = block.kind, block.first, block.last
-            s, e = self.span(lo, hi)
+            kind = block.kind
+            s, e = self.span(block.first, block.last)
             if bi == 0:
-                s = min(s, first_start)
+                s = max(s, first_start)
             if e <= s:
                 continue
             if group_s >= 0 and self.size(group_s, e) <= self.max:
                 group_e = e
                 kinds.add(kind)
+                group.append(block)
                 continue
-            lead = -1  # a lone heading waiting to open the first piece of a split block
+            lead = -1  # bare headings waiting to open the first piece of this block
             if group_s >= 0:
-                if kinds == {"heading"} and self.size(s, e) > self.max:
+                fits = self.size(s, e) <= self.max
+                room = self.size(group_s, _first_char(self.text, s, e)) < self.max
+                if kinds == {"heading"} and room and not (fits and kind in _WHOLE):
                     lead = group_s
-                else:
+                else:  # (a fence or a table that fits is never cut: its heading stays alone)
                     self.add(group_s, group_e, _group_kind(kinds), headings, level)
                 group_s = -1
-            if self.size(s, e) <= self.max:
-                group_s, group_e, kinds = s, e, {kind}
+            if lead < 0 and self.size(s, e) <= self.max:
+                group_s, group_e, kinds, group = s, e, {kind}, [block]
                 continue
-            if kind == "table":
-                pieces = self.table_pieces(lo, hi, s, e)
-            else:
-                piece_kind = "code" if kind == "code" else "section"
-                pieces = [(s + a, s + b, piece_kind, None) for a, b in self.cut(s, e, self.max, _LEVELS)]
-            if lead >= 0:
-                if pieces and self.size(lead, pieces[0][1]) <= self.max:
-                    pieces[0] = (lead, *pieces[0][1:])
-                else:
-                    self.add(lead, group_e, "section", headings, level)
+            pieces = self.block_pieces(block, s, e, lead)
+            if pieces is None:  # no room at all beside the headings (tokens measured apart)
+                self.add(lead, group_e, "section", headings, level)
+                pieces = self.block_pieces(block, s, e, -1) or []
+            if kind == "heading" and pieces:  # the tail of a cut heading still heads what follows
+                *pieces, (group_s, group_e, _k, _x) = pieces
+                kinds, group = {"heading"}, [block]
             for ps, pe, pkind, extra in pieces:
                 self.add(ps, pe, pkind, headings, level, split=True, extra=extra)
-        if group_s >= 0:
-            self.add(group_s, group_e, _group_kind(kinds), headings, level)
+        if group_s < 0:
+            return [], -1
+        if kinds == {"heading"}:
+            if self.join_previous(group_e):
+                return [], -1
+            if not last:
+                return group, group_s
+        self.add(group_s, group_e, _group_kind(kinds), headings, level)
+        return [], -1
 
-    def table_pieces(self, lo, hi, s, e) -> list[tuple[int, int, str, dict | None]]:
-        """Rows packed up to the budget; every piece after the first carries the header row."""
-        header_end = self.span(lo, min(lo + 1, hi))[1]
-        header = self.text[s:header_end]
-        header_size = self.size(s, header_end)
-        budget = self.max - header_size - 1 if header_size < self.max // 2 else self.max
+    def join_previous(self, e: int) -> bool:
+        """Extend the last piece to ``e`` when it stays within budget; whether it did."""
+        if not self.pieces or self.size(self.pieces[-1][0], e) > self.max:
+            return False
+        self.pieces[-1] = (self.pieces[-1][0], e, *self.pieces[-1][2:])
+        return True
+
+    def block_pieces(self, block: Block, s: int, e: int, lead: int) -> list[tuple] | None:
+        """``text[s:e]`` of one block cut to the budget; with ``lead``, the first piece opens there.
+
+        The first piece is cut to the room the leading headings leave (None when there is
+        none); a table's pieces after its header row carry that row.
+        """
+        kind = block.kind
+        levels = _ROW_LEVELS if kind == "table" else _LEVELS
+        budget = self.max
+        header: str | None = None
+        header_end = e
+        if kind == "table":
+            header_end = self.span(block.first, min(block.first + 1, block.last))[1]
+            header = self.text[s:header_end]
+            header_size = self.size(s, header_end)
+            budget = self.max - header_size - 1 if header_size < self.max // 2 else self.max
+        spans = self.spans(s, e, budget, levels) if lead < 0 else self.led_spans(lead, s, e, budget, levels)
+        if spans is None:
+            return None
         out: list[tuple[int, int, str, dict | None]] = []
-        for a, b in self.cut(s, e, budget, _ROW_LEVELS):
-            extra = None if not out or s + a < header_end else {"table_header": header}
-            out.append((s + a, s + b, "table", extra))
+        piece_kind = kind if kind in ("code", "table") else "section"
+        for ps, pe in spans:
+            extra = None
+            if header is not None and out and ps >= header_end:
+                extra = {"table_header": header}
+            out.append((ps, pe, piece_kind, extra))
         return out
+
+    def led_spans(self, lead: int, s: int, e: int, budget: int, levels) -> list[tuple[int, int]] | None:
+        """Pieces of ``text[s:e]``, the first opening at ``lead`` within the budget (None: no room)."""
+        room = self.max - self.size(lead, _first_char(self.text, s, e))
+        for _try in range(4):  # in tokens a piece may count more beside its headings than alone
+            first = self.spans(s, e, room, levels)[:1] if room > 0 else []
+            if not first:
+                return None
+            over = self.size(lead, first[0][1]) - self.max
+            if over <= 0:
+                return [(lead, first[0][1]), *self.spans(first[0][1], e, budget, levels)]
+            room -= over
+        return None
+
+    def spans(self, s: int, e: int, budget: int, levels) -> list[tuple[int, int]]:
+        """Offsets of the pieces of ``text[s:e]`` cut by the recursive separators ``levels``."""
+        return [(s + a, s + b) for a, b in self.cut(s, e, budget, levels)]
 
     def cut(self, s: int, e: int, budget: int, levels) -> list[tuple[int, int]]:
         """``text[s:e]`` cut by the recursive separators ``levels``, measured as it lies in the document."""
@@ -260,10 +320,14 @@ class _MarkdownChunker:
         ]
 
     def add(self, s, e, kind, headings, level, split=False, extra=None) -> None:
+        """Record a piece; chunks are built once every piece is final (a bare heading may join one)."""
+        self.pieces.append((s, e, kind, headings, level, split, extra))
+
+    def chunk(self, index, s, e, kind, headings, level, split, extra) -> Chunk:
         meta: dict[str, Any] = {
             "strategy": "structural",
             "params": self.params,
-            "index": len(self.chunks),
+            "index": index,
             "kind": kind,
             "headings": headings,
             "heading_level": level,
@@ -276,7 +340,13 @@ class _MarkdownChunker:
         if extra:
             meta.update(extra)
         meta.update(retokenized_oversize(self.text[s:e], self.max, self.unit))
-        self.chunks.append(Chunk(self.text[s:e], s, e, self.doc_id, meta))
+        return Chunk(self.text[s:e], s, e, self.doc_id, meta)
+
+
+def _first_char(text: str, s: int, e: int) -> int:
+    """The offset of the first non-whitespace character of ``text[s:e]`` (``e`` when none)."""
+    m = _NONSPACE.search(text, s, e)
+    return e if m is None else m.start()
 
 
 def _group_kind(kinds: set[str]) -> str:
