@@ -156,7 +156,7 @@ class PolyCorpus(CodeCorpus):
         from chunklab._validate import check_non_negative_int
 
         n = check_non_negative_int(n, "n")
-        picked: set[PolyFile] = set()
+        picked: set[CodeFile] = set()
         for language in sorted(self.languages()):
             files = self.language(language)
             picked.update(files.sample(min(n, len(files)), seed))
