@@ -7,6 +7,7 @@ import io
 import json
 import shutil
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunklab.datasets.archives import ArchivePin, fetch_archives, parse_archive_pins, read_members
-from chunklab.datasets.code_poly import language_of, poly_corpus
+from chunklab.datasets.code_poly import PolyCorpus, PolyFile, language_of, poly_corpus
 from chunklab.datasets.poly_questions import doc_functions, poly_questions
 
 JS_FN = "function addAll(values) {\n  return values.reduce((a, b) => a + b, 0);\n}"
@@ -180,3 +181,26 @@ def test_doc_functions_offsets_are_characters(comment_words: list[str], prefix: 
     (fn,) = doc_functions(text, "javascript")
     assert text[fn.start : fn.end] == body
     assert text[fn.comment_start : fn.start].startswith("/**")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.sampled_from(["go", "rust", "c", "ruby"]), max_size=40),
+    st.integers(0, 6),
+    st.integers(0, 3),
+)
+def test_sample_per_language_is_even_and_keeps_corpus_order(languages: list[str], n: int, seed: int) -> None:
+    files = PolyCorpus(
+        [
+            PolyFile(f"a!/{i}", "npm", f"src/{i}", 10, "a", str(i), lang, "p", "1")
+            for i, lang in enumerate(languages)
+        ]
+    )
+    sample = files.sample_per_language(n, seed=seed)
+    assert sample.languages() == Counter({lang: min(n, k) for lang, k in files.languages().items() if n})
+    kept = set(sample)
+    assert list(sample) == [f for f in files if f in kept]  # a subset, in corpus order
+    assert list(files.sample_per_language(n, seed=seed)) == list(sample)
+    assert {f.doc_id for f in sample} == {f"p==1:{f.relpath}" for f in sample}
+    with pytest.raises(ValueError):
+        files.sample_per_language(-1)

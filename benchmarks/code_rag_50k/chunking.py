@@ -135,7 +135,7 @@ def measure_file(i: int, job: ChunkJob) -> dict[str, dict[str, Any]]:
 
 def doc_id(f: CodeFile) -> str:
     """A corpus file's document id, as the question sets name it."""
-    return f"{f.root}:{f.relpath}"
+    return f.doc_id
 
 
 def chunk_light(

@@ -210,7 +210,7 @@ _CHROMA = (
 )
 _CODE = (
     "from chunklab import Chunk\nfrom chunklab.datasets.code import CodeFile\n"
-    "from chunklab.chunkers.structural import chunk_python\n"
+    "from chunklab.chunkers.structural import chunk_code, chunk_python\n"
 )
 
 #: hidden checks per course notebook (by solution file stem)
@@ -221,7 +221,10 @@ HIDDEN: dict[str, list[HiddenCheck]] = {
     "02-recursive": [HiddenCheck("cp-runbook", "pack", ("setup", "pack"), gen.pack_inputs)],
     "03-structural": [
         HiddenCheck(
-            "cp-real", "chunk_code", ("setup", "split-unit", "pack-units", "chunk-code"), gen.python_inputs
+            "cp-real",
+            "chunk_python_source",
+            ("setup", "split-unit", "pack-units", "chunk-code"),
+            gen.python_inputs,
         )
     ],
     "03b-documents": [

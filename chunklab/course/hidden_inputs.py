@@ -109,7 +109,7 @@ def python_module(
 
 
 def python_inputs(rng: random.Random) -> Cases:
-    """Generated Python modules and size limits for ``chunk_code`` (03), broken and oversize ones too."""
+    """Generated Python modules and size limits for ``chunk_python_source`` (03), broken and oversize too."""
     cases = []
     for _ in range(3):
         cases.append(

@@ -35,7 +35,7 @@ SHORTCUTS: dict[str, Shortcut] = {
     ),
     "02-recursive": Shortcut(("pack",), ("chunklab.chunkers.recursive:pack_paragraphs",)),
     "03-structural": Shortcut(
-        ("split_unit", "pack_units", "chunk_code"), ("chunklab.chunkers.structural:chunk_python",)
+        ("split_unit", "pack_units", "chunk_python_source"), ("chunklab.chunkers.structural:chunk_python",)
     ),
     "03b-documents": Shortcut(
         ("remove_margins",),

@@ -46,6 +46,16 @@ class CodeFile:
         return head[:-3] if head.endswith(".py") else head
 
     @property
+    def language(self) -> str:
+        """The file's language, as :func:`chunklab.chunkers.structural.chunk_code` names it: Python."""
+        return "python"
+
+    @property
+    def doc_id(self) -> str:
+        """The document id the question sets and the ingest plan give the file: ``"root:relpath"``."""
+        return f"{self.root}:{self.relpath}"
+
+    @property
     def module(self) -> str:
         """The dotted module name the file would import as (``pkg/__init__.py`` is ``pkg``)."""
         rel = self.relpath[:-3] if self.relpath.endswith(".py") else self.relpath

@@ -109,6 +109,11 @@ class PolyFile(CodeFile):
         return f"{self.name}=={self.version}"
 
     @property
+    def doc_id(self) -> str:
+        """``"project:relpath"``: a relative path alone repeats across packages (``index.js``)."""
+        return f"{self.project}:{self.relpath}"
+
+    @property
     def metadata(self) -> dict[str, str]:
         """Language, project, archive kind and path: what a document built from the file carries."""
         return {"language": self.language, "project": self.project, "kind": self.root, "path": self.relpath}
@@ -142,6 +147,20 @@ class PolyCorpus(CodeCorpus):
         if not picked:
             raise ValueError(f"no {language!r} files; languages here: {sorted(self.languages())}")
         return PolyCorpus(picked)
+
+    def sample_per_language(self, n: int, seed: int = 0) -> PolyCorpus:
+        """At most ``n`` files of each language (:meth:`sample` with ``seed``), kept in corpus order.
+
+        An even sample: the largest language does not crowd out the small ones.
+        """
+        from chunklab._validate import check_non_negative_int
+
+        n = check_non_negative_int(n, "n")
+        picked: set[CodeFile] = set()
+        for language in sorted(self.languages()):
+            files = self.language(language)
+            picked.update(files.sample(min(n, len(files)), seed))
+        return PolyCorpus([f for f in self.files if f in picked])
 
 
 def poly_corpus(

@@ -95,7 +95,7 @@ def code_questions(
         except (SyntaxError, ValueError):
             continue
         stripped = _strip(source, tree) if strip_docstrings else StrippedSource(source, source, [])
-        doc_id = f"{f.root}:{f.relpath}"
+        doc_id = f.doc_id
         documents.append(Document(doc_id, stripped.text, f.path, "python", f.module))
         for qualname, node in _functions(tree):
             doc = ast.get_docstring(node, clean=True)

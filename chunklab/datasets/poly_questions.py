@@ -212,14 +212,15 @@ def poly_questions(
     """Documents (comments that became questions removed) and one question per documented function.
 
     ``files`` are :class:`~chunklab.datasets.code_poly.PolyFile` (or anything with
-    ``language``, ``size``, ``root``, ``relpath``, ``project``, ``path`` and ``read_text()``).
+    ``language``, ``size``, ``relpath``, ``project``, ``doc_id``, ``path`` and ``read_text()``).
     Procedure: keep files of ``language`` of ``min_file_chars`` to ``max_file_chars`` bytes;
     take ``n_files`` of them (all when ``None``) with ``random.Random(seed)``, in corpus order;
     in each, every :func:`doc_functions` hit whose name has no ``test`` and does not start
     with ``_``, whose comment's first sentence (markers and tags removed) has ``min_words``
     words; drop question texts found more than once; keep ``max_per_file`` per file in source
     order; ``split`` is ``heldout`` for about ``heldout_share`` of the questions (a hash of
-    the id). Document ids are ``"<project>:<path>"``; question ids ``"<doc id>::<name>@<line>"``.
+    the id). Document ids are the files' ``doc_id`` (``"<project>:<path>"``); question ids
+    ``"<doc id>::<name>@<line>"``.
     """
     min_words = check_positive_int(min_words, "min_words")
     if max_per_file is not None:
@@ -256,7 +257,7 @@ def poly_questions(
         stripped = StrippedSource(
             source, _cut(source, hits), [(fn.comment_start, fn.start, "") for fn, _ in hits]
         )
-        doc_id = f"{f.project}:{f.relpath}"
+        doc_id = f.doc_id
         meta = {"language": language, "project": f.project, "path": f.relpath}
         documents.append(Document(doc_id, stripped.text, f.path, language, f.relpath, meta))
         for fn, question in hits:

@@ -77,8 +77,8 @@ def resolve_sources(
 
     Files are listed by :func:`chunklab.documents.iter_paths` and get ids relative to ``root``
     (default: :func:`chunklab.documents.corpus_root` of the paths); a file outside ``root``
-    is a ValueError now, not a failure in a worker. A corpus member's id is
-    ``"{root}:{relpath}"``, as in :func:`chunklab.datasets.code_questions.code_questions`.
+    is a ValueError now, not a failure in a worker. A corpus member's id is its ``doc_id``
+    (``"root:relpath"``, ``"project:relpath"`` in ``code-poly``), as the question sets name it.
     """
     from chunklab.documents import corpus_root, doc_id_for, iter_paths
 
@@ -100,7 +100,7 @@ def resolve_sources(
                 raise FileNotFoundError(f"no file matches the pattern {name!r}")
             paths.extend(found)
         else:
-            members.extend(WorkItem(f.path, None, f, f"{f.root}:{f.relpath}") for f in named_corpus(name))
+            members.extend(WorkItem(f.path, None, f, f.doc_id) for f in named_corpus(name))
     if not paths:
         return members, None
     base = os.path.abspath(root) if root is not None else corpus_root(paths)
