@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_code_poly import _deb, _tar
+from archivegen import deb_bytes, tar_bytes
 
 from chunklab.course.notebooks import read_notebook
 from chunklab.datasets.archives import ArchivePin
@@ -114,13 +114,13 @@ def tiny_poly(tmp_path_factory) -> tuple[Path, list[ArchivePin]]:
     for language, files in _sources(random.Random(3)).items():
         by_kind[TEMPLATES[language][1] if language in TEMPLATES else "deb"].update(files)
     blobs = {
-        ("npm", "tiny-js", "1.0.0", "tiny-js-1.0.0.tgz"): _tar(
+        ("npm", "tiny-js", "1.0.0", "tiny-js-1.0.0.tgz"): tar_bytes(
             {f"package/{n}": t for n, t in by_kind["npm"].items()}
         ),
         ("pypi", "tiny-native", "0.1", "tiny-native-0.1.zip"): _zip(
             {f"tiny-native-0.1/{n}": t for n, t in by_kind["pypi"].items()}
         ),
-        ("deb", "ruby-php-tiny", "1-1", "ruby-php-tiny_1-1_all.deb"): _deb(
+        ("deb", "ruby-php-tiny", "1-1", "ruby-php-tiny_1-1_all.deb"): deb_bytes(
             {f"./usr/share/tiny/{n}": t for n, t in by_kind["deb"].items()}
         ),
     }
