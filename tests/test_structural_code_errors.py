@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_structural_code import TEMPLATES, chunked_within_contract, ok, program
 
-from chunklab.chunkers.structural import FallbackStats, chunk_code
+from chunklab.chunkers.structural import FallbackStats, chunk_code, code
 from chunklab.chunkers.structural._code_errors import FALLBACK_ERROR_SHARE
 from chunklab.chunkers.structural._treesitter import encode_for_parser, parse
 
@@ -115,7 +115,7 @@ def test_a_file_mostly_error_falls_back_and_says_how_much():
     ok(chunks, src, 200)
     assert chunks and all(c.metadata["fallback"] for c in chunks)
     reason = chunks[0].metadata["fallback_reason"]
-    assert "under ERROR nodes" in reason and "line 1" in reason
+    assert "in ERROR nodes" in reason and "line 1" in reason
     assert chunks[0].metadata["parse_errors"]["share"] > FALLBACK_ERROR_SHARE
 
 
@@ -161,3 +161,26 @@ def test_python_by_tree_sitter_has_the_docstrings_and_decorators_of_the_ast_path
     first = by_ts[0]
     if first.metadata["kind"] == "module":
         assert first.metadata["docstring"] == "Module doc."
+
+
+def test_a_cpp_header_of_kind_c_is_parsed_as_cpp_and_plain_c_as_c():
+    header = (
+        "#pragma once\nnamespace io {\n/// Reads.\nclass Reader {\n public:\n"
+        "  int read(char *buf) { return 0; }\n};\n}  // namespace io\n"
+    )
+    chunks = chunk_code(header, "c", max_chars=60, path="reader.h")
+    ok(chunks, header, 60)
+    assert all(c.metadata["language"] == "c" and c.metadata["grammar"] == "cpp" for c in chunks)
+    assert {"io.Reader", "io.Reader.read"} <= all_names(chunks)
+    assert not any(c.metadata.get("parse_errors") for c in chunks)
+    plain = "/* K&R style: new is a name in C */\nint new(int class) {\n  return class + 1;\n}\n"
+    chunks = chunk_code(plain, "c", max_chars=60, path="old.c")
+    ok(chunks, plain, 60)
+    assert not any("grammar" in c.metadata for c in chunks) and "new" in all_names(chunks)
+    looks_cpp = "/*\n class names below are C identifiers\n */\n" + "".join(
+        f"void f{i}(void) {{\n  int this = 1, template = 2;\n  this += template;\n}}\n" for i in range(20)
+    )
+    chunks = chunk_code(looks_cpp, "c", max_chars=120)
+    ok(chunks, looks_cpp, 120)
+    assert not any("grammar" in c.metadata or c.metadata.get("parse_errors") for c in chunks)
+    assert code._CPP_HINT.search(looks_cpp)  # it looked like C++, C parsed it better

@@ -5,7 +5,8 @@ not parse sits in ``ERROR`` nodes (and zero-width ``MISSING`` ones), usually a f
 macro or a construct the grammar does not know. The chunker keeps chunking on syntax everywhere
 else, treats each error region as an atom (cut by lines when over budget), and marks the chunks
 that cover one. Only when the tree is mostly error, more than :data:`FALLBACK_ERROR_SHARE` of the
-file's bytes under ``ERROR`` nodes, is the whole file chunked without syntax (``fallback``).
+file's bytes in error regions (an ``ERROR`` node's bytes outside the sound subtrees tree-sitter
+recovered inside it), is the whole file chunked without syntax (``fallback``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FALLBACK_ERROR_SHARE", "ParseErrors", "find_parse_errors", "mark_error_chunks"]
 
-#: above this share of the file's bytes under ERROR nodes, the file falls back (no syntax used)
+#: above this share of the file's bytes in error regions, the file falls back (no syntax used)
 FALLBACK_ERROR_SHARE = 0.5
 
 
@@ -25,7 +26,7 @@ class ParseErrors(NamedTuple):
 
     spans: list[tuple[int, int]]
     first_line: int
-    share: float  # of the file's UTF-8 bytes under ERROR nodes
+    share: float  # of the file's UTF-8 bytes in error regions
 
     def summary(self) -> dict[str, Any]:
         """What every chunk of the file records as ``metadata["parse_errors"]``."""
@@ -35,7 +36,13 @@ class ParseErrors(NamedTuple):
 def find_parse_errors(
     root: Any, char: Callable[[int], int], line_of: Callable[[int], int], n_bytes: int
 ) -> ParseErrors | None:
-    """The ERROR and MISSING nodes under ``root`` (only subtrees that hold one are visited)."""
+    """The error regions under ``root``: what ERROR nodes hold outside sound subtrees, and MISSING nodes.
+
+    Tree-sitter often recovers whole definitions inside an ERROR node (the root itself can be
+    one); those subtrees are sound syntax and not counted. The regions are the runs of an ERROR
+    node's children that are neither a sound subtree nor hold an error of their own. Only
+    subtrees that hold an error are visited.
+    """
     if not root.has_error:
         return None
     spans: list[tuple[int, int]] = []
@@ -43,12 +50,29 @@ def find_parse_errors(
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.is_error or node.is_missing:
-            sb, eb = node.start_byte, node.end_byte
-            error_bytes += eb - sb
-            spans.append((char(sb), char(eb)))
-            continue
-        stack.extend(c for c in node.children if c.has_error)
+        if node.is_missing:
+            at = char(node.start_byte)
+            spans.append((at, at))
+        elif node.is_error:
+            run = -1  # start byte of the current run of junk children
+            for c in node.children:
+                if c.has_error or (c.is_named and c.child_count):  # an error inside, or sound syntax
+                    if c.has_error:
+                        stack.append(c)
+                    if run >= 0:
+                        error_bytes += c.start_byte - run
+                        spans.append((char(run), char(c.start_byte)))
+                        run = -1
+                elif run < 0:
+                    run = c.start_byte
+            if run >= 0:
+                error_bytes += node.end_byte - run
+                spans.append((char(run), char(node.end_byte)))
+            elif node.child_count == 0:
+                error_bytes += node.end_byte - node.start_byte
+                spans.append((char(node.start_byte), char(node.end_byte)))
+        else:
+            stack.extend(c for c in node.children if c.has_error)
     if not spans:  # has_error without an ERROR or MISSING node below: nothing to point at
         return None
     spans.sort()

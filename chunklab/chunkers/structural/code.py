@@ -43,6 +43,11 @@ __all__ = ["CODE_LANGUAGES", "chunk_code"]
 #: the languages :func:`chunk_code` chunks by their syntax (document kinds)
 CODE_LANGUAGES = tuple(LANGUAGES)
 _BLANKS = re.compile(r"[ \t\f\v]*")
+#: C++ in a file of kind C (a ``.h`` header is C or C++): parsed as C++ first, as C if that fails
+_CPP_HINT = re.compile(
+    r"^\s*(?:namespace\b|template\s*<|class\s+\w|(?:public|private|protected)\s*:)|\w::\w", re.M
+)
+_RETRY_SHARE = 0.05  # ... when C++ leaves more than this share of the bytes in error regions
 _MAX_DEPTH = 200  # deeper than this, an oversize node is cut by lines (no recursion limit hit)
 
 
@@ -100,23 +105,34 @@ def chunk_code(
     if not text.strip():
         return []
     data = encode_for_parser(text)
+    grammar = "cpp" if language == "c" and _CPP_HINT.search(text) else language  # a .h may be C++
     try:
-        tree = parse(language, data)
+        root = parse(grammar, data).root_node
     except GrammarMissing as exc:
         return fallback_chunks(text, max_chars, doc_id, params, str(exc), extra, unit)
     except (ValueError, MemoryError) as exc:  # tree-sitter gave up
         return fallback_chunks(text, max_chars, doc_id, params, f"tree-sitter: {exc}", extra, unit)
-    chunker = _CodeChunker(text, LANGUAGES[language], language, max_chars, unit, doc_id, params, path)
-    root = tree.root_node
+    chunker = _CodeChunker(text, LANGUAGES[grammar], language, max_chars, unit, doc_id, params, path)
+    chunker.grammar = grammar
     errors = find_parse_errors(root, chunker.char, chunker.lines.line_of, len(data))
+    if errors is not None and grammar != language and errors.share > _RETRY_SHARE:  # C after all?
+        c_root = parse(language, data).root_node
+        c_errors = find_parse_errors(c_root, chunker.char, chunker.lines.line_of, len(data))
+        if c_errors is None or (c_errors.share, len(c_errors.spans)) < (errors.share, len(errors.spans)):
+            root, errors, chunker.spec, chunker.grammar = c_root, c_errors, LANGUAGES[language], language
     if errors is not None and errors.share > FALLBACK_ERROR_SHARE:
         reason = (
-            f"tree-sitter could not parse {language}: {errors.share:.0%} of the file under ERROR "
+            f"tree-sitter could not parse {language}: {errors.share:.0%} of the file in ERROR "
             f"nodes (over {FALLBACK_ERROR_SHARE:.0%}; first at line {errors.first_line})"
         )
         extra["parse_errors"] = errors.summary()
         return fallback_chunks(text, max_chars, doc_id, params, reason, extra, unit)
     return chunker.run(root, errors)
+
+
+def _has_sound_child(node: Any) -> bool:
+    """Whether an ERROR node holds syntax tree-sitter recovered (then it is split at its children)."""
+    return any(c.is_named and c.child_count and not c.has_error for c in node.children)
 
 
 class _Group:
@@ -157,6 +173,7 @@ class _CodeChunker(Describer):
         self.lines = LineIndex(text, universal=True)
         self.count = UnitIndex(text, unit).count
         self._indent: dict[int, int] = {}
+        self.grammar = language  # "cpp" for C the C++ grammar parsed better
 
     def line_start(self, s: int) -> tuple[int, bool]:
         """``s`` moved back to its line's start when only blanks come before it (and whether so)."""
@@ -231,7 +248,7 @@ class _CodeChunker(Describer):
     def descend(self, g: _Group, inside: list[Definition], depth: int) -> list[_Piece]:
         """Split one group over budget at its owner's children (a definition joins the path)."""
         owner = g.owner
-        if owner is None or owner.child_count == 0 or owner.is_error:
+        if owner is None or owner.child_count == 0 or (owner.is_error and not _has_sound_child(owner)):
             return self.line_pieces(g.s, g.e, inside)  # an error region over budget: cut by lines
         d = definition(owner, self.spec, self.text_of)
         if d is not None and inside and inside[-1].node == d.node:
@@ -315,6 +332,8 @@ class _CodeChunker(Describer):
                 line_start=line_of(s),
                 line_end=line_of(e - 1),
             )
+            if self.grammar != self.language:
+                meta["grammar"] = self.grammar
             if p.oversize:
                 meta["oversize"] = True
                 meta["oversize_reason"] = f"a single line over max_chars={self.max} in unit {self.unit!r}"
