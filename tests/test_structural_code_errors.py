@@ -183,4 +183,4 @@ def test_a_cpp_header_of_kind_c_is_parsed_as_cpp_and_plain_c_as_c():
     chunks = chunk_code(looks_cpp, "c", max_chars=120)
     ok(chunks, looks_cpp, 120)
     assert not any("grammar" in c.metadata or c.metadata.get("parse_errors") for c in chunks)
-    assert code._CPP_HINT.search(looks_cpp)  # it looked like C++, C parsed it better
+    assert code.looks_like_cpp(looks_cpp)  # it looked like C++, C parsed it better

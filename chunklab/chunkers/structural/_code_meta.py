@@ -21,6 +21,17 @@ _BODY_HINTS = ("body", "block", "declaration_list")  # nodes whose children are 
 _STRINGS = ("string", "concatenated_string")
 
 
+_BODIES: dict[str, bool] = {}
+
+
+def _is_body(node_type: str) -> bool:
+    """Whether nodes of this type hold members or statements (``class_body``, ``block`` ...)."""
+    known = _BODIES.get(node_type)
+    if known is None:
+        known = _BODIES[node_type] = any(hint in node_type for hint in _BODY_HINTS)
+    return known
+
+
 def python_docstring(node: Any, text_of) -> str | None:
     """The docstring of a Python ``function_definition``, ``class_definition`` or ``module`` node."""
     body = node if node.type == "module" else node.child_by_field_name("body")
@@ -72,7 +83,7 @@ class Describer:
             d = definition(node, self.spec, self.text_of)
             if d is not None:
                 return [d]
-        if levels == 0 or not any(hint in t for hint in _BODY_HINTS):
+        if levels == 0 or not _is_body(t):
             return []
         return [d for c in node.named_children if c.child_count for d in self.definitions_in(c, levels - 1)]
 

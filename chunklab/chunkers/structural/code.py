@@ -43,10 +43,12 @@ __all__ = ["CODE_LANGUAGES", "chunk_code"]
 #: the languages :func:`chunk_code` chunks by their syntax (document kinds)
 CODE_LANGUAGES = tuple(LANGUAGES)
 _BLANKS = re.compile(r"[ \t\f\v]*")
-#: C++ in a file of kind C (a ``.h`` header is C or C++): parsed as C++ first, as C if that fails
-_CPP_HINT = re.compile(
-    r"^\s*(?:namespace\b|template\s*<|class\s+\w|(?:public|private|protected)\s*:)|\w::\w", re.M
+#: C++ in a file of kind C (a ``.h`` header is C or C++): parsed as C++ first, as C if that fails.
+#: Both patterns start with a literal, so ``re`` skips to candidates at memchr speed.
+_CPP_LINE = re.compile(
+    r"\n[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w|(?:public|private|protected)[ \t]*:)"
 )
+_SCOPE = re.compile(r"::(?=\w)")
 _RETRY_SHARE = 0.05  # ... when C++ leaves more than this share of the bytes in error regions
 _MAX_DEPTH = 200  # deeper than this, an oversize node is cut by lines (no recursion limit hit)
 
@@ -105,7 +107,7 @@ def chunk_code(
     if not text.strip():
         return []
     data = encode_for_parser(text)
-    grammar = "cpp" if language == "c" and _CPP_HINT.search(text) else language  # a .h may be C++
+    grammar = "cpp" if language == "c" and looks_like_cpp(text) else language  # a .h may be C++
     try:
         root = parse(grammar, data).root_node
     except GrammarMissing as exc:
@@ -128,6 +130,13 @@ def chunk_code(
         extra["parse_errors"] = errors.summary()
         return fallback_chunks(text, max_chars, doc_id, params, reason, extra, unit)
     return chunker.run(root, errors)
+
+
+def looks_like_cpp(text: str) -> bool:
+    """Whether C source shows C++: a line opening a namespace, template, class or access label; ``a::b``."""
+    if _CPP_LINE.search("\n" + text[:200]) or _CPP_LINE.search(text):
+        return True
+    return any(m.start() and text[m.start() - 1].isidentifier() for m in _SCOPE.finditer(text))
 
 
 def _has_sound_child(node: Any) -> bool:
@@ -261,32 +270,46 @@ class _CodeChunker(Describer):
         return pieces
 
     def groups(self, node: Any, lo: int, hi: int) -> list[_Group]:
-        """The children of ``node`` as groups tiling ``[lo, hi)``."""
+        """The children of ``node`` as groups tiling ``[lo, hi)``.
+
+        The hot loop of the walk (every child of every node over budget): ``line_start`` is
+        inlined, byte offsets are taken as they are in an ASCII file, and the previous child's
+        end is read only when a comment or attribute group needs it.
+        """
         comments, attach = self.spec.comments, self.spec.attach
-        char, line_start = self.char, self.line_start
+        char = None if self.char.ascii else self.char
+        text, starts, indents = self.text, self.lines.starts, self._indent
         out: list[_Group] = []
         cur: _Group | None = None
-        prev_end = lo
+        prev: Any = None
         for child in node.children:
-            s = char(child.start_byte)
+            s = child.start_byte if char is None else char(child.start_byte)
             if s >= hi:
                 break
             t = child.type
             attachable = t in comments or t in attach
-            at_line, starts_line = line_start(s)
+            line = bisect_right(starts, s) - 1
+            indent = indents.get(line)
+            if indent is None:  # where the line's first non-blank character is (no slicing of long lines)
+                indent = indents[line] = _BLANKS.match(text, starts[line]).end()  # type: ignore[union-attr]
+            starts_line = s <= indent
             if cur is not None and not starts_line and (attachable or not child.is_named):
                 pass  # a trailing comment or token joins the group before
-            elif cur is not None and cur.owner is None and self.text.count("\n", prev_end, s) <= 1:
+            elif (
+                cur is not None
+                and cur.owner is None
+                and text.count("\n", prev.end_byte if char is None else char(prev.end_byte), s) <= 1
+            ):
                 pass  # directly under a comment or attribute: documented by it
             else:
-                cur = _Group(max(lo, at_line), None)
+                cur = _Group(max(lo, starts[line] if starts_line else s), None)
                 out.append(cur)
             if attachable and cur.owner is None:
                 if t in comments:
                     cur.docs.append(child)
             elif cur.owner is None:
                 cur.owner = child
-            prev_end = char(child.end_byte)
+            prev = child
         if not out:
             return []
         out[0].s = lo
