@@ -3,23 +3,42 @@
 Used by ``benchmarks/code_poly.py --profile N``. Two measures of the same files:
 
 - **phases** (no profiler): CPU seconds (``time.process_time``, best of 3) of ``chunk_code`` as a
-  whole and of tree-sitter's ``Parser.parse`` alone on the same bytes, so ``walk = total - parse``
-  is the Python side (walking the tree, naming, offsets, metadata, building chunks);
+  whole, of tree-sitter's ``Parser.parse`` alone on the same bytes (the language's own grammar;
+  ``chunk_code`` parses a C file that looks like C++ with the C++ grammar), and of
+  semantic-text-splitter's Rust ``CodeSplitter`` on the same files: ``walk = total - parse`` is
+  the Python side (walking the tree, naming, offsets, metadata, building chunks), and
+  ``parse_over_rust`` says how much of the Rust splitter's whole time the parse alone takes;
 - **top functions** (``cProfile``): the functions with the most own time, in seconds under the
   profiler (which inflates small Python calls: read them as a ranking, not as timings).
+
+On its own (the same sample as ``code_poly.py``, the first N files of each language's)::
+
+    nice python benchmarks/code_poly_profile.py --corpus code-poly --per-language 800 --files 300
 """
 
 from __future__ import annotations
 
+import argparse
 import cProfile
+import importlib
+import json
 import pstats
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
+from chunklab.chunkers.structural._code_languages import LANGUAGES
 from chunklab.chunkers.structural._treesitter import encode_for_parser, parse
 from chunklab.chunkers.structural.code import chunk_code
 
-__all__ = ["profile_language"]
+__all__ = ["profile_language", "report"]
+
+RESULTS = Path(__file__).parent / "results" / "code_poly_profile.json"
+
+#: not the Python walk: tree-sitter's parse, and the harness loop (whose own time is mostly the
+#: trees and chunks being freed as each file's result is dropped)
+_NOT_THE_WALK = ("<method 'parse'", "code_poly_profile.py")
 
 
 def _best(fn, repeats: int = 3) -> float:
@@ -44,8 +63,15 @@ def profile_language(language: str, texts: list[str], max_chars: int, top: int =
         for d in datas:
             parse(grammar, d)
 
+    rust = _rust_splitter(language, max_chars)
+
+    def rust_all() -> None:
+        for t in texts:
+            rust.chunk_indices(t)
+
     chunk_all()  # warm: grammars loaded, caches filled
     total, parse_s = _best(chunk_all), _best(parse_all)
+    rust_s = _best(rust_all) if rust is not None else None
     prof = cProfile.Profile()
     prof.enable()
     chunk_all()
@@ -60,12 +86,24 @@ def profile_language(language: str, texts: list[str], max_chars: int, top: int =
         "parse_s": round(parse_s, 4),
         "walk_s": round(max(0.0, total - parse_s), 4),
         "parse_share": round(parse_s / total, 3) if total else None,
+        "rust_s": round(rust_s, 4) if rust_s is not None else None,
+        "parse_over_rust": round(parse_s / rust_s, 3) if rust_s else None,
         "profiled_s": round(under, 4),
         "top": [
             {"function": _name(key), "calls": v[1], "own_s": round(v[2], 4), "cum_s": round(v[3], 4)}
             for key, v in rows
         ],
     }
+
+
+def _rust_splitter(language: str, max_chars: int) -> Any:
+    """semantic-text-splitter's ``CodeSplitter`` on the same grammar wheel, or None if not installed."""
+    try:
+        from semantic_text_splitter import CodeSplitter
+    except ImportError:
+        return None
+    spec = LANGUAGES[language]
+    return CodeSplitter(getattr(importlib.import_module(spec.module), spec.function)(), max_chars)
 
 
 def _name(key: tuple[str, int, str]) -> str:
@@ -80,17 +118,56 @@ def report(results: dict[str, Any]) -> str:
     """A Markdown table: per language, CPU seconds of parse and walk, and the top Python functions."""
     lines = [
         "| language | files | MB | chunk_code CPU s | tree-sitter parse s | Python walk s | parse share "
-        "| top Python functions (own s under cProfile) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| Rust CodeSplitter s | parse / Rust | top Python functions (own s under cProfile) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for language, row in results["languages"].items():
         p = row.get("profile")
         if not p:
             continue
-        py = [t for t in p["top"] if "parse" not in t["function"] or "chunklab" in t["function"]]
+        py = [t for t in p["top"] if not t["function"].startswith(_NOT_THE_WALK)]
         shown = ", ".join(f"{t['function'].split('(')[-1].rstrip(')')} {t['own_s']:.2f}" for t in py[:4])
         lines.append(
             f"| {language} | {p['files']} | {p['mb']:.2f} | {p['cpu_s']:.3f} | {p['parse_s']:.3f} "
-            f"| {p['walk_s']:.3f} | {p['parse_share']:.0%} | {shown} |"
+            f"| {p['walk_s']:.3f} | {p['parse_share']:.0%} | {_num(p.get('rust_s'), '.3f')} "
+            f"| {_num(p.get('parse_over_rust'), '.0%')} | {shown} |"
         )
     return "\n".join(lines)
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "—" if value is None else format(value, fmt)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Profile chunk_code per language on code_poly.py's sample; write the JSON, print the table."""
+    from code_poly import collect  # a sibling: benchmarks/ is sys.path[0]
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--corpus", help="a corpus of the registry, e.g. code-poly")
+    ap.add_argument("--dir", action="append", default=[], help="a folder of source files (repeatable)")
+    ap.add_argument("--manifest", help="TSV of path<TAB>language")
+    ap.add_argument("--per-language", type=int, default=800, help="the sample code_poly.py draws")
+    ap.add_argument("--files", type=int, default=300, help="profile the first N files of each sample")
+    ap.add_argument("--max-chars", type=int, default=1500)
+    ap.add_argument("--languages", help="comma-separated subset")
+    ap.add_argument("--out", default=str(RESULTS))
+    args = ap.parse_args(argv)
+    files = collect(args)
+    results: dict[str, Any] = {
+        "max_chars": args.max_chars,
+        "per_language": args.per_language,
+        "languages": {},
+    }
+    for language in sorted(files):
+        print(f"{language}: {min(args.files, len(files[language]))} files", file=sys.stderr)
+        texts = [t for _p, t in files[language][: args.files]]
+        if texts:
+            results["languages"][language] = {"profile": profile_language(language, texts, args.max_chars)}
+    Path(args.out).write_text(json.dumps(results, indent=1))
+    print(report(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

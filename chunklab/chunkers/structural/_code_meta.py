@@ -80,7 +80,7 @@ class Describer:
         """
         t = node.type
         if t in self.spec.definitions or t in self.spec.wrappers:
-            d = definition(node, self.spec, self.text_of)
+            d = definition(node, self.spec, self.text_of, t)
             if d is not None:
                 return [d]
         if levels == 0 or not _is_body(t):

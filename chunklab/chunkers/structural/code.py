@@ -43,6 +43,7 @@ __all__ = ["CODE_LANGUAGES", "chunk_code"]
 #: the languages :func:`chunk_code` chunks by their syntax (document kinds)
 CODE_LANGUAGES = tuple(LANGUAGES)
 _BLANKS = re.compile(r"[ \t\f\v]*")
+_NONSPACE = re.compile(r"\S")
 #: C++ in a file of kind C (a ``.h`` header is C or C++): parsed as C++ first, as C if that fails.
 #: Both patterns start with a literal, so ``re`` skips to candidates at memchr speed.
 _CPP_LINE = re.compile(
@@ -360,7 +361,7 @@ class _CodeChunker(Describer):
             if p.oversize:
                 meta["oversize"] = True
                 meta["oversize_reason"] = f"a single line over max_chars={self.max} in unit {self.unit!r}"
-            else:
+            elif self.unit != "chars":  # in characters a piece within budget is within it alone
                 meta.update(retokenized_oversize(text[s:e], self.max, self.unit))
             bounds.append((s, e))
             metas.append(meta)
@@ -370,9 +371,10 @@ class _CodeChunker(Describer):
 
     def trim(self, s: int, e: int) -> tuple[int, int]:
         """Blank lines off the front (indentation kept) and whitespace off the end."""
-        piece = self.text[s:e]
-        body = piece.lstrip()
-        if not body:
+        text = self.text
+        m = _NONSPACE.search(text, s, e)  # no copy of the piece: it is sliced once, for the chunk
+        if m is None:
             return s, s
-        first = e - len(body)
-        return max(s, self.line_start(first)[0]), s + len(piece.rstrip())
+        while text[e - 1].isspace():
+            e -= 1
+        return max(s, self.line_start(m.start())[0]), e
