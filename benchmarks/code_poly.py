@@ -52,17 +52,8 @@ MAX_FILE_BYTES = 1_000_000
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--corpus", help="a corpus of the registry (chunklab.datasets.corpus), e.g. code-poly")
-    ap.add_argument("--dir", action="append", default=[], help="a folder of source files (repeatable)")
-    ap.add_argument("--manifest", help="TSV of path<TAB>language for files the extension does not name")
-    ap.add_argument(
-        "--per-language", type=int, default=200, help="files per language (evenly spaced; 0: all)"
-    )
+    ap = sample_arguments(__doc__, 200, RESULTS)
     ap.add_argument("--profile", type=int, default=0, help="profile chunklab on this many files per language")
-    ap.add_argument("--max-chars", type=int, default=1500)
-    ap.add_argument("--languages", help="comma-separated subset")
-    ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args(argv)
     files = collect(args)
     if not files:
@@ -89,6 +80,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # -- corpus -----------------------------------------------------------------------------
+def sample_arguments(doc: str | None, per_language: int, out: Path) -> argparse.ArgumentParser:
+    """The arguments that say which files are sampled (read by :func:`collect`), and ``--out``."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
+    ap.add_argument("--corpus", help="a corpus of the registry (chunklab.datasets.corpus), e.g. code-poly")
+    ap.add_argument("--dir", action="append", default=[], help="a folder of source files (repeatable)")
+    ap.add_argument("--manifest", help="TSV of path<TAB>language for files the extension does not name")
+    ap.add_argument(
+        "--per-language", type=int, default=per_language, help="files per language (evenly spaced; 0: all)"
+    )
+    ap.add_argument("--max-chars", type=int, default=1500)
+    ap.add_argument("--languages", help="comma-separated subset")
+    ap.add_argument("--out", default=str(out))
+    return ap
+
+
 def collect(args: argparse.Namespace) -> dict[str, list[tuple[str, str]]]:
     """Files by language (only languages chunk_code knows), an even sample of each, decoded once."""
     found: dict[str, list[tuple[str, Callable[[], bytes]]]] = defaultdict(list)

@@ -18,7 +18,6 @@ On its own (the same sample as ``code_poly.py``, the first N files of each langu
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import importlib
 import json
@@ -141,17 +140,10 @@ def _num(value: float | None, fmt: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Profile chunk_code per language on code_poly.py's sample; write the JSON, print the table."""
-    from code_poly import collect  # a sibling: benchmarks/ is sys.path[0]
+    from code_poly import collect, sample_arguments  # a sibling: benchmarks/ is sys.path[0]
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--corpus", help="a corpus of the registry, e.g. code-poly")
-    ap.add_argument("--dir", action="append", default=[], help="a folder of source files (repeatable)")
-    ap.add_argument("--manifest", help="TSV of path<TAB>language")
-    ap.add_argument("--per-language", type=int, default=800, help="the sample code_poly.py draws")
+    ap = sample_arguments(__doc__, 800, RESULTS)
     ap.add_argument("--files", type=int, default=300, help="profile the first N files of each sample")
-    ap.add_argument("--max-chars", type=int, default=1500)
-    ap.add_argument("--languages", help="comma-separated subset")
-    ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args(argv)
     files = collect(args)
     results: dict[str, Any] = {
