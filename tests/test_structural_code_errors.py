@@ -184,3 +184,12 @@ def test_a_cpp_header_of_kind_c_is_parsed_as_cpp_and_plain_c_as_c():
     ok(chunks, looks_cpp, 120)
     assert not any("grammar" in c.metadata or c.metadata.get("parse_errors") for c in chunks)
     assert code.looks_like_cpp(looks_cpp)  # it looked like C++, C parsed it better
+
+
+def test_comments_inside_an_error_node_are_not_counted_as_error():
+    comments = "".join(f"// comment line {i}, long enough to weigh\n" for i in range(20))
+    src = "void f(int a, {\n" + comments + "int x;\n"  # the ERROR node holds the comments
+    chunks = chunk_code(src, "c", max_chars=200)
+    ok(chunks, src, 200)
+    assert not any(c.metadata.get("fallback") for c in chunks)
+    assert 0 < chunks[0].metadata["parse_errors"]["share"] < 0.2

@@ -34,14 +34,18 @@ class ParseErrors(NamedTuple):
 
 
 def find_parse_errors(
-    root: Any, char: Callable[[int], int], line_of: Callable[[int], int], n_bytes: int
+    root: Any,
+    char: Callable[[int], int],
+    line_of: Callable[[int], int],
+    n_bytes: int,
+    comments: frozenset[str] = frozenset(),
 ) -> ParseErrors | None:
     """The error regions under ``root``: what ERROR nodes hold outside sound subtrees, and MISSING nodes.
 
     Tree-sitter often recovers whole definitions inside an ERROR node (the root itself can be
-    one); those subtrees are sound syntax and not counted. The regions are the runs of an ERROR
-    node's children that are neither a sound subtree nor hold an error of their own. Only
-    subtrees that hold an error are visited.
+    one); those subtrees, and the comments (node types ``comments``, valid anywhere), are sound
+    and not counted. The regions are the runs of an ERROR node's other children that hold no
+    error of their own. Only subtrees that hold an error are visited.
     """
     if not root.has_error:
         return None
@@ -56,7 +60,7 @@ def find_parse_errors(
         elif node.is_error:
             run = -1  # start byte of the current run of junk children
             for c in node.children:
-                if c.has_error or (c.is_named and c.child_count):  # an error inside, or sound syntax
+                if c.has_error or (c.is_named and (c.child_count or c.type in comments)):  # not junk
                     if c.has_error:
                         stack.append(c)
                     if run >= 0:

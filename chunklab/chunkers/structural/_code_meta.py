@@ -22,6 +22,7 @@ _STRINGS = ("string", "concatenated_string")
 
 
 _BODIES: dict[str, bool] = {}
+_UNSEEN = object()
 
 
 def _is_body(node_type: str) -> bool:
@@ -37,7 +38,11 @@ def python_docstring(node: Any, text_of) -> str | None:
     body = node if node.type == "module" else node.child_by_field_name("body")
     if body is None:
         return None
-    first = next((c for c in body.named_children if c.type != "comment"), None)
+    first = None
+    for i in range(body.named_child_count):  # not named_children: a class body holds many
+        first = body.named_child(i)
+        if first.type != "comment":
+            break
     if first is None or first.type != "expression_statement" or first.named_child_count != 1:
         return None
     literal = first.named_children[0]
@@ -69,6 +74,7 @@ class Describer:
     spec: Any
     language: str
     text: str
+    _docstrings: dict[int, Any]
 
     def text_of(self, node: Any) -> str:
         return self.text[self.char(node.start_byte) : self.char(node.end_byte)]  # type: ignore[attr-defined]
@@ -150,7 +156,9 @@ class Describer:
     def _python_meta(self, meta: dict[str, Any], named: Definition | None, p: Any, root: Any, docs) -> None:
         """The docstring (else the comment above) and decorators, as the ``ast`` path has them."""
         if named is not None:
-            doc = python_docstring(named.node, self.text_of)
+            doc = self._docstrings.get(named.node.id, _UNSEEN)
+            if doc is _UNSEEN:  # the pieces of a definition split up ask for it again
+                doc = self._docstrings[named.node.id] = python_docstring(named.node, self.text_of)
             meta["decorators"] = python_decorators(named.node, self.text_of)
         else:
             doc = python_docstring(root, self.text_of) if p.s == 0 else None

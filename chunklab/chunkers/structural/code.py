@@ -117,10 +117,10 @@ def chunk_code(
         return fallback_chunks(text, max_chars, doc_id, params, f"tree-sitter: {exc}", extra, unit)
     chunker = _CodeChunker(text, LANGUAGES[grammar], language, max_chars, unit, doc_id, params, path)
     chunker.grammar = grammar
-    errors = find_parse_errors(root, chunker.char, chunker.lines.line_of, len(data))
+    errors = chunker.errors_in(root, len(data))
     if errors is not None and grammar != language and errors.share > _RETRY_SHARE:  # C after all?
         c_root = parse(language, data).root_node
-        c_errors = find_parse_errors(c_root, chunker.char, chunker.lines.line_of, len(data))
+        c_errors = chunker.errors_in(c_root, len(data))
         if c_errors is None or (c_errors.share, len(c_errors.spans)) < (errors.share, len(errors.spans)):
             root, errors, chunker.spec, chunker.grammar = c_root, c_errors, LANGUAGES[language], language
     if errors is not None and errors.share > FALLBACK_ERROR_SHARE:
@@ -184,6 +184,11 @@ class _CodeChunker(Describer):
         self.count = UnitIndex(text, unit).count
         self._indent: dict[int, int] = {}
         self.grammar = language  # "cpp" for C the C++ grammar parsed better
+        self._docstrings: dict[int, Any] = {}  # Python: a definition's docstring by node id
+
+    def errors_in(self, root: Any, n_bytes: int) -> ParseErrors | None:
+        """The error regions of the tree ``root`` of this text (:func:`find_parse_errors`)."""
+        return find_parse_errors(root, self.char, self.lines.line_of, n_bytes, self.spec.comments)
 
     def line_start(self, s: int) -> tuple[int, bool]:
         """``s`` moved back to its line's start when only blanks come before it (and whether so)."""
