@@ -79,6 +79,8 @@ def chunk_code(
     ``share`` of the bytes), and the chunks that cover a region have ``parse_error`` and
     ``parse_error_line``. A file more than half error (``FALLBACK_ERROR_SHARE``), in no known
     language, or whose bytes do not decode falls back to recursive splitting (``fallback``).
+    C that looks like C++ (a ``.h`` header often is) is parsed with the C++ grammar, and with
+    the C one too if C++ leaves over 5% of its bytes in error; ``grammar`` then says which won.
     """
     check_source(source, "source")
     max_chars = check_max_chars(max_chars)
