@@ -12,7 +12,11 @@
 Per chunker and language: MB/s (UTF-8 bytes / seconds of chunking, files in memory), chunks, offset
 errors (``source[start:end] != text``), non-whitespace characters lost, chunks over budget (and, for
 chunklab, those not marked ``oversize``), the share of chunks that parse on their own with the same
-grammar, and chunklab's fallback rate (files with a chunk over a region tree-sitter could not parse).
+grammar, and for chunklab two rates per language: files with a parse error (tree-sitter left an
+ERROR or MISSING node; the file is still chunked on syntax around it, and the chunks over an error
+region are marked ``parse_error``) and files that fell back (more than half the bytes in error
+regions: the whole file chunked without syntax). ``--profile N`` adds where chunklab's time goes
+on N files per language (``cProfile``: tree-sitter's parse against the Python walk).
 
 Corpus: ``--corpus NAME`` (the corpus registry, e.g. ``code-poly``: files with a ``path`` and, if they
 have one, a ``language``), or ``--dir DIR`` (repeatable; language from the extension or ``#!`` line),
@@ -20,6 +24,7 @@ plus ``--manifest TSV`` (``path<TAB>language`` lines, relative to the manifest, 
 either). ``make``-free: ``benchmarks/requirements.txt`` pins the peers.
 
     nice python benchmarks/code_poly.py --dir SRC [--per-language 200] [--max-chars 1500] [--out FILE]
+    nice python benchmarks/code_poly.py --corpus code-poly --per-language 1000 --profile 300
 """
 
 from __future__ import annotations
@@ -47,14 +52,8 @@ MAX_FILE_BYTES = 1_000_000
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--corpus", help="a corpus of the registry (chunklab.datasets.corpus), e.g. code-poly")
-    ap.add_argument("--dir", action="append", default=[], help="a folder of source files (repeatable)")
-    ap.add_argument("--manifest", help="TSV of path<TAB>language for files the extension does not name")
-    ap.add_argument("--per-language", type=int, default=200, help="files per language (evenly spaced)")
-    ap.add_argument("--max-chars", type=int, default=1500)
-    ap.add_argument("--languages", help="comma-separated subset")
-    ap.add_argument("--out", default=str(RESULTS))
+    ap = sample_arguments(__doc__, 200, RESULTS)
+    ap.add_argument("--profile", type=int, default=0, help="profile chunklab on this many files per language")
     args = ap.parse_args(argv)
     files = collect(args)
     if not files:
@@ -64,13 +63,38 @@ def main(argv: list[str] | None = None) -> int:
         texts = files[language]
         print(f"{language}: {len(texts)} files", file=sys.stderr)
         results["languages"][language] = measure_language(language, texts, args.max_chars)
+        if args.profile:
+            from code_poly_profile import profile_language  # a sibling: benchmarks/ is sys.path[0]
+
+            results["languages"][language]["profile"] = profile_language(
+                language, [t for _p, t in texts[: args.profile]], args.max_chars
+            )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1))
     print(report(results))
+    if args.profile:
+        from code_poly_profile import report as profile_report
+
+        print("\nWhere chunklab's time goes (--profile):\n\n" + profile_report(results))
     return 0
 
 
 # -- corpus -----------------------------------------------------------------------------
+def sample_arguments(doc: str | None, per_language: int, out: Path) -> argparse.ArgumentParser:
+    """The arguments that say which files are sampled (read by :func:`collect`), and ``--out``."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
+    ap.add_argument("--corpus", help="a corpus of the registry (chunklab.datasets.corpus), e.g. code-poly")
+    ap.add_argument("--dir", action="append", default=[], help="a folder of source files (repeatable)")
+    ap.add_argument("--manifest", help="TSV of path<TAB>language for files the extension does not name")
+    ap.add_argument(
+        "--per-language", type=int, default=per_language, help="files per language (evenly spaced; 0: all)"
+    )
+    ap.add_argument("--max-chars", type=int, default=1500)
+    ap.add_argument("--languages", help="comma-separated subset")
+    ap.add_argument("--out", default=str(out))
+    return ap
+
+
 def collect(args: argparse.Namespace) -> dict[str, list[tuple[str, str]]]:
     """Files by language (only languages chunk_code knows), an even sample of each, decoded once."""
     found: dict[str, list[tuple[str, Callable[[], bytes]]]] = defaultdict(list)
@@ -109,9 +133,10 @@ def collect(args: argparse.Namespace) -> dict[str, list[tuple[str, str]]]:
         if language not in LANGUAGES or (wanted and language not in wanted):
             continue
         entries = sorted(dict(entries).items())
-        step = max(1, len(entries) // args.per_language)
+        wanted_n = args.per_language or len(entries)
+        step = max(1, len(entries) // wanted_n)
         texts = []
-        for path, read in entries[::step][: args.per_language]:
+        for path, read in entries[::step][:wanted_n]:
             try:
                 raw = read()
             except OSError:  # a dangling link, a file gone
@@ -203,6 +228,7 @@ def measure_language(language: str, texts: list[tuple[str, str]], max_chars: int
     seconds = dict.fromkeys(fns, 0.0)
     failures: dict[str, list[str]] = {name: [] for name in fns}
     fallback_files: dict[str, list[str]] = {name: [] for name in fns}
+    error_files: dict[str, list[str]] = {name: [] for name in fns}
     for path, text in texts:  # the chunkers interleaved file by file: a busy machine slows them alike
         for name, fn in fns.items():
             t0 = time.perf_counter()
@@ -217,8 +243,11 @@ def measure_language(language: str, texts: list[tuple[str, str]], max_chars: int
             if name.startswith("chunklab"):
                 marked = sum(bool(c.metadata.get("fallback")) for c in chunks)
                 stats[name]["fallback_chunks"] += marked
+                stats[name]["parse_error_chunks"] += sum(bool(c.metadata.get("parse_error")) for c in chunks)
                 if marked:
                     fallback_files[name].append(path)
+                if any(c.metadata.get("parse_errors") for c in chunks):
+                    error_files[name].append(path)
     for name in fns:
         entry = dict(stats[name])
         entry["seconds"] = round(seconds[name], 4)
@@ -230,6 +259,9 @@ def measure_language(language: str, texts: list[tuple[str, str]], max_chars: int
             entry["fallback_rate"] = round(len(fallback_files[name]) / len(texts), 4) if texts else 0.0
             entry["fallback_chunk_rate"] = round(entry.get("fallback_chunks", 0) / n, 4) if n else 0.0
             entry["fallback_examples"] = fallback_files[name][:5]
+            entry["parse_error_rate"] = round(len(error_files[name]) / len(texts), 4) if texts else 0.0
+            entry["parse_error_chunk_rate"] = round(entry.get("parse_error_chunks", 0) / n, 4) if n else 0.0
+            entry["parse_error_examples"] = error_files[name][:5]
         entry["failures"] = failures[name][:5]
         row[name] = entry
     return row
@@ -273,22 +305,27 @@ def report(results: dict[str, Any]) -> str:
         f"max_chars={results['max_chars']}",
         "",
         "| language | chunker | MB/s | chunks | offset errors | lost chars | over budget (unmarked) "
-        "| parse alone | fallback files (chunks) |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| parse alone | parse-error files (chunks) | fallback files (chunks) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     ratios = []
     for language, row in results["languages"].items():
         for name, e in row.items():
-            if not isinstance(e, dict):
+            if not isinstance(e, dict) or name == "profile":
                 continue
             unmarked = f" ({e.get('over_budget_unmarked', 0)})" if name.startswith("chunklab") else ""
             offsets = e.get("offset_errors", "n/a") if name != "llamaindex" else "n/a"
             lost = e.get("lost_chars", "n/a") if name != "llamaindex" else "n/a"
             fb = f"{e['fallback_rate']:.1%} ({e['fallback_chunk_rate']:.1%})" if "fallback_rate" in e else ""
+            pe = (
+                f"{e['parse_error_rate']:.1%} ({e['parse_error_chunk_rate']:.1%})"
+                if "parse_error_rate" in e
+                else ""
+            )
             mb_s = f"{e['mb_s']:.2f}" if e.get("mb_s") else "—"
             lines.append(
                 f"| {language} | {name} | {mb_s} | {e.get('chunks', 0)} | {offsets} | {lost} "
-                f"| {e.get('over_budget', 0)}{unmarked} | {e['parse_alone'] or 0:.1%} | {fb} |"
+                f"| {e.get('over_budget', 0)}{unmarked} | {e['parse_alone'] or 0:.1%} | {pe} | {fb} |"
             )
         ours = row.get("chunklab", {}).get("mb_s")
         for peer in ("semantic-text-splitter", "llamaindex"):

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks
-from chunklab.chunkers.structural import CODE_LANGUAGES, FallbackStats, chunk_code, chunk_document
+from chunklab.chunkers.structural import CODE_LANGUAGES, chunk_code, chunk_document
 from chunklab.chunkers.structural._treesitter import ByteToChar
 from chunklab.documents import detect_kind, load_document
 from chunklab.units import length_function
@@ -80,14 +80,20 @@ def program(draw, language):
 @given(data=st.data())
 def test_generated_programs_keep_the_contract_in_every_language(language, data):
     src = data.draw(program(language))
-    budget = data.draw(st.integers(15, 600))
+    chunks = chunked_within_contract(src, language, data.draw(st.integers(15, 600)))
+    for c in chunks:
+        assert c.metadata["kind"] and isinstance(c.metadata["headings"], list)
+
+
+def chunked_within_contract(src, language, budget):
+    """chunk_code's chunks of ``src``, checked: offsets, nothing lost, budget or a one-line atom."""
     chunks = chunk_code(src, language, max_chars=budget, engine="tree-sitter")
     ok(chunks, src, budget)
     for c in chunks:
         assert c.metadata["language"] == language
-        assert c.metadata["kind"] and isinstance(c.metadata["headings"], list)
         if c.metadata.get("oversize"):  # only a single line may be over budget (the reported atom)
             assert "\n" not in c.text and "\r" not in c.text, c.text
+    return chunks
 
 
 @given(st.text(max_size=200))
@@ -207,17 +213,6 @@ def test_a_single_line_over_budget_is_reported_as_an_atom():
     chunks = chunk_code(src, "javascript", max_chars=100)
     ok(chunks, src, 100)
     assert any(c.metadata.get("oversize") and c.metadata.get("oversize_reason") for c in chunks)
-
-
-def test_syntax_errors_are_reported_as_fallback_with_the_line():
-    src = "class A {\n  void ok() {}\n}\nclass B {\n  void m( { int x = ; }\n}\n"
-    chunks = chunk_code(src, "java", max_chars=30, path="B.java")
-    ok(chunks, src, 30)
-    bad = [c for c in chunks if c.metadata.get("fallback")]
-    assert bad and all("line" in c.metadata["fallback_reason"] for c in bad)
-    assert not any(c.metadata.get("fallback") for c in chunks if "ok()" in c.text and "m(" not in c.text)
-    stats = FallbackStats()
-    assert stats.add(chunks, "B.java") and stats.rate == 1.0
 
 
 @pytest.mark.parametrize(

@@ -38,10 +38,16 @@ class Definition(NamedTuple):
     receiver: str | None = None  # Go: ``*T`` or ``T``; Rust impl: the implemented trait
 
 
-def definition(node: Any, spec: LanguageSpec, text_of: TextOf) -> Definition | None:
-    """The definition ``node`` makes (seen through wrappers like ``export``), else None."""
+def definition(
+    node: Any, spec: LanguageSpec, text_of: TextOf, node_type: str | None = None
+) -> Definition | None:
+    """The definition ``node`` makes (seen through wrappers like ``export``), else None.
+
+    ``node_type`` is ``node.type`` when the caller has it already (each read builds a string).
+    """
+    t = node.type if node_type is None else node_type
     for _ in range(4):
-        if node.type not in spec.wrappers:
+        if t not in spec.wrappers:
             break
         inner = node.child_by_field_name("declaration") or node.child_by_field_name("definition")
         if inner is None:
@@ -50,10 +56,10 @@ def definition(node: Any, spec: LanguageSpec, text_of: TextOf) -> Definition | N
         if inner is None:
             return None
         node = inner
-    kind = spec.definitions.get(node.type) if node.is_named else None
-    if kind is None:
+        t = node.type
+    kind = spec.definitions.get(t)
+    if kind is None or not node.is_named:
         return None
-    t = node.type
     if t in ("lexical_declaration", "variable_declaration"):
         return _js_variable(node, text_of)
     if t in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):

@@ -81,7 +81,7 @@ class ByteToChar:
         ends: list[int] = []
         extras: list[int] = []
         extra = 0
-        for m in _NON_ASCII.finditer(text):
+        for m in () if text.isascii() else _NON_ASCII.finditer(text):
             cp = ord(m.group())
             width = 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
             byte_start = m.start() + extra

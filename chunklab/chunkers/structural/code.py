@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from itertools import islice
 from typing import Any
 
 from chunklab._validate import check_choice
 from chunklab.chunk import Chunk
+from chunklab.chunkers.structural._code_errors import (
+    FALLBACK_ERROR_SHARE,
+    ParseErrors,
+    find_parse_errors,
+    mark_error_chunks,
+)
 from chunklab.chunkers.structural._code_languages import LANGUAGES, LanguageSpec
-from chunklab.chunkers.structural._code_names import Definition, clean_doc, definition, qualify
+from chunklab.chunkers.structural._code_meta import Describer
+from chunklab.chunkers.structural._code_names import Definition, definition
 from chunklab.chunkers.structural._common import (
     check_max_chars,
     check_source,
@@ -37,7 +43,14 @@ __all__ = ["CODE_LANGUAGES", "chunk_code"]
 #: the languages :func:`chunk_code` chunks by their syntax (document kinds)
 CODE_LANGUAGES = tuple(LANGUAGES)
 _BLANKS = re.compile(r"[ \t\f\v]*")
-_BODY_HINTS = ("body", "block", "declaration_list")  # nodes whose children are members or statements
+_NONSPACE = re.compile(r"\S")
+#: C++ in a file of kind C (a ``.h`` header is C or C++): parsed as C++ first, as C if that fails.
+#: Both patterns start with a literal, so ``re`` skips to candidates at memchr speed.
+_CPP_LINE = re.compile(
+    r"\n[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w|(?:public|private|protected)[ \t]*:)"
+)
+_SCOPE = re.compile(r"::(?=\w)")
+_RETRY_SHARE = 0.05  # ... when C++ leaves more than this share of the bytes in error regions
 _MAX_DEPTH = 200  # deeper than this, an oversize node is cut by lines (no recursion limit hit)
 
 
@@ -59,9 +72,15 @@ def chunk_code(
     ``engine="tree-sitter"`` (``min_chars`` applies to ``ast`` only). Each chunk's metadata
     has ``kind``, ``name``, ``qualname`` (``Class.method``, Go ``(*T).M``, Rust ``Type.method``
     inside an ``impl``), ``headings`` (the enclosing types and functions), the ``docstring``
-    (doc comment kept with its definition), ``language`` and lines. A chunk that covers a
-    region tree-sitter could not parse is marked ``fallback`` with the line; a file in no
-    known language, or whose bytes do not decode, falls back to recursive splitting.
+    (doc comment kept with its definition; Python's docstring and decorators as the ``ast``
+    path gives them), ``language`` and lines. Where tree-sitter could not parse a region, the
+    rest of the file is still chunked on syntax and the region is an atom (cut by lines when
+    over budget): every chunk of such a file has ``parse_errors`` (``count``, ``first_line``,
+    ``share`` of the bytes), and the chunks that cover a region have ``parse_error`` and
+    ``parse_error_line``. A file more than half error (``FALLBACK_ERROR_SHARE``), in no known
+    language, or whose bytes do not decode falls back to recursive splitting (``fallback``).
+    C that looks like C++ (a ``.h`` header often is) is parsed with the C++ grammar, and with
+    the C one too if C++ leaves over 5% of its bytes in error; ``grammar`` then says which won.
     """
     check_source(source, "source")
     max_chars = check_max_chars(max_chars)
@@ -74,7 +93,7 @@ def chunk_code(
     if language == "auto":
         language = detect_kind(path, source[:4096])
     params = {"format": "code", "language": language, "max_chars": max_chars, **unit_params(unit)}
-    extra = {"path": path, "language": language}
+    extra: dict[str, Any] = {"path": path, "language": language}
     if isinstance(source, (bytes, bytearray)):
         text, _enc, problem = decode_bytes(bytes(source), language)
         if problem:
@@ -90,14 +109,42 @@ def chunk_code(
         return chunk_python(text, max_chars, min_chars, path, doc_id=doc_id, unit=unit)
     if not text.strip():
         return []
+    data = encode_for_parser(text)
+    grammar = "cpp" if language == "c" and looks_like_cpp(text) else language  # a .h may be C++
     try:
-        tree = parse(language, encode_for_parser(text))
+        root = parse(grammar, data).root_node
     except GrammarMissing as exc:
         return fallback_chunks(text, max_chars, doc_id, params, str(exc), extra, unit)
     except (ValueError, MemoryError) as exc:  # tree-sitter gave up
         return fallback_chunks(text, max_chars, doc_id, params, f"tree-sitter: {exc}", extra, unit)
-    chunker = _CodeChunker(text, LANGUAGES[language], language, max_chars, unit, doc_id, params, path)
-    return chunker.run(tree.root_node)
+    chunker = _CodeChunker(text, LANGUAGES[grammar], language, max_chars, unit, doc_id, params, path)
+    chunker.grammar = grammar
+    errors = chunker.errors_in(root, len(data))
+    if errors is not None and grammar != language and errors.share > _RETRY_SHARE:  # C after all?
+        c_root = parse(language, data).root_node
+        c_errors = chunker.errors_in(c_root, len(data))
+        if c_errors is None or (c_errors.share, len(c_errors.spans)) < (errors.share, len(errors.spans)):
+            root, errors, chunker.spec, chunker.grammar = c_root, c_errors, LANGUAGES[language], language
+    if errors is not None and errors.share > FALLBACK_ERROR_SHARE:
+        reason = (
+            f"tree-sitter could not parse {language}: {errors.share:.0%} of the file in ERROR "
+            f"nodes (over {FALLBACK_ERROR_SHARE:.0%}; first at line {errors.first_line})"
+        )
+        extra["parse_errors"] = errors.summary()
+        return fallback_chunks(text, max_chars, doc_id, params, reason, extra, unit)
+    return chunker.run(root, errors)
+
+
+def looks_like_cpp(text: str) -> bool:
+    """Whether C source shows C++: a line opening a namespace, template, class or access label; ``a::b``."""
+    if _CPP_LINE.search("\n" + text[:200]) or _CPP_LINE.search(text):
+        return True
+    return any(m.start() and text[m.start() - 1].isidentifier() for m in _SCOPE.finditer(text))
+
+
+def _has_sound_child(node: Any) -> bool:
+    """Whether an ERROR node holds syntax tree-sitter recovered (then it is split at its children)."""
+    return any(c.is_named and c.child_count and not c.has_error for c in node.children)
 
 
 class _Group:
@@ -124,7 +171,7 @@ class _Piece:
         self.head_docs: list[Any] | None = None  # set on the first piece of a definition split up
 
 
-class _CodeChunker:
+class _CodeChunker(Describer):
     def __init__(self, text, spec: LanguageSpec, language, max_chars, unit, doc_id, params, path) -> None:
         self.text = text
         self.spec = spec
@@ -138,9 +185,12 @@ class _CodeChunker:
         self.lines = LineIndex(text, universal=True)
         self.count = UnitIndex(text, unit).count
         self._indent: dict[int, int] = {}
+        self.grammar = language  # "cpp" for C the C++ grammar parsed better
+        self._docstrings: dict[int, Any] = {}  # Python: a definition's docstring by node id
 
-    def text_of(self, node: Any) -> str:
-        return self.text[self.char(node.start_byte) : self.char(node.end_byte)]
+    def errors_in(self, root: Any, n_bytes: int) -> ParseErrors | None:
+        """The error regions of the tree ``root`` of this text (:func:`find_parse_errors`)."""
+        return find_parse_errors(root, self.char, self.lines.line_of, n_bytes, self.spec.comments)
 
     def line_start(self, s: int) -> tuple[int, bool]:
         """``s`` moved back to its line's start when only blanks come before it (and whether so)."""
@@ -155,10 +205,9 @@ class _CodeChunker:
         return s, False
 
     # -- the walk ----------------------------------------------------------------------
-    def run(self, root: Any) -> list[Chunk]:
+    def run(self, root: Any, errors: ParseErrors | None) -> list[Chunk]:
         pieces = self.merge_across_levels(self.split(root, 0, len(self.text), [], 0))
-        errors = self.error_spans(root) if root.has_error else []
-        return self.emit(pieces, errors)
+        return self.emit(pieces, root, errors)
 
     def split(
         self, node: Any, lo: int, hi: int, inside: list[Definition], depth: int, docs: list[Any] | None = None
@@ -216,8 +265,8 @@ class _CodeChunker:
     def descend(self, g: _Group, inside: list[Definition], depth: int) -> list[_Piece]:
         """Split one group over budget at its owner's children (a definition joins the path)."""
         owner = g.owner
-        if owner is None or owner.child_count == 0:
-            return self.line_pieces(g.s, g.e, inside)
+        if owner is None or owner.child_count == 0 or (owner.is_error and not _has_sound_child(owner)):
+            return self.line_pieces(g.s, g.e, inside)  # an error region over budget: cut by lines
         d = definition(owner, self.spec, self.text_of)
         if d is not None and inside and inside[-1].node == d.node:
             d = None  # a wrapper (export, template) already named it
@@ -229,32 +278,46 @@ class _CodeChunker:
         return pieces
 
     def groups(self, node: Any, lo: int, hi: int) -> list[_Group]:
-        """The children of ``node`` as groups tiling ``[lo, hi)``."""
+        """The children of ``node`` as groups tiling ``[lo, hi)``.
+
+        The hot loop of the walk (every child of every node over budget): ``line_start`` is
+        inlined, byte offsets are taken as they are in an ASCII file, and the previous child's
+        end is read only when a comment or attribute group needs it.
+        """
         comments, attach = self.spec.comments, self.spec.attach
-        char, line_start = self.char, self.line_start
+        char = None if self.char.ascii else self.char
+        text, starts, indents = self.text, self.lines.starts, self._indent
         out: list[_Group] = []
         cur: _Group | None = None
-        prev_end = lo
+        prev: Any = None
         for child in node.children:
-            s = char(child.start_byte)
+            s = child.start_byte if char is None else char(child.start_byte)
             if s >= hi:
                 break
             t = child.type
             attachable = t in comments or t in attach
-            at_line, starts_line = line_start(s)
+            line = bisect_right(starts, s) - 1
+            indent = indents.get(line)
+            if indent is None:  # where the line's first non-blank character is (no slicing of long lines)
+                indent = indents[line] = _BLANKS.match(text, starts[line]).end()  # type: ignore[union-attr]
+            starts_line = s <= indent
             if cur is not None and not starts_line and (attachable or not child.is_named):
                 pass  # a trailing comment or token joins the group before
-            elif cur is not None and cur.owner is None and self.text.count("\n", prev_end, s) <= 1:
+            elif (
+                cur is not None
+                and cur.owner is None
+                and text.count("\n", prev.end_byte if char is None else char(prev.end_byte), s) <= 1
+            ):
                 pass  # directly under a comment or attribute: documented by it
             else:
-                cur = _Group(max(lo, at_line), None)
+                cur = _Group(max(lo, starts[line] if starts_line else s), None)
                 out.append(cur)
             if attachable and cur.owner is None:
                 if t in comments:
                     cur.docs.append(child)
             elif cur.owner is None:
                 cur.owner = child
-            prev_end = char(child.end_byte)
+            prev = child
         if not out:
             return []
         out[0].s = lo
@@ -262,34 +325,6 @@ class _CodeChunker:
             a.e = b.s
         out[-1].e = hi
         return [g for g in out if g.e > g.s]
-
-    def definitions_in(self, node: Any, levels: int) -> list[Definition]:
-        """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods).
-
-        Only bodies and blocks are looked into: expressions and statements hold no members.
-        """
-        t = node.type
-        if t in self.spec.definitions or t in self.spec.wrappers:
-            d = definition(node, self.spec, self.text_of)
-            if d is not None:
-                return [d]
-        if levels == 0 or not any(hint in t for hint in _BODY_HINTS):
-            return []
-        return [d for c in node.named_children if c.child_count for d in self.definitions_in(c, levels - 1)]
-
-    def comments_above(self, node: Any) -> list[Any]:
-        """The comment siblings right above ``node`` (no blank line between): its doc comment."""
-        out: list[Any] = []
-        sib = node.prev_sibling
-        top = self.char(node.start_byte)
-        while sib is not None and sib.type in self.spec.comments:
-            end = self.char(sib.end_byte)
-            if self.text.count("\n", end, top) > 1:
-                break
-            out.append(sib)
-            top = self.char(sib.start_byte)
-            sib = sib.prev_sibling
-        return out[::-1]
 
     def line_pieces(self, lo: int, hi: int, inside: list[Definition]) -> list[_Piece]:
         """``[lo, hi)`` cut at line starts to the budget; a single line over it is an oversize piece."""
@@ -308,105 +343,45 @@ class _CodeChunker:
             p.oversize = self.count(p.s, p.e) > self.max
         return out
 
-    def error_spans(self, root: Any) -> list[tuple[int, int]]:
-        """Character spans of ERROR and MISSING nodes (only subtrees that hold an error are visited)."""
-        spans: list[tuple[int, int]] = []
-        stack = [root]
-        while stack and len(spans) < 1000:
-            node = stack.pop()
-            if node.is_error or node.is_missing:
-                spans.append((self.char(node.start_byte), self.char(node.end_byte)))
-                continue
-            stack.extend(c for c in reversed(node.children) if c.has_error)
-        return sorted(spans)
-
     # -- chunks ------------------------------------------------------------------------
-    def emit(self, pieces: list[_Piece], errors: list[tuple[int, int]]) -> list[Chunk]:
+    def emit(self, pieces: list[_Piece], root: Any, errors: ParseErrors | None) -> list[Chunk]:
         text = self.text
         line_of = self.lines.line_of
-        chunks: list[Chunk] = []
-        first_error = 0  # errors are disjoint and sorted, like the pieces: one pass over both
+        bounds: list[tuple[int, int]] = []
+        metas: list[dict[str, Any]] = []
         for p in pieces:
             s, e = self.trim(p.s, p.e)
             if e <= s:
                 continue
-            meta = self.describe(p)
+            meta = self.describe(p, root)
             meta.update(
                 strategy="structural",
                 params=self.params,
-                index=len(chunks),
+                index=len(metas),
                 language=self.language,
                 path=self.path,
                 line_start=line_of(s),
                 line_end=line_of(e - 1),
             )
+            if self.grammar != self.language:
+                meta["grammar"] = self.grammar
             if p.oversize:
                 meta["oversize"] = True
                 meta["oversize_reason"] = f"a single line over max_chars={self.max} in unit {self.unit!r}"
-            else:
+            elif self.unit != "chars":  # in characters a piece within budget is within it alone
                 meta.update(retokenized_oversize(text[s:e], self.max, self.unit))
-            while first_error < len(errors) and errors[first_error][1] <= s and errors[first_error][0] < s:
-                first_error += 1
-            bad = []
-            for a, b in islice(errors, first_error, None):
-                if a >= e:
-                    break
-                if b > s or a >= s:
-                    bad.append(a)
-            if bad:
-                meta["fallback"] = True
-                meta["fallback_reason"] = (
-                    f"tree-sitter could not parse {self.language} (line {line_of(bad[0])})"
-                )
-                meta["parse_errors"] = len(bad)
-            chunks.append(Chunk(text[s:e], s, e, self.doc_id, meta))
-        return chunks
+            bounds.append((s, e))
+            metas.append(meta)
+        if errors is not None:
+            mark_error_chunks(bounds, metas, errors, line_of)
+        return [Chunk(text[s:e], s, e, self.doc_id, m) for (s, e), m in zip(bounds, metas)]
 
     def trim(self, s: int, e: int) -> tuple[int, int]:
         """Blank lines off the front (indentation kept) and whitespace off the end."""
-        piece = self.text[s:e]
-        body = piece.lstrip()
-        if not body:
+        text = self.text
+        m = _NONSPACE.search(text, s, e)  # no copy of the piece: it is sliced once, for the chunk
+        if m is None:
             return s, s
-        first = e - len(body)
-        return max(s, self.line_start(first)[0]), s + len(piece.rstrip())
-
-    def describe(self, p: _Piece) -> dict[str, Any]:
-        """Kind, names, headings and doc comment of a piece, from the definitions it holds."""
-        found: list[tuple[int, Definition, _Group]] = []
-        inside = p.inside
-        for g in p.groups:
-            if g.owner is not None:
-                for d in self.definitions_in(g.owner, 2):
-                    if not (inside and inside[-1].node == d.node):
-                        found.append((self.count(g.s, g.e), d, g))
-        meta: dict[str, Any] = {}
-        docs: list[Any] = []
-        if found and p.head_docs is None:
-            _size, main, group = max(found, key=lambda t: t[0])
-            kind, qual = qualify(main, inside)
-            names = [qualify(d, inside)[1] for _n, d, _g in found]
-            docs = group.docs if main.node == group.owner or len(found) == 1 else []
-            if not docs and main.node != group.owner:
-                docs = self.comments_above(main.node)
-            meta.update(
-                kind=kind, name=main.name, qualname=qual, headings=[*(d.name for d in inside), main.name]
-            )
-            if len(names) > 1:
-                meta["names"] = names
-        elif inside:
-            kind, qual = qualify(inside[-1], inside[:-1])
-            meta.update(kind=kind, name=inside[-1].name, qualname=qual, headings=[d.name for d in inside])
-            docs = p.head_docs or []
-            if found:
-                meta["names"] = [qualify(d, inside)[1] for _n, d, _g in found]
-        else:
-            meta.update(kind="module", name="<module>", qualname="<module>", headings=[])
-        named = main if found and p.head_docs is None else (inside[-1] if inside else None)
-        if named is not None and named.receiver is not None:
-            meta["receiver" if named.node.type == "method_declaration" else "trait"] = named.receiver
-        if p.partial and (not found or p.head_docs is not None):
-            meta["partial"] = True
-        doc = "\n".join(t for t in map(self.text_of, docs) if not t.startswith("#!"))
-        meta["docstring"] = clean_doc(doc) if doc else None
-        return meta
+        while text[e - 1].isspace():
+            e -= 1
+        return max(s, self.line_start(m.start())[0]), e
