@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from importlib.metadata import version
+
+from peer_records import print_records
 
 
 def main() -> None:
@@ -60,19 +61,7 @@ def main() -> None:
         document = native.convert(path).document
         return [c.text for c in chunker.chunk(document) if c.text.strip()]
 
-    if paths:
-        try:  # lazy imports and first-use set-up outside the timed runs
-            chunks(paths[0])
-        except Exception:
-            pass
-    for path in paths:
-        t = time.perf_counter()
-        try:
-            texts, error = chunks(path), None
-        except Exception as exc:
-            texts, error = [], f"{type(exc).__name__}: {str(exc)[:300]}"
-        secs = time.perf_counter() - t
-        print(json.dumps({"path": path, "texts": texts, "seconds": secs, "error": error}), flush=True)
+    print_records(paths, chunks)
 
 
 if __name__ == "__main__":

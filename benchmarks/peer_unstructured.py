@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import sys
-import time
+
+from peer_records import print_records
 
 
 def main() -> None:
@@ -37,19 +38,7 @@ def main() -> None:
         made = chunk_by_title(elements, max_characters=size, combine_text_under_n_chars=size // 5)
         return [c.text for c in made if c.text.strip()]
 
-    if paths:
-        try:  # loads the spaCy model and the lazy imports outside the timed runs
-            chunks(paths[0])
-        except Exception:
-            pass
-    for path in paths:
-        t = time.perf_counter()
-        try:
-            texts, error = chunks(path), None
-        except Exception as exc:
-            texts, error = [], f"{type(exc).__name__}: {str(exc)[:300]}"
-        secs = time.perf_counter() - t
-        print(json.dumps({"path": path, "texts": texts, "seconds": secs, "error": error}), flush=True)
+    print_records(paths, chunks)
 
 
 if __name__ == "__main__":
