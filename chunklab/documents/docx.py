@@ -6,6 +6,13 @@ block per row with its cells separated by tabs (the first row is the header). Se
 and footers are not body text: they are left out of ``text`` and recorded in
 ``metadata["removed"]``. A file that is not a Word document raises
 :class:`~chunklab.decoding.DocumentError`.
+
+Pages come from the breaks the file records (:mod:`chunklab.documents._docx_pages`): every
+element gets its ``page`` and a paragraph that runs onto the next page becomes one element per
+page (same paragraph number and style), so a chunk cites "p. 12". A heading keeps the page it
+starts on, a table row the page its first cell's text is on. A file without page breaks of
+either kind has no pages: its elements keep ``page=None`` and ``metadata["pages_note"]`` says
+"pages not recorded in this file".
 """
 
 from __future__ import annotations
@@ -13,13 +20,24 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from dataclasses import replace
 from typing import Any
 
 from chunklab.decoding import DocumentError
+from chunklab.documents._docx_pages import (
+    PageTracker,
+    page_notes,
+    paragraph_pieces,
+    qn,
+    row_pages,
+    section_layout,
+    style_breaks_page,
+)
 from chunklab.documents.layout import Element, Extracted
 
 __all__ = ["extract_docx"]
 
+_RENDERED = qn("w:lastRenderedPageBreak")
 _HEADING = re.compile(r"^(?:heading|título|titulo)\s*(\d)$", re.I)
 
 
@@ -39,37 +57,70 @@ def extract_docx(raw: bytes, name: str = "<docx>") -> Extracted:
     elements: list[Element] = []
     title: str | None = None
     pos, number, tables = 0, 0, 0
+    layouts = [section_layout(sec) for sec in document.sections] or [("nextPage", 1)]
+    pages = PageTracker(columns=layouts[0][1])
+    section = 0
+    breaks_style: dict[str, bool] = {}  # style name -> whether it starts a new page
 
-    def add(piece: str, sep: str, **fields: Any) -> None:
+    def add(piece: str, sep: str, spans: list[tuple[int, int, int]], **fields: Any) -> None:
         nonlocal pos, number
         if parts:
             parts.append(sep)
             pos += len(sep)
         number += 1
-        elements.append(Element(pos, pos + len(piece), index=number, **fields))
+        for s, e, page in spans:
+            elements.append(Element(pos + s, pos + e, page=page, index=number, **fields))
         parts.append(piece)
         pos += len(piece)
 
     for block in document.iter_inner_content():
         if isinstance(block, Paragraph):
-            piece = block.text.strip()
-            if not piece:
-                continue
             style = block.style.name if block.style is not None else "Normal"
-            kind, level = _paragraph_type(block, style or "Normal")
-            if kind == "heading" and title is None and (style == "Title" or level == 1):
-                title = " ".join(piece.split())
-            add(piece, "\n\n", type=kind, level=level, style=style)
+            ppr = block._p.pPr
+            direct = ppr.pageBreakBefore_val if ppr is not None else None
+            if style not in breaks_style:
+                breaks_style[style] = style_breaks_page(block.style)
+            if direct if direct is not None else breaks_style[style]:
+                pages.new_page()
+            raw_text = block.text
+            spans = paragraph_pieces(block._p, raw_text, pages)
+            piece = raw_text.strip()
+            if piece:
+                lead = len(raw_text) - len(raw_text.lstrip())
+                kind, level = _paragraph_type(block, style or "Normal")
+                if kind == "heading" and title is None and (style == "Title" or level == 1):
+                    title = " ".join(piece.split())
+                cut = [(s - lead, e - lead, page) for s, e, page in spans]
+                if kind == "heading":  # one element: a heading's path must not be split
+                    cut = [(0, len(piece), cut[0][2])]
+                add(piece, "\n\n", cut, type=kind, level=level, style=style)
+            if ppr is not None and ppr.sectPr is not None and section + 1 < len(layouts):
+                section += 1  # this paragraph ends a section; the next starts as its type says
+                pages.columns = layouts[section][1]
+                pages.new_page(layouts[section][0])
         elif isinstance(block, Table):
             tables += 1
             for r, row in enumerate(block.rows):
                 cells = _unique_cells(row.cells)
                 piece = "\t".join(" ".join(c.text.split()) for c in cells).strip()
+                page = row_pages(row._tr, pages)
                 if piece:
                     sep = "\n" if r and elements and elements[-1].table == tables else "\n\n"
-                    add(piece, sep, type="table_row", style="Table", table=tables, header=r == 0)
-    removed = _margins(document)
-    return Extracted("".join(parts), tuple(elements), title, {"paragraphs": number, "removed": removed})
+                    add(
+                        piece,
+                        sep,
+                        [(0, len(piece), page)],
+                        type="table_row",
+                        style="Table",
+                        table=tables,
+                        header=r == 0,
+                    )
+    recorded = pages.page > 1 or any(True for _ in document.element.body.iter(_RENDERED))
+    if not recorded:
+        elements = [replace(e, page=None) for e in elements]
+    meta = {"paragraphs": number, "removed": _margins(document)}
+    meta.update(page_notes(raw, document.element.body, pages.page if recorded else None))
+    return Extracted("".join(parts), tuple(elements), title, meta)
 
 
 def _paragraph_type(paragraph: Any, style: str) -> tuple[str, int | None]:

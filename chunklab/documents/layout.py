@@ -49,7 +49,8 @@ class Element:
 
 def locate(elements: Sequence[Element], start: int, end: int) -> dict[str, Any]:
     """Where ``text[start:end]`` comes from: ``page``/``page_end``, ``cell``/``cell_end``/``cell_type``,
-    or (Word) ``paragraph``/``paragraph_end`` and the first block's ``style``.
+    and (Word) ``paragraph``/``paragraph_end`` and the first block's ``style``, beside the
+    pages when the file records them.
 
     ``elements`` must be sorted by ``start`` (as loaders give them). Empty when no element
     overlaps the span or the elements carry neither page nor cell.
@@ -68,7 +69,7 @@ def locate(elements: Sequence[Element], start: int, end: int) -> dict[str, Any]:
         if cells[0].cell_type:
             out["cell_type"] = cells[0].cell_type
     numbered = [e for e in hit if e.index is not None]
-    if numbered and not pages and not cells:
+    if numbered and not cells:
         out["paragraph"], out["paragraph_end"] = numbered[0].index, numbered[-1].index
         if numbered[0].style:
             out["style"] = numbered[0].style

@@ -9,8 +9,8 @@ split between rows and every later piece carries the header row in
 slice); a caption stays with its table. Consecutive pieces of one section are packed up to
 ``max_chars`` (in any ``unit``). Notebooks: Markdown cells by their headings, code cells by the
 Python chunker, each chunk citing its cell. Every chunk's ``text`` is
-``document.text[start:end]`` and carries ``page``/``page_end`` (PDF), ``paragraph`` (Word) or
-``cell`` (notebooks).
+``document.text[start:end]`` and carries ``page``/``page_end`` (PDF), ``paragraph`` and, where
+the file records them, ``page``/``page_end`` (Word) or ``cell`` (notebooks).
 """
 
 from __future__ import annotations
