@@ -19,7 +19,8 @@ and compares the result with a clean run's :func:`~chunklab.retrieval.store_file
   an error naming the path and leave the previous store's digest unchanged.
 
 Writes ``benchmarks/results/store_faults.json`` (the fault table: injected, survived, lost,
-duplicated, repaired, time to recover). ``make faults-store`` runs the full sizes; the tests
+duplicated, repaired, time to recover); ``--only kill-9`` (repeatable) re-measures some faults
+and keeps the other rows. ``make faults-store`` runs the full sizes; the tests
 (tests/test_store_faults.py, tests/test_store_lock.py) call the same functions with a few trials.
 """
 
@@ -40,11 +41,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from store_writes import POLL_S, RUN_TIMEOUT, empty_store_bytes, first_write, write_span  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
-#: no run may take longer than this (a hang counts as a failed trial, never a stuck benchmark)
-RUN_TIMEOUT = 240.0
-#: how often the store's files are looked at while a run writes (seconds)
-POLL_S = 0.01
 
 
 def make_corpus(folder: Path, docs: int, seed: int = 0) -> Path:
@@ -164,55 +164,6 @@ def clean_run(
     state["first_write_s"] = began - t0
     state["write_s"] = max(ended - began, POLL_S)
     return state
-
-
-def empty_store_bytes(folder: Path, config: dict[str, Any] | None) -> int:
-    """The size of ``chroma.sqlite3`` in a store that holds a collection and its records, no chunks."""
-    from chromadb.api.client import SharedSystemClient
-
-    from chunklab.embed import get_encoder
-    from chunklab.retrieval.store import ChunkStore
-
-    with ChunkStore(folder, encoder=get_encoder(), config=config):
-        pass
-    SharedSystemClient.clear_system_cache()
-    return (folder / "chroma.sqlite3").stat().st_size
-
-
-def _stat(path: Path) -> tuple[int, int]:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return 0, 0
-    return st.st_size, st.st_mtime_ns
-
-
-def first_write(proc: subprocess.Popen[str], store: Path, empty: int) -> float | None:
-    """Wait until ``proc``'s first upsert is in ``store`` (its SQLite file grew past ``empty`` bytes).
-
-    The time it was seen (``time.perf_counter``), or None when the run ended (or hung) first.
-    Only the file's size is looked at: opening the SQLite file would take locks the writer waits on.
-    """
-    db, end = store / "chroma.sqlite3", time.perf_counter() + RUN_TIMEOUT
-    while proc.poll() is None and time.perf_counter() < end:
-        if _stat(db)[0] > empty:
-            return time.perf_counter()
-        time.sleep(POLL_S)
-    return None
-
-
-def write_span(proc: subprocess.Popen[str], store: Path, empty: int) -> tuple[float | None, float]:
-    """``(first write, last write)`` times of a run into ``store``: the file growing, its last change."""
-    began = first_write(proc, store, empty)
-    db, last, ended = store / "chroma.sqlite3", None, time.perf_counter()
-    while began is not None and proc.poll() is None:
-        now = _stat(db)
-        if now != last:
-            last, ended = now, time.perf_counter()
-        time.sleep(POLL_S)
-    if began is not None and _stat(db) != last:  # a change between the last look and the exit
-        ended = time.perf_counter()
-    return began, ended
 
 
 def concurrent_trial(
@@ -363,6 +314,30 @@ def table(trials: list[dict], kind: str) -> dict[str, Any]:
     return row
 
 
+KINDS = ("kill-9", "concurrent-2", "concurrent-3", "disk-full")
+
+
+def report(trials: dict[str, list[dict]], corpus: dict[str, Any]) -> dict[str, Any]:
+    """The JSON of a run: the corpus, one table row per kind of fault (in :data:`KINDS` order), the trials."""
+    rows = []
+    for kind in (k for k in KINDS if trials.get(k)):
+        rows.append(table(trials[kind], kind))
+        if kind == "disk-full":
+            disk = trials[kind][0]
+            rows[-1]["survived"] = int(disk["previous_intact"] and disk["exit"] not in (0, None))
+    return {"corpus": corpus, "table": rows, "trials": trials}
+
+
+def merge(previous: dict[str, Any], fresh: dict[str, Any], kinds: set[str]) -> dict[str, Any]:
+    """``previous`` results with the trials of ``kinds`` (and the corpus fields) taken from ``fresh``."""
+    trials = {k: v for k, v in previous.get("trials", {}).items() if k not in kinds}
+    trials.update({k: v for k, v in fresh["trials"].items() if k in kinds})
+    out = report(trials, {**previous.get("corpus", {}), **fresh["corpus"]})
+    at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    out["remeasured"] = {**previous.get("remeasured", {}), **{k: at for k in sorted(kinds)}}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the fault trials and write the JSON table."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -375,49 +350,55 @@ def main(argv: list[str] | None = None) -> int:
         "--kill-docs", type=int, default=300, help="documents of the kill trials' corpus (default 300)"
     )
     p.add_argument("--out", type=Path, default=RESULTS / "store_faults.json")
+    p.add_argument(
+        "--only",
+        action="append",
+        choices=("kill-9", "concurrent", "disk-full"),
+        help="measure only these faults (repeatable); the other rows of --out are kept",
+    )
     args = p.parse_args(argv)
+    only = set(args.only or ("kill-9", "concurrent", "disk-full"))
+    kinds = {k for k in KINDS if k.startswith(tuple(only))}
+    previous = json.loads(args.out.read_text()) if args.only and args.out.is_file() else {}
     sys.path.insert(0, str(ROOT))
     work = Path(tempfile.mkdtemp(prefix="store-faults-"))
     try:
         cache = work / "cache"
         os.environ["CHUNKLAB_CACHE"] = str(cache)
         docs = make_corpus(work / "docs", args.docs)
-        more = make_corpus(work / "more", args.docs, seed=1)
-        big = make_corpus(work / "big", args.kill_docs, seed=2)
-        kills = clean_run(big, work, cache, name="clean-big")
-        clean = clean_run(docs, work, cache)
-        trials: dict[str, list[dict]] = {}
+        trials: dict[str, list[dict]] = {k: [] for k in KINDS if k in kinds}
+        corpus: dict[str, Any] = {}
+        if "kill-9" in kinds:
+            big = make_corpus(work / "big", args.kill_docs, seed=2)
+            kills = clean_run(big, work, cache, name="clean-big")
+            corpus.update(
+                kill_docs=args.kill_docs,
+                kill_chunks=len(kills["ids"]),
+                kill_clean_run_s=round(kills["seconds"], 2),
+                kill_first_write_s=round(kills["first_write_s"], 2),
+                kill_write_phase_s=round(kills["write_s"], 2),
+            )
+        if kinds - {"kill-9"}:
+            clean = clean_run(docs, work, cache)
+            corpus.update(docs=args.docs, chunks=len(clean["ids"]), clean_run_s=round(clean["seconds"], 2))
 
         def save() -> list[dict[str, Any]]:  # after every trial: a cut-short run still reports
-            rows = [table(found, kind) for kind, found in trials.items()]
-            if trials.get("disk-full"):
-                disk = trials["disk-full"][0]
-                rows[-1]["survived"] = int(disk["previous_intact"] and disk["exit"] not in (0, None))
-            corpus = {
-                "docs": args.docs,
-                "chunks": len(clean["ids"]),
-                "clean_run_s": round(clean["seconds"], 2),
-                "kill_docs": args.kill_docs,
-                "kill_chunks": len(kills["ids"]),
-                "kill_clean_run_s": round(kills["seconds"], 2),
-                "kill_first_write_s": round(kills["first_write_s"], 2),
-                "kill_write_phase_s": round(kills["write_s"], 2),
-            }
+            fresh = report(trials, corpus)
+            out = merge(previous, fresh, kinds) if args.only else fresh
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            report = {"corpus": corpus, "table": rows, "trials": trials}
-            args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-            return rows
+            args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+            return fresh["table"]
 
-        trials["kill-9"] = []
-        for seed in range(args.kills):
+        for seed in range(args.kills if "kill-9" in kinds else 0):
             trials["kill-9"].append(kill_trial(big, work, cache, seed, kills))
             save()
-        for runs in (2, 3):
-            trials[f"concurrent-{runs}"] = []
-            for seed in range(args.concurrent):
+        for seed in range(args.concurrent if "concurrent" in only else 0):  # 2 and 3 in turn
+            for runs in (2, 3):
                 trials[f"concurrent-{runs}"].append(concurrent_trial(docs, work, cache, runs, seed, clean))
                 save()
-        trials["disk-full"] = [disk_full_trial(docs, more, work, cache, clean)]
+        if "disk-full" in kinds:
+            more = make_corpus(work / "more", args.docs, seed=1)
+            trials["disk-full"] = [disk_full_trial(docs, more, work, cache, clean)]
         rows = save()
         for row in rows:
             print(json.dumps(row))
