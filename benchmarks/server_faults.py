@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import os
 import platform
 import random
@@ -47,6 +46,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from chroma_process import ChromaServer  # noqa: E402  (test scaffolding shared with the tests)
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from server_load import query_load  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 STRATEGY = ["--strategy", "recursive", "--size", "300"]
@@ -213,73 +215,6 @@ def three_writers(srv: ChromaServer, root: Path) -> dict:
     }
     row.update(compare(snapshot(srv.url, "three"), snapshot(srv.url, "three-clean")))
     return row
-
-
-def _client(url: str, collection: str, seconds: float, seed: int, queue: Any) -> None:
-    from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
-
-    store = ChunkStore(url=url, collection=collection, encoder=Encoder("static"), create=False)
-    rng = np.random.default_rng(seed)
-    lat, errors = [], 0
-    store.search_vectors(rng.standard_normal((1, 256)).astype(np.float32), k=10)  # warm-up, not timed
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        q = rng.standard_normal((1, 256)).astype(np.float32)
-        q /= np.linalg.norm(q)
-        t = time.perf_counter()
-        try:
-            hits = store.search_vectors(q, k=10)[0]
-            if len(hits) != 10:
-                errors += 1
-        except Exception:
-            errors += 1
-        lat.append(time.perf_counter() - t)
-    queue.put((lat, errors))
-
-
-def query_load(srv: ChromaServer, chunks: int, clients: int, seconds: float) -> dict:
-    """``clients`` processes querying a collection of ``chunks`` random unit vectors for ``seconds``."""
-    from chunklab.chunk import Chunk
-    from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
-
-    name = f"load-{chunks}"
-    store = ChunkStore(url=srv.url, collection=name, encoder=Encoder("static"))
-    rng = np.random.default_rng(0)
-    t0 = time.monotonic()
-    step = 2000
-    for start in range(store.count(), chunks, step):
-        n = min(step, chunks - start)
-        vecs = rng.standard_normal((n, 256)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        rows = [Chunk(f"record {i}", 0, len(f"record {i}"), f"doc-{i}") for i in range(start, start + n)]
-        store.add(rows, vectors=vecs, show_progress=False, batch_size=step)
-    build = time.monotonic() - t0
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    procs = [ctx.Process(target=_client, args=(srv.url, name, seconds, i, queue)) for i in range(clients)]
-    for p in procs:
-        p.start()
-    results = [queue.get(timeout=seconds + 300) for _ in procs]
-    for p in procs:
-        p.join()
-    lat = np.array([x for r, _ in results for x in r]) * 1000
-    return {
-        "fault": f"query load: {clients} clients for {seconds:g} s, {chunks:,} chunks",
-        "vectors": "random unit vectors, dim 256 (not a model: Chroma's search and the kit's client path)",
-        "clients": clients,
-        "seconds": seconds,
-        "chunks": store.count(),
-        "build_s": round(build, 1),
-        "queries": int(lat.size),
-        "qps": round(lat.size / seconds, 1),
-        "p50_ms": round(float(np.percentile(lat, 50)), 2),
-        "p95_ms": round(float(np.percentile(lat, 95)), 2),
-        "p99_ms": round(float(np.percentile(lat, 99)), 2),
-        "errors": sum(e for _, e in results),
-        "outcome": "0 errors" if sum(e for _, e in results) == 0 else "errors",
-    }
 
 
 def rebuild_under_reads(srv: ChromaServer, corpus: Path, rebuilds: int = 1) -> dict:
