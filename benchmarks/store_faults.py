@@ -328,10 +328,17 @@ def report(trials: dict[str, list[dict]], corpus: dict[str, Any]) -> dict[str, A
     return {"corpus": corpus, "table": rows, "trials": trials}
 
 
-def merge(previous: dict[str, Any], fresh: dict[str, Any], kinds: set[str]) -> dict[str, Any]:
-    """``previous`` results with the trials of ``kinds`` (and the corpus fields) taken from ``fresh``."""
-    trials = {k: v for k, v in previous.get("trials", {}).items() if k not in kinds}
-    trials.update({k: v for k, v in fresh["trials"].items() if k in kinds})
+def merge(
+    previous: dict[str, Any], fresh: dict[str, Any], kinds: set[str], append: bool = False
+) -> dict[str, Any]:
+    """``previous`` results with the trials of ``kinds`` (and the corpus fields) taken from ``fresh``.
+
+    ``append`` adds ``fresh``'s trials (later seeds) to the previous ones instead.
+    """
+    trials = {k: v for k, v in previous.get("trials", {}).items() if append or k not in kinds}
+    for k, v in fresh["trials"].items():
+        if k in kinds:
+            trials[k] = [*trials.get(k, []), *v] if append else v
     out = report(trials, {**previous.get("corpus", {}), **fresh["corpus"]})
     at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     out["remeasured"] = {**previous.get("remeasured", {}), **{k: at for k in sorted(kinds)}}
@@ -356,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("kill-9", "concurrent", "disk-full"),
         help="measure only these faults (repeatable); the other rows of --out are kept",
     )
+    p.add_argument("--append", action="store_true", help="with --only: more trials, with the next seeds")
     args = p.parse_args(argv)
     only = set(args.only or ("kill-9", "concurrent", "disk-full"))
     kinds = {k for k in KINDS if k.startswith(tuple(only))}
@@ -384,16 +392,18 @@ def main(argv: list[str] | None = None) -> int:
 
         def save() -> list[dict[str, Any]]:  # after every trial: a cut-short run still reports
             fresh = report(trials, corpus)
-            out = merge(previous, fresh, kinds) if args.only else fresh
+            out = merge(previous, fresh, kinds, args.append) if args.only else fresh
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
             return fresh["table"]
 
-        for seed in range(args.kills if "kill-9" in kinds else 0):
+        first = {k: len(previous.get("trials", {}).get(k, [])) if args.append else 0 for k in KINDS}
+        for seed in range(first["kill-9"], first["kill-9"] + (args.kills if "kill-9" in kinds else 0)):
             trials["kill-9"].append(kill_trial(big, work, cache, seed, kills))
             save()
-        for seed in range(args.concurrent if "concurrent" in only else 0):  # 2 and 3 in turn
+        for i in range(args.concurrent if "concurrent" in only else 0):  # 2 and 3 in turn
             for runs in (2, 3):
+                seed = first[f"concurrent-{runs}"] + i
                 trials[f"concurrent-{runs}"].append(concurrent_trial(docs, work, cache, runs, seed, clean))
                 save()
         if "disk-full" in kinds:
