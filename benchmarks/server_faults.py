@@ -16,17 +16,19 @@ and ``chunklab index --server`` in subprocesses, exactly as a user runs it:
   (vectors: RANDOM unit vectors of dimension 256, labelled so in the JSON: the load is Chroma's
   HNSW search and the kit's client path, not a model); p50/p95/p99 and errors.
 * **rebuild under reads**: a reader queries while ``index --clear`` rebuilds the collection
-  with another chunker; every answer must come from one configuration.
+  with another chunker (``--rebuilds`` times, alternating two chunkers); every answer must
+  come from one configuration, and no query may fail (the rebuild switches the store's alias
+  to the new generation, :mod:`chunklab.retrieval.aliases`).
 
 Run ``make faults-server`` (or ``--quick`` for small sizes); results go to
-benchmarks/results/server_faults.json.
+benchmarks/results/server_faults.json. ``--only rebuild`` (repeatable) re-measures only the
+scenarios named and replaces their rows in the existing file.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import os
 import platform
 import random
@@ -45,8 +47,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from chroma_process import ChromaServer  # noqa: E402  (test scaffolding shared with the tests)
 
+sys.path.insert(0, str(REPO / "benchmarks"))
+from server_load import query_load  # noqa: E402
+
 RESULTS = REPO / "benchmarks" / "results"
 STRATEGY = ["--strategy", "recursive", "--size", "300"]
+#: the scenarios, in the order they run (``--only`` picks some)
+SCENARIOS = ("restart", "budget", "writers", "rebuild", "load")
 
 
 def write_corpus(root: Path, docs: int, prefix: str = "") -> Path:
@@ -210,75 +217,8 @@ def three_writers(srv: ChromaServer, root: Path) -> dict:
     return row
 
 
-def _client(url: str, collection: str, seconds: float, seed: int, queue: Any) -> None:
-    from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
-
-    store = ChunkStore(url=url, collection=collection, encoder=Encoder("static"), create=False)
-    rng = np.random.default_rng(seed)
-    lat, errors = [], 0
-    store.search_vectors(rng.standard_normal((1, 256)).astype(np.float32), k=10)  # warm-up, not timed
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        q = rng.standard_normal((1, 256)).astype(np.float32)
-        q /= np.linalg.norm(q)
-        t = time.perf_counter()
-        try:
-            hits = store.search_vectors(q, k=10)[0]
-            if len(hits) != 10:
-                errors += 1
-        except Exception:
-            errors += 1
-        lat.append(time.perf_counter() - t)
-    queue.put((lat, errors))
-
-
-def query_load(srv: ChromaServer, chunks: int, clients: int, seconds: float) -> dict:
-    """``clients`` processes querying a collection of ``chunks`` random unit vectors for ``seconds``."""
-    from chunklab.chunk import Chunk
-    from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
-
-    name = f"load-{chunks}"
-    store = ChunkStore(url=srv.url, collection=name, encoder=Encoder("static"))
-    rng = np.random.default_rng(0)
-    t0 = time.monotonic()
-    step = 2000
-    for start in range(store.count(), chunks, step):
-        n = min(step, chunks - start)
-        vecs = rng.standard_normal((n, 256)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        rows = [Chunk(f"record {i}", 0, len(f"record {i}"), f"doc-{i}") for i in range(start, start + n)]
-        store.add(rows, vectors=vecs, show_progress=False, batch_size=step)
-    build = time.monotonic() - t0
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    procs = [ctx.Process(target=_client, args=(srv.url, name, seconds, i, queue)) for i in range(clients)]
-    for p in procs:
-        p.start()
-    results = [queue.get(timeout=seconds + 300) for _ in procs]
-    for p in procs:
-        p.join()
-    lat = np.array([x for r, _ in results for x in r]) * 1000
-    return {
-        "fault": f"query load: {clients} clients for {seconds:g} s, {chunks:,} chunks",
-        "vectors": "random unit vectors, dim 256 (not a model: Chroma's search and the kit's client path)",
-        "clients": clients,
-        "seconds": seconds,
-        "chunks": store.count(),
-        "build_s": round(build, 1),
-        "queries": int(lat.size),
-        "qps": round(lat.size / seconds, 1),
-        "p50_ms": round(float(np.percentile(lat, 50)), 2),
-        "p95_ms": round(float(np.percentile(lat, 95)), 2),
-        "p99_ms": round(float(np.percentile(lat, 99)), 2),
-        "errors": sum(e for _, e in results),
-        "outcome": "0 errors" if sum(e for _, e in results) == 0 else "errors",
-    }
-
-
-def rebuild_under_reads(srv: ChromaServer, corpus: Path) -> dict:
-    """A reader queries while ``index --clear`` rebuilds with another chunker: never a mix."""
+def rebuild_under_reads(srv: ChromaServer, corpus: Path, rebuilds: int = 1) -> dict:
+    """A reader queries while ``index --clear`` rebuilds ``rebuilds`` times with another chunker."""
     from chunklab.embed import Encoder
     from chunklab.retrieval.store import ChunkStore
 
@@ -305,9 +245,10 @@ def rebuild_under_reads(srv: ChromaServer, corpus: Path) -> dict:
     thread = threading.Thread(target=read)
     thread.start()
     t0 = time.monotonic()
-    cmd = index_cmd(srv.url, name, [corpus], "--clear")
-    cmd[cmd.index("recursive")] = "fixed"
-    subprocess.run(cmd, env=env(), check=True, capture_output=True)
+    for i in range(rebuilds):  # fixed, recursive, fixed, ...: each rebuild switches the chunker
+        cmd = index_cmd(srv.url, name, [corpus], "--clear")
+        cmd[cmd.index("recursive")] = "fixed" if i % 2 == 0 else "recursive"
+        subprocess.run(cmd, env=env(), check=True, capture_output=True)
     rebuild = time.monotonic() - t0
     time.sleep(1.0)
     stop.set()
@@ -315,6 +256,7 @@ def rebuild_under_reads(srv: ChromaServer, corpus: Path) -> dict:
     mixed = sum(len(s) > 1 for s in seen)
     return {
         "fault": "search during index --clear with another chunker",
+        "rebuilds": rebuilds,
         "queries": len(seen) + errors[0],
         "mixed": mixed,
         "errors": errors[0],
@@ -337,7 +279,14 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=100_000, help="records for the query load")
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=60.0, help="query load duration")
+    ap.add_argument("--rebuilds", type=int, default=3, help="rebuilds under reads (alternating chunkers)")
     ap.add_argument("--out", default=str(RESULTS / "server_faults.json"))
+    ap.add_argument(
+        "--only",
+        action="append",
+        choices=SCENARIOS,
+        help="re-measure only this scenario (repeatable); the other rows of --out are kept",
+    )
     args = ap.parse_args()
     if args.quick:
         args.docs, args.trials, args.chunks, args.clients, args.seconds = 60, 1, 5000, 2, 5.0
@@ -349,40 +298,67 @@ def main() -> None:
         write_corpus(work / "two" / "b", args.docs // 3, "b")
         srv = ChromaServer(work / "server")
         first_start = srv.start()
+        only = set(args.only or SCENARIOS)
         try:
-            t0 = time.monotonic()
-            subprocess.run(index_cmd(srv.url, "clean", [corpus]), env=env(), check=True, capture_output=True)
-            clean_s = time.monotonic() - t0
-            clean = snapshot(srv.url, "clean")
-            print(f"clean run: {len(clean)} chunks in {clean_s:.1f} s", flush=True)
             result: dict[str, Any] = {
                 "benchmark": "server_faults",
                 "quick": args.quick,
                 "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
                 "load_before": os.getloadavg(),
                 "server_start_s": round(first_start, 2),
-                "clean_run": {"docs": args.docs, "chunks": len(clean), "wall_s": round(clean_s, 2)},
                 "faults": [],
                 "query_load": None,
             }
-            steps = [
-                partial(restart_trial, srv, corpus, seed, args.down, clean) for seed in range(args.trials)
-            ]
-            steps += [
-                partial(past_budget, srv, corpus, 5.0, clean),
-                partial(three_writers, srv, work / "two"),
-                partial(rebuild_under_reads, srv, corpus),
-            ]
-            for step in steps:
-                result["faults"].append(step())
-                print(result["faults"][-1], flush=True)
-                save(result, args.out, t_start)  # a partial file survives an interrupted run
-            result["query_load"] = query_load(srv, args.chunks, args.clients, args.seconds)
-            print(result["query_load"], flush=True)
-            save(result, args.out, t_start)
+            clean: dict = {}
+            if only & {"restart", "budget"}:
+                t0 = time.monotonic()
+                subprocess.run(
+                    index_cmd(srv.url, "clean", [corpus]), env=env(), check=True, capture_output=True
+                )
+                clean_s = time.monotonic() - t0
+                clean = snapshot(srv.url, "clean")
+                print(f"clean run: {len(clean)} chunks in {clean_s:.1f} s", flush=True)
+                result["clean_run"] = {"docs": args.docs, "chunks": len(clean), "wall_s": round(clean_s, 2)}
+            if args.only:  # keep what was measured before, replace what is measured now
+                result = kept(Path(args.out), result, only)
+            steps = {
+                "restart": [
+                    partial(restart_trial, srv, corpus, seed, args.down, clean) for seed in range(args.trials)
+                ],
+                "budget": [partial(past_budget, srv, corpus, 5.0, clean)],
+                "writers": [partial(three_writers, srv, work / "two")],
+                "rebuild": [partial(rebuild_under_reads, srv, corpus, args.rebuilds)],
+            }
+            fresh: set[str] = set()  # faults measured now: their earlier rows go
+            for scenario, found in steps.items():
+                for step in found if scenario in only else []:
+                    row = step()
+                    if row["fault"] not in fresh:
+                        result["faults"] = [r for r in result["faults"] if r["fault"] != row["fault"]]
+                        fresh.add(row["fault"])
+                    result["faults"].append(row)
+                    print(row, flush=True)
+                    save(result, args.out, t_start)  # a partial file survives an interrupted run
+            if "load" in only:
+                result["query_load"] = query_load(srv, args.chunks, args.clients, args.seconds)
+                print(result["query_load"], flush=True)
+                save(result, args.out, t_start)
         finally:
             srv.stop()
     print(f"wrote {args.out}")
+
+
+def kept(out: Path, fresh: dict[str, Any], only: set[str]) -> dict[str, Any]:
+    """The results in ``out`` with this run's header, saying which scenarios are re-measured now."""
+    if not out.is_file():
+        return fresh
+    before = json.loads(out.read_text())
+    before.update({k: v for k, v in fresh.items() if k not in ("faults", "query_load", "clean_run")})
+    before["remeasured"] = {
+        "scenarios": sorted(only),
+        "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    return before
 
 
 def save(result: dict[str, Any], out: str, t_start: float) -> None:

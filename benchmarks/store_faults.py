@@ -7,14 +7,20 @@ and compares the result with a clean run's :func:`~chunklab.retrieval.store_file
 
 * ``concurrent-2`` / ``concurrent-3``: 2 or 3 runs started at once on one store (all must exit
   0 within the timeout); the store must open and hold exactly the clean run's ids and digest;
-* ``kill-9``: one run killed with SIGKILL after a seeded random delay in (0, clean run time);
-  the store must open (or be repaired by ``--repair``), ``stats()`` must agree with what the
-  store lists and its recorded configuration, and a re-run must reach the clean digest;
+* ``kill-9``: one run killed with SIGKILL during its write phase: the benchmark watches the
+  store's ``chroma.sqlite3`` grow past an empty store's size (the first upsert committed) and
+  kills a seeded random delay later, in (0, the clean run's write phase); only kills that left
+  some but not all chunks in the store landed mid-write and count as injected (the others are
+  listed in ``landed``). The store must open (or be repaired by ``--repair``), ``stats()`` must
+  agree with what the store lists and its recorded configuration, and a re-run must reach
+  the clean digest. The kill trials index a larger corpus (``--kill-docs``) so that the write
+  phase lasts seconds;
 * ``disk-full``: a run whose files may not grow past a limit (``RLIMIT_FSIZE``) must fail with
   an error naming the path and leave the previous store's digest unchanged.
 
 Writes ``benchmarks/results/store_faults.json`` (the fault table: injected, survived, lost,
-duplicated, repaired, time to recover). ``make faults-store`` runs the full sizes; the tests
+duplicated, repaired, time to recover); ``--only kill-9`` (repeatable) re-measures some faults
+and keeps the other rows. ``make faults-store`` runs the full sizes; the tests
 (tests/test_store_faults.py, tests/test_store_lock.py) call the same functions with a few trials.
 """
 
@@ -35,9 +41,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from store_writes import POLL_S, RUN_TIMEOUT, empty_store_bytes, first_write, write_span  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
-#: no run may take longer than this (a hang counts as a failed trial, never a stuck benchmark)
-RUN_TIMEOUT = 240.0
 
 
 def make_corpus(folder: Path, docs: int, seed: int = 0) -> Path:
@@ -127,26 +134,35 @@ def inspect(store: Path) -> dict[str, Any]:
         SharedSystemClient.clear_system_cache()
 
 
-def clean_run(docs: Path, work: Path, cache: Path, first: Path | None = None) -> dict[str, Any]:
-    """Index ``docs`` into a fresh store without faults: the reference state and a warm run's duration.
+def clean_run(
+    docs: Path, work: Path, cache: Path, first: Path | None = None, name: str = "clean"
+) -> dict[str, Any]:
+    """Index ``docs`` into a fresh store without faults: the reference state, a warm run's timings.
 
     ``first``, a store already indexed from ``docs`` with this cache (a test fills it in its own
     process), stands in for the cold first run; the second, timed run goes into a new store
-    with the cache warm, as every trial does, and must reach the same digest.
+    ``work/name`` with the cache warm, as every trial does, and must reach the same digest. Its
+    write phase (``write_s``: from the first upsert reaching the store's SQLite file to the last
+    change of that file) is the range the kill trials draw their delays from.
     """
     t0 = time.perf_counter()
     if first is None:
-        first = work / "clean-cold"
+        first = work / f"{name}-cold"
         code, err = finish(start(docs, first, cache))
         if code != 0:
             raise RuntimeError(f"the clean run failed ({code}): {err[-2000:]}")
     state = inspect(first)
     state["cold_seconds"] = time.perf_counter() - t0
+    state["empty_bytes"] = empty_store_bytes(work / f"{name}-empty", state["config"])
     t0 = time.perf_counter()
-    code, err = finish(start(docs, work / "clean", cache))
+    proc = start(docs, work / name, cache)
+    began, ended = write_span(proc, work / name, state["empty_bytes"])
+    code, err = finish(proc)
     state["seconds"] = time.perf_counter() - t0
-    if code != 0 or inspect(work / "clean")["digest"] != state["digest"]:
+    if code != 0 or began is None or inspect(work / name)["digest"] != state["digest"]:
         raise RuntimeError(f"a second clean run differs from the first ({code}): {err[-2000:]}")
+    state["first_write_s"] = began - t0
+    state["write_s"] = max(ended - began, POLL_S)
     return state
 
 
@@ -178,13 +194,20 @@ def concurrent_trial(
 
 
 def kill_trial(docs: Path, work: Path, cache: Path, seed: int, clean: dict[str, Any]) -> dict:
-    """Kill one run with SIGKILL after a seeded delay; check the store, repair if needed, re-run."""
+    """SIGKILL one run a seeded delay after its first write; check the store, repair if needed, re-run.
+
+    ``landed`` says where the kill fell: ``mid-write`` (the store holds some but not all of the
+    clean run's chunks: the only kills counted as injected), ``after the last write`` (all
+    chunks were in), ``after exit`` or ``before the first write`` (none seen before the run ended).
+    """
     rng = random.Random(seed)
     store = work / f"kill-{seed}"
-    delay = rng.uniform(0.0, clean["seconds"])
+    delay = rng.uniform(0.0, clean["write_s"])
     proc = start(docs, store, cache)
-    time.sleep(delay)
-    killed = proc.poll() is None
+    began = first_write(proc, store, clean["empty_bytes"])
+    if began is not None:
+        time.sleep(max(0.0, began + delay - time.perf_counter()))
+    killed = began is not None and proc.poll() is None
     if killed:
         proc.send_signal(signal.SIGKILL)
     finish(proc)
@@ -193,6 +216,13 @@ def kill_trial(docs: Path, work: Path, cache: Path, seed: int, clean: dict[str, 
     if after["ok"]:
         stats, ids = after["stats"], after["ids"]
         consistent = stats["vectors"] == len(ids) and after["config"] in (None, clean["config"])
+    at_kill = len(after.get("ids", []))
+    if began is None:
+        landed = "before the first write"
+    elif not killed:
+        landed = "after exit"
+    else:
+        landed = "mid-write" if 0 < at_kill < len(clean["ids"]) else "after the last write"
     repaired = False
     t0 = time.perf_counter()
     if not after["ok"] and after.get("damaged"):
@@ -204,8 +234,11 @@ def kill_trial(docs: Path, work: Path, cache: Path, seed: int, clean: dict[str, 
     ids = final.get("ids", [])
     return {
         "delay_s": round(delay, 3),
+        "write_fraction": round(delay / clean["write_s"], 3),
         "killed": killed,
-        "chunks_at_kill": len(after.get("ids", [])),
+        "landed": landed,
+        "injected": landed == "mid-write",
+        "chunks_at_kill": at_kill,
         "opened_after_kill": after["ok"]
         or after.get("error") == "no store yet"
         or "no collection" in after.get("error", ""),
@@ -249,21 +282,24 @@ def disk_full_trial(docs: Path, more: Path, work: Path, cache: Path, clean: dict
 def table(trials: list[dict], kind: str) -> dict[str, Any]:
     """One row of the fault table.
 
-    A kill trial whose run had already finished when the signal was due injected nothing: it
-    is counted in ``not_injected``, not in ``injected``.
+    A kill trial that did not land mid-write injected nothing: it is counted in
+    ``not_injected`` (and whether those runs survived too in ``not_injected_survived``), and
+    ``landed`` gives the distribution of every kill.
     """
-    missed = [t for t in trials if t.get("killed") is False]
-    trials = [t for t in trials if t.get("killed") is not False]
-    survived = [  # the disk-full trial survives when the old store is intact and opens
-        t
-        for t in trials
-        if (t.get("same_digest") or (t.get("previous_intact") and t.get("opened"))) and not t.get("hung")
-    ]
-    return {
+    missed = [t for t in trials if not t.get("injected", t.get("killed") is not False)]
+    trials = [t for t in trials if t.get("injected", t.get("killed") is not False)]
+
+    def survived(found: list[dict]) -> int:  # disk full survives when the old store is intact and opens
+        return sum(
+            bool(t.get("same_digest") or (t.get("previous_intact") and t.get("opened"))) and not t.get("hung")
+            for t in found
+        )
+
+    row = {
         "fault": kind,
         "injected": len(trials),
         "not_injected": len(missed),
-        "survived": len(survived),
+        "survived": survived(trials),
         "lost": sum(t.get("lost", 0) for t in trials),
         "duplicated": sum(t.get("duplicated", 0) for t in trials),
         "repaired": sum(bool(t.get("repaired")) for t in trials),
@@ -271,6 +307,42 @@ def table(trials: list[dict], kind: str) -> dict[str, Any]:
             max((t.get("recover_s", t.get("seconds", 0)) for t in trials), default=0), 2
         ),
     }
+    landed = [t["landed"] for t in trials + missed if "landed" in t]
+    if landed:
+        row["landed"] = {where: landed.count(where) for where in sorted(set(landed))}
+        row["not_injected_survived"] = survived(missed)
+    return row
+
+
+KINDS = ("kill-9", "concurrent-2", "concurrent-3", "disk-full")
+
+
+def report(trials: dict[str, list[dict]], corpus: dict[str, Any]) -> dict[str, Any]:
+    """The JSON of a run: the corpus, one table row per kind of fault (in :data:`KINDS` order), the trials."""
+    rows = []
+    for kind in (k for k in KINDS if trials.get(k)):
+        rows.append(table(trials[kind], kind))
+        if kind == "disk-full":
+            disk = trials[kind][0]
+            rows[-1]["survived"] = int(disk["previous_intact"] and disk["exit"] not in (0, None))
+    return {"corpus": corpus, "table": rows, "trials": trials}
+
+
+def merge(
+    previous: dict[str, Any], fresh: dict[str, Any], kinds: set[str], append: bool = False
+) -> dict[str, Any]:
+    """``previous`` results with the trials of ``kinds`` (and the corpus fields) taken from ``fresh``.
+
+    ``append`` adds ``fresh``'s trials (later seeds) to the previous ones instead.
+    """
+    trials = {k: v for k, v in previous.get("trials", {}).items() if append or k not in kinds}
+    for k, v in fresh["trials"].items():
+        if k in kinds:
+            trials[k] = [*trials.get(k, []), *v] if append else v
+    out = report(trials, {**previous.get("corpus", {}), **fresh["corpus"]})
+    at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    out["remeasured"] = {**previous.get("remeasured", {}), **{k: at for k in sorted(kinds)}}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -281,43 +353,62 @@ def main(argv: list[str] | None = None) -> int:
         "--concurrent", type=int, default=20, help="seeded tries each of 2 and 3 runs (default 20)"
     )
     p.add_argument("--kills", type=int, default=30, help="seeded kill -9 trials (default 30)")
+    p.add_argument(
+        "--kill-docs", type=int, default=300, help="documents of the kill trials' corpus (default 300)"
+    )
     p.add_argument("--out", type=Path, default=RESULTS / "store_faults.json")
+    p.add_argument(
+        "--only",
+        action="append",
+        choices=("kill-9", "concurrent", "disk-full"),
+        help="measure only these faults (repeatable); the other rows of --out are kept",
+    )
+    p.add_argument("--append", action="store_true", help="with --only: more trials, with the next seeds")
     args = p.parse_args(argv)
+    only = set(args.only or ("kill-9", "concurrent", "disk-full"))
+    kinds = {k for k in KINDS if k.startswith(tuple(only))}
+    previous = json.loads(args.out.read_text()) if args.only and args.out.is_file() else {}
     sys.path.insert(0, str(ROOT))
     work = Path(tempfile.mkdtemp(prefix="store-faults-"))
     try:
         cache = work / "cache"
         os.environ["CHUNKLAB_CACHE"] = str(cache)
         docs = make_corpus(work / "docs", args.docs)
-        more = make_corpus(work / "more", args.docs, seed=1)
-        clean = clean_run(docs, work, cache)
-        trials: dict[str, list[dict]] = {}
+        trials: dict[str, list[dict]] = {k: [] for k in KINDS if k in kinds}
+        corpus: dict[str, Any] = {}
+        if "kill-9" in kinds:
+            big = make_corpus(work / "big", args.kill_docs, seed=2)
+            kills = clean_run(big, work, cache, name="clean-big")
+            corpus.update(
+                kill_docs=args.kill_docs,
+                kill_chunks=len(kills["ids"]),
+                kill_clean_run_s=round(kills["seconds"], 2),
+                kill_first_write_s=round(kills["first_write_s"], 2),
+                kill_write_phase_s=round(kills["write_s"], 2),
+            )
+        if kinds - {"kill-9"}:
+            clean = clean_run(docs, work, cache)
+            corpus.update(docs=args.docs, chunks=len(clean["ids"]), clean_run_s=round(clean["seconds"], 2))
 
-        def save() -> list[dict[str, Any]]:  # after every kind of fault: a cut-short run still reports
-            rows = [table(found, kind) for kind, found in trials.items()]
-            if trials.get("disk-full"):
-                disk = trials["disk-full"][0]
-                rows[-1]["survived"] = int(disk["previous_intact"] and disk["exit"] not in (0, None))
-            corpus = {
-                "docs": args.docs,
-                "chunks": len(clean["ids"]),
-                "clean_run_s": round(clean["seconds"], 2),
-            }
+        def save() -> list[dict[str, Any]]:  # after every trial: a cut-short run still reports
+            fresh = report(trials, corpus)
+            out = merge(previous, fresh, kinds, args.append) if args.only else fresh
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            report = {"corpus": corpus, "table": rows, "trials": trials}
-            args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-            return rows
+            args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+            return fresh["table"]
 
-        for runs in (2, 3):
-            trials[f"concurrent-{runs}"] = [
-                concurrent_trial(docs, work, cache, runs, seed, clean) for seed in range(args.concurrent)
-            ]
+        first = {k: len(previous.get("trials", {}).get(k, [])) if args.append else 0 for k in KINDS}
+        for seed in range(first["kill-9"], first["kill-9"] + (args.kills if "kill-9" in kinds else 0)):
+            trials["kill-9"].append(kill_trial(big, work, cache, seed, kills))
             save()
-        trials["kill-9"] = []
-        for seed in range(args.kills):
-            trials["kill-9"].append(kill_trial(docs, work, cache, seed, clean))
-            save()
-        trials["disk-full"] = [disk_full_trial(docs, more, work, cache, clean)]
+        for i in range(args.concurrent if "concurrent" in only else 0):  # 2 and 3 in turn
+            for runs in (2, 3):
+                seed = first[f"concurrent-{runs}"] + i
+                trials[f"concurrent-{runs}"].append(concurrent_trial(docs, work, cache, runs, seed, clean))
+                save()
+        if "disk-full" in kinds:
+            more = make_corpus(work / "more", args.docs, seed=1)
+            trials["disk-full"] = [disk_full_trial(docs, more, work, cache, clean)]
         rows = save()
         for row in rows:
             print(json.dumps(row))

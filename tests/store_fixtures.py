@@ -11,22 +11,30 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import store_faults  # noqa: E402  (the benchmark's harness, used with a few trials)
 
-_BUILT: list[tuple] = []  # one state per test process, whichever module asks first
+_BUILT: dict[str, tuple] = {}  # one state per test process, whichever module asks first
 
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory):
     """``(docs, work, cache, clean)``: 6 documents indexed once here (filling the cache), then timed warm."""
-    if not _BUILT:
-        _BUILT.append(_build(tmp_path_factory.mktemp("store-faults")))
-    return _BUILT[0]
+    if "small" not in _BUILT:
+        _BUILT["small"] = _build(tmp_path_factory.mktemp("store-faults"), 6)
+    return _BUILT["small"]
 
 
-def _build(work: Path) -> tuple:
+@pytest.fixture(scope="session")
+def kill_corpus(tmp_path_factory):
+    """The same for 64 documents: four upserts, so that a kill can land between them."""
+    if "kill" not in _BUILT:
+        _BUILT["kill"] = _build(tmp_path_factory.mktemp("store-kills"), 64)
+    return _BUILT["kill"]
+
+
+def _build(work: Path, n: int) -> tuple:
     from chunklab.cli import main
 
     cache = work / "cache"
-    docs = store_faults.make_corpus(work / "docs", 6)
+    docs = store_faults.make_corpus(work / "docs", n)
     patch = pytest.MonkeyPatch()
     patch.setenv("CHUNKLAB_CACHE", str(cache))
     try:

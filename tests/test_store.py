@@ -385,6 +385,39 @@ def test_rebuild_swaps_in_the_new_chunks_only_when_the_block_succeeds(tmp_path):
     assert reopened.count() == 2 and reopened.get([parent.id]) == [parent]
     from chunklab.retrieval.backend import collection_names, make_client
 
-    assert collection_names(make_client(tmp_path / "db", None, False)) == [
-        "rebuilt"
-    ]  # no staging left behind
+    client = make_client(tmp_path / "db", None, False)
+    assert collection_names(client) == ["rebuilt"]
+    raw = sorted(c.name for c in client.list_collections())  # one generation and the alias, no more
+    assert raw == [store._collections.name, store._collections.name + "_parents", "rebuilt.live"]
+
+
+@pytest.mark.parametrize("path", [False, True])
+def test_a_reader_sees_one_generation_whole_before_during_and_after_a_rebuild(tmp_path, path):
+    from chunklab.retrieval.aliases import live_name
+
+    where = {"path": tmp_path / "db"} if path else {"in_memory": True}
+    store = ChunkStore(**where, collection="gens", encoder=_HASH)
+    reader = (
+        store
+        if not path
+        else ChunkStore(path=tmp_path / "db", collection="gens", encoder=_HASH, create=False)
+    )
+    texts = ["alpha beta", "gamma delta", "epsilon zeta"]
+
+    def strategies() -> set[str]:
+        return {c.metadata["strategy"] for c, _ in reader.search("alpha gamma", k=10)}
+
+    store.add([Chunk(t, 0, len(t), f"d{i}", {"strategy": "old"}) for i, t in enumerate(texts)])
+    for generation in ("new", "newer"):
+        before = strategies()
+        with store.rebuild() as staging:
+            for i, t in enumerate(texts):  # every step of the rebuild: the reader sees the old whole
+                staging.add([Chunk(t, 0, len(t), f"d{i}", {"strategy": generation})])
+                assert strategies() == before and reader.count() == len(texts)
+        assert strategies() == {generation} and reader.count() == len(texts)
+        assert (
+            live_name(store.client, store._collections.logical)
+            == store._collections.name
+            == reader._collections.name
+        )
+    store.close()

@@ -10,8 +10,6 @@ another model's vectors or another chunking into it by accident.
 from __future__ import annotations
 
 import contextlib
-import json
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -20,9 +18,11 @@ from urllib.parse import urlparse
 import numpy as np
 
 from chunklab.chunk import Chunk, is_leaf
-from chunklab.embed import DEFAULT_MODEL_NAME, Encoder, get_encoder
+from chunklab.embed import Encoder, get_encoder
 from chunklab.protocols import EncoderLike, Hit
+from chunklab.retrieval import aliases
 from chunklab.retrieval.filters import chunk_from_stored, encode_metadata
+from chunklab.retrieval.retry import is_connection_error
 
 try:  # registration makes reopened collections find this embedding function by name
     from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
@@ -40,8 +40,6 @@ __all__ = [
     "EF_NAME",
     "ChunklabEmbeddingFunction",
     "Collections",
-    "StoreMismatchError",
-    "check_record",
     "make_client",
     "parse_url",
 ]
@@ -49,12 +47,6 @@ __all__ = [
 EF_NAME = "chunklab-minilm"  # the registered name (kept from the MiniLM-only days: old stores reopen)
 PARENTS_SUFFIX = "_parents"
 T = TypeVar("T")
-ENCODER_KEY = "chunklab_encoder"
-CONFIG_KEY = "chunklab_config"
-
-
-class StoreMismatchError(ValueError):
-    """A collection was built with another encoder or chunker configuration than the one given."""
 
 
 @register_embedding_function
@@ -147,26 +139,52 @@ class Collections:
     """A store's Chroma collections: leaves under ``name``, parents (when any) under ``{name}_parents``.
 
     The one owner of the client, the embedding function and both collections, so the store
-    never opens, drops or renames a Chroma collection itself. :meth:`staging` gives a sibling
-    set that :meth:`swap_into` renames over this one (a rebuild that fails leaves it alone).
+    never opens, drops or renames a Chroma collection itself. ``logical`` is the store's name,
+    an alias (:mod:`chunklab.retrieval.aliases`) naming the live generation ``name``; a set
+    opened for reading (``follows``) resolves it again at every read (:meth:`refresh`), a
+    writer's stays on the generation it opened (it never writes one configuration into
+    another's generation). :meth:`staging` gives a new generation that :meth:`swap_into` makes
+    live (a rebuild that fails leaves this one alone).
     """
 
     def __init__(
-        self, client: ClientAPI, name: str, ef: ChunklabEmbeddingFunction, leaves: Collection
+        self,
+        client: ClientAPI,
+        name: str,
+        ef: ChunklabEmbeddingFunction,
+        leaves: Collection,
+        logical: str | None = None,
+        follows: bool = False,
     ) -> None:
         self.client = client
         self.name = name
         self.ef = ef
         self.leaves = leaves
         self._parents: Collection | None = None
+        self.logical = logical  # None: a generation being built
+        self.follows = follows and logical is not None
 
     @classmethod
     def open(
         cls, client: ClientAPI, name: str, ef: ChunklabEmbeddingFunction, create: bool
     ) -> Collections | None:
-        """The collections named ``name`` (created when ``create``; None when missing and not created)."""
-        leaves = _open_collection(client, name, ef, create)
-        return cls(client, name, ef, leaves) if leaves is not None else None
+        """The live collections of the store ``name`` (created when ``create``; None when missing)."""
+        live = aliases.live_name(client, name)
+        leaves = _open_collection(client, live, ef, create)
+        return cls(client, live, ef, leaves, logical=name, follows=not create) if leaves is not None else None
+
+    def refresh(self) -> bool:
+        """Follow the alias to the live generation (once per read, when ``follows``); True when it moved."""
+        if not self.follows or self.logical is None:
+            return False
+        live = aliases.live_name(self.client, self.logical)
+        if live == self.name:
+            return False
+        leaves = _open_collection(self.client, live, self.ef, False)
+        if leaves is None:  # never happens: an alias is switched only to a complete generation
+            return False
+        self.name, self.leaves, self._parents = live, leaves, None
+        return True
 
     def parents(self, create: bool = False) -> Collection | None:
         """The parent collection (created on demand with ``create``; None while it does not exist)."""
@@ -183,15 +201,21 @@ class Collections:
         """Open the collections afresh (through ``client`` when given: a reconnected one)."""
         if client is not None:
             self.client = client
+        if self.logical is not None:
+            self.name = aliases.live_name(self.client, self.logical)
         self._parents = None
         leaves = _open_collection(self.client, self.name, self.ef, create=True)
         assert leaves is not None  # created
         self.leaves = leaves
 
-    def drop(self, best_effort: bool = False) -> None:
-        """Delete both collections (missing ones are fine; ``best_effort`` swallows every error)."""
+    def drop(self, best_effort: bool = False, alias: bool = False) -> None:
+        """Delete both collections (and with ``alias`` the alias record); missing ones are fine.
+
+        ``best_effort`` swallows every error.
+        """
         errors: tuple[type[BaseException], ...] = (Exception,) if best_effort else (NotFoundError, ValueError)
-        for name in (self.name, self.name + PARENTS_SUFFIX):
+        extra = [aliases.alias_of(self.logical)] if alias and self.logical is not None else []
+        for name in (self.name, self.name + PARENTS_SUFFIX, *extra):
             with contextlib.suppress(*errors):
                 self.client.delete_collection(name)
 
@@ -220,7 +244,20 @@ class Collections:
                 coll.delete(ids=ids)
 
     def query(self, vectors: np.ndarray, k: int, where: Where | None, parents: bool) -> list[list[Hit]]:
-        """The ``k`` nearest leaves (or parents) to each row of ``vectors``, as ``(chunk, cosine)``."""
+        """The ``k`` nearest leaves (or parents) to each row of ``vectors``, as ``(chunk, cosine)``.
+
+        The alias is resolved first, so the answer comes from the generation live now; one
+        dropped by a rebuild between that and the query is followed to its successor.
+        """
+        self.refresh()
+        try:
+            return self._query(vectors, k, where, parents)
+        except Exception as exc:
+            if is_connection_error(exc) or not self.refresh():  # not a generation that went away
+                raise
+            return self._query(vectors, k, where, parents)
+
+    def _query(self, vectors: np.ndarray, k: int, where: Where | None, parents: bool) -> list[list[Hit]]:
         coll = self.parents() if parents else self.leaves
         if coll is None:
             return [[] for _ in range(len(vectors))]
@@ -245,6 +282,7 @@ class Collections:
 
     def fetch(self, ids: list[str]) -> dict[str, Chunk]:
         """The stored chunks (leaves or parents) among ``ids``, by id (unknown ids left out)."""
+        self.refresh()
         found: dict[str, Chunk] = {}
         for coll in self.both():
             want = [i for i in ids if i not in found]
@@ -259,6 +297,7 @@ class Collections:
 
     def iter_chunks(self, parents: bool, batch_size: int) -> Iterator[Chunk]:
         """Every stored leaf (or parent), ``batch_size`` records per request."""
+        self.refresh()
         coll = self.parents() if parents else self.leaves
         if coll is None:
             return
@@ -268,24 +307,28 @@ class Collections:
 
     def count(self, parents: bool = False) -> int:
         """Number of stored leaves (or parents)."""
+        self.refresh()
         coll = self.parents() if parents else self.leaves
         return int(coll.count()) if coll is not None else 0
 
     # -- rebuilding beside ---------------------------------------------------------------
     def staging(self) -> Collections:
-        """A new, empty sibling set named ``{name}.staging-XXXXXXXX`` on the same client."""
-        staged = Collections.open(self.client, f"{self.name}.staging-{uuid.uuid4().hex[:8]}", self.ef, True)
-        assert staged is not None  # created
-        return staged
+        """A new, empty generation ``{store}.gen-XXXXXXXX`` on the same client (no alias followed)."""
+        name = aliases.new_generation(self.logical or self.name)
+        leaves = _open_collection(self.client, name, self.ef, True)
+        assert leaves is not None  # created
+        return type(self)(self.client, name, self.ef, leaves)
 
     def swap_into(self, target: Collections) -> None:
-        """Replace ``target``'s collections by these: drop them, rename these to their names, reopen."""
-        parents = self.parents()
-        target.drop()
-        self.leaves.modify(name=target.name)
-        if parents is not None:
-            parents.modify(name=target.name + PARENTS_SUFFIX)
-        target.reset()
+        """Make these ``target``'s live collections: switch its alias to them, then drop the old ones.
+
+        Readers see the old generation or this one, whole, never both and never neither.
+        """
+        store = target.logical or target.name
+        aliases.switch(self.client, store, self.name, self.ef)
+        old = Collections(target.client, target.name, target.ef, target.leaves)
+        target.name, target.leaves, target._parents, target.logical = self.name, self.leaves, None, store
+        old.drop()
 
 
 def _open_collection(
@@ -304,69 +347,9 @@ def _open_collection(
 
 
 def collection_names(client: ClientAPI) -> list[str]:
-    """Names of the chunk collections in ``client`` (parent collections left out), sorted."""
+    """Names of the stores in ``client`` (parent collections and rebuilt generations left out), sorted."""
     names = [c if isinstance(c, str) else c.name for c in client.list_collections()]
-    return sorted(n for n in names if not n.endswith(PARENTS_SUFFIX))
-
-
-def check_record(
-    collection: Collection, encoder: EncoderLike, config: dict[str, Any] | None, replace: bool
-) -> bool:
-    """Compare what ``collection`` recorded with this encoder and chunker config; record them if new.
-
-    Returns True when the caller must clear the collection first (``replace=True`` and a
-    mismatch). Without ``replace`` a mismatch raises :class:`StoreMismatchError` naming both.
-    """
-    meta = dict(collection.metadata or {})
-    wanted_config = json.dumps(config, sort_keys=True, default=str) if config is not None else None
-    problems = []
-    if meta.get(ENCODER_KEY) not in (None, encoder.name):
-        problems.append(f"encoder {meta[ENCODER_KEY]!r} (this store was given {encoder.name!r})")
-    if wanted_config is not None and meta.get(CONFIG_KEY) not in (None, wanted_config):
-        problems.append(f"chunker configuration {meta[CONFIG_KEY]} (this run uses {wanted_config})")
-    if problems and not replace:
-        raise StoreMismatchError(
-            f"collection {collection.name!r} was built with "
-            + " and ".join(problems)
-            + ": mixing them would rank two chunkings or two models side by side; pass replace=True "
-            "(chunklab index --clear) to rebuild it, or use another collection"
-        )
-    update = {ENCODER_KEY: encoder.name}
-    if wanted_config is not None:
-        update[CONFIG_KEY] = wanted_config
-    if any(meta.get(k) != v for k, v in update.items()):
-        new_meta = {k: v for k, v in meta.items() if not k.startswith("hnsw:")}
-        new_meta.update(update)
-        collection.modify(metadata=new_meta)
-    return bool(problems)
-
-
-def recorded_encoder(client: ClientAPI, name: str) -> str | None:
-    """The encoder name the collection ``name`` recorded (None when it does not exist or recorded none)."""
-    try:
-        collection = client.get_collection(name=name)
-    except (NotFoundError, ValueError):
-        return None
-    return (collection.metadata or {}).get(ENCODER_KEY)
-
-
-def encoder_for(name: str | None) -> Encoder:
-    """The encoder that writes vectors named ``name`` (its :attr:`Encoder.name`); None: the shared MiniLM."""
-    if name is None or name == DEFAULT_MODEL_NAME:
-        return get_encoder()
-    if name == f"static:{DEFAULT_MODEL_NAME}":
-        return get_encoder("static")
-    if name.startswith("static:"):
-        return Encoder("static", model_path=name.removeprefix("static:"))
-    if name.startswith("local:"):
-        return Encoder(model_path=name.removeprefix("local:"))
-    return get_encoder()  # another tool's name: check_record then reports the mismatch
-
-
-def recorded_config(collection: Collection) -> dict[str, Any] | None:
-    """The chunker configuration a collection recorded (None when none was)."""
-    raw = (collection.metadata or {}).get(CONFIG_KEY)
-    return json.loads(raw) if raw else None
+    return aliases.logical_names([n for n in names if not n.endswith(PARENTS_SUFFIX)])
 
 
 def pages(collection: Collection, include: Include, batch_size: int = 1000) -> Iterator[GetResult]:

@@ -2,9 +2,9 @@
 
 :class:`ServerCollections` is :class:`~chunklab.retrieval.backend.Collections` with each call
 to the server wrapped in :func:`chunklab.retrieval.retry.call`: writes are upserts by content
-id and deletes by id, so a request repeated after a lost answer changes nothing twice. A
-collection swapped in by another process (``chunklab index --clear`` elsewhere) is found again
-by name: a reader holding the old one reopens it instead of failing.
+id and deletes by id, so a request repeated after a lost answer changes nothing twice. A rebuild by another
+process (``chunklab index --clear`` elsewhere) switches the store's alias
+(:mod:`chunklab.retrieval.aliases`): a reader resolves it once per query and so follows it.
 """
 
 from __future__ import annotations
@@ -18,23 +18,9 @@ import numpy as np
 from chunklab.chunk import Chunk
 from chunklab.protocols import EncoderLike, Hit
 from chunklab.retrieval import retry
-from chunklab.retrieval.backend import (
-    ChunklabEmbeddingFunction,
-    Collections,
-    _open_collection,
-    collection_names,
-    encoder_for,
-    make_client,
-    recorded_encoder,
-)
+from chunklab.retrieval.backend import ChunklabEmbeddingFunction, Collections, collection_names, make_client
 from chunklab.retrieval.filters import chunk_from_stored
-
-try:
-    from chromadb.errors import NotFoundError
-except ImportError as exc:  # pragma: no cover - chromadb is in requirements.txt
-    raise ImportError(
-        "chunklab.retrieval.server needs chromadb: install the pinned requirements.txt"
-    ) from exc
+from chunklab.retrieval.records import encoder_for, recorded_encoder
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -77,12 +63,12 @@ class ServerCollections(Collections):
         policy: retry.RetryPolicy,
     ) -> ServerCollections | None:
         """:meth:`Collections.open` through the retry policy (None when missing and not created)."""
-        leaves = retry.call(lambda: _open_collection(client, name, ef, create), policy, url, "open")
-        if leaves is None:
+        opened = retry.call(lambda: Collections.open(client, name, ef, create), policy, url, "open")
+        if opened is None:
             return None
-        opened = cls(client, name, ef, leaves)
-        opened.url, opened.policy = url, policy
-        return opened
+        served = cls(client, opened.name, ef, opened.leaves, logical=name, follows=opened.follows)
+        served.url, served.policy = url, policy
+        return served
 
     def _call(self, fn: Callable[[], T], what: str) -> T:
         return retry.call(fn, self.policy, self.url, what)
@@ -96,29 +82,12 @@ class ServerCollections(Collections):
         self._call(lambda: super(ServerCollections, self).delete(doc_id, ids), "delete")
 
     def query(self, vectors: np.ndarray, k: int, where: Where | None, parents: bool) -> list[list[Hit]]:
-        """The nearest chunks; a collection replaced meanwhile by a rebuild is reopened by name."""
+        """The nearest chunks of the generation live now (the alias resolved, then the query)."""
+        return self._call(lambda: super(ServerCollections, self).query(vectors, k, where, parents), "query")
 
-        def ask() -> list[list[Hit]]:
-            return super(ServerCollections, self).query(vectors, k, where, parents)
-
-        try:
-            return self._call(ask, "query")
-        except NotFoundError:
-            self._find_again()
-            return self._call(ask, "query")
-
-    def _find_again(self) -> None:
-        """Reopen the collections by name (never creating one: a swap may be halfway through)."""
-        import time
-
-        for wait in [*self.policy.delays(), None]:
-            leaves = self._call(lambda: _open_collection(self.client, self.name, self.ef, False), "open")
-            if leaves is not None:
-                self.leaves, self._parents = leaves, None
-                return
-            if wait is not None:
-                time.sleep(wait)
-        raise ValueError(f"collection {self.name!r} vanished from {self.url} and did not come back")
+    def refresh(self) -> bool:
+        """Follow the store's alias (through the retry policy)."""
+        return self._call(lambda: super(ServerCollections, self).refresh(), "open")
 
     def fetch(self, ids: list[str]) -> dict[str, Chunk]:
         """The stored chunks among ``ids``, by id."""
@@ -134,6 +103,7 @@ class ServerCollections(Collections):
 
     def iter_chunks(self, parents: bool, batch_size: int) -> Iterator[Chunk]:
         """Every stored leaf (or parent), each page requested through the retry policy."""
+        self.refresh()
         coll = self.parents() if parents else self.leaves
         if coll is None:
             return
@@ -149,14 +119,15 @@ class ServerCollections(Collections):
             offset += len(res["ids"])
 
     def staging(self) -> ServerCollections:
-        """A new, empty sibling set on the same server, with the same retry policy."""
-        import uuid
+        """A new, empty generation on the same server, with the same retry policy."""
+        staged = self._call(lambda: super(ServerCollections, self).staging(), "create")
+        out = ServerCollections(self.client, staged.name, self.ef, staged.leaves)
+        out.url, out.policy = self.url, self.policy
+        return out
 
-        staged = ServerCollections.open_on(
-            self.client, f"{self.name}.staging-{uuid.uuid4().hex[:8]}", self.ef, True, self.url, self.policy
-        )
-        assert staged is not None  # created
-        return staged
+    def swap_into(self, target: Collections) -> None:
+        """Switch ``target``'s alias to this generation, then drop the old one (retried)."""
+        self._call(lambda: super(ServerCollections, self).swap_into(target), "swap")
 
 
 def open_collections(

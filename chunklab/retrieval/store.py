@@ -33,15 +33,7 @@ import numpy as np
 from chunklab._validate import check_positive_int
 from chunklab.chunk import Chunk, embedding_text
 from chunklab.protocols import EncoderLike
-from chunklab.retrieval.backend import (
-    ChunklabEmbeddingFunction,
-    Collections,
-    StoreMismatchError,
-    batches,
-    check_record,
-    make_client,
-    recorded_config,
-)
+from chunklab.retrieval.backend import ChunklabEmbeddingFunction, Collections, batches, make_client
 from chunklab.retrieval.filters import (
     check_queries,
     check_query,
@@ -49,6 +41,7 @@ from chunklab.retrieval.filters import (
     decode_metadata,
     encode_metadata,
 )
+from chunklab.retrieval.records import StoreMismatchError, check_record, recorded_config
 from chunklab.retrieval.retry import RetryPolicy
 from chunklab.retrieval.server import open_collections
 from chunklab.retrieval.store_documents import document_ids, plan_replacement
@@ -199,7 +192,7 @@ class ChunkStore:
     def close(self) -> None:
         """Drop an in-memory store's collections; let a folder store's lock go."""
         if self.in_memory and hasattr(self, "_collections"):
-            self._collections.drop()
+            self._collections.drop(alias=True)
         if (held := getattr(self, "_lock", None)) is not None:
             held.release()
 
@@ -398,11 +391,13 @@ class ChunkStore:
     def rebuild(self) -> Iterator[ChunkStore]:
         """Build a replacement of this collection beside it; swap it in only if the block succeeds.
 
-        ``with store.rebuild() as staging: staging.add(chunks)`` fills a sibling collection;
-        on success the old collection is dropped and the staging one takes its name (this
-        store then serves the new chunks); on an exception the staging collection is
-        dropped and the old one is untouched. What ``chunklab index --clear`` needs so a
-        failed run never leaves the store worse than before.
+        ``with store.rebuild() as staging: staging.add(chunks)`` fills a new generation of the
+        collection; on success the store's alias is switched to it in one atomic update and
+        the old generation is dropped (this store then serves the new chunks; a reader
+        elsewhere follows the alias at its next query, :mod:`chunklab.retrieval.aliases`); on
+        an exception the new generation is dropped and the old one is untouched. What
+        ``chunklab index --clear`` needs so a failed run never leaves the store worse than
+        before, and readers never see two chunker configurations in one answer.
         """
         staging = copy.copy(self)
         staging._collections = self._collections.staging()

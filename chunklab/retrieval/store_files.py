@@ -269,15 +269,9 @@ def _rebuild(folder: Path, records: list[CollectionRecords]) -> dict[str, int]:
     import numpy as np
 
     from chunklab.chunk import embedding_text
-    from chunklab.retrieval.backend import (
-        ENCODER_KEY,
-        PARENTS_SUFFIX,
-        ChunklabEmbeddingFunction,
-        batches,
-        encoder_for,
-        make_client,
-    )
+    from chunklab.retrieval.backend import PARENTS_SUFFIX, ChunklabEmbeddingFunction, batches, make_client
     from chunklab.retrieval.filters import chunk_from_stored
+    from chunklab.retrieval.records import ENCODER_KEY, encoder_for
 
     client = make_client(folder, None, False)
     by_name = {r.name: r for r in records}
@@ -312,8 +306,8 @@ def store_digest(store: Any) -> str:
 
     Two stores with the same chunks and bit-identical vectors (the embedding cache answers a
     text with the vector it stored) have the same digest, whatever order or batches wrote
-    them: what a re-run after a fault must reach. Collection names are part of it, so a
-    leftover staging collection changes it too.
+    them: what a re-run after a fault must reach. Collection names are part of it (the live
+    generation under the store's name), so a leftover unfinished generation changes it too.
     """
     import hashlib
 
@@ -322,15 +316,20 @@ def store_digest(store: Any) -> str:
     from chunklab.retrieval.backend import pages
 
     rows = []
-    mine = [c for c in store.client.list_collections() if c.name.startswith(store._collections.name)]
+    live = store._collections
+    prefix = live.logical or live.name
+    mine = [c for c in store.client.list_collections() if c.name.startswith(prefix)]
+    # the live generation under the store's name (which generation holds it is no content)
+    names = {live.name: prefix, live.name + "_parents": prefix + "_parents"}
     for coll in mine:
+        name = names.get(coll.name, coll.name)
         for res in pages(coll, ["documents", "metadatas", "embeddings"]):
             vectors = res["embeddings"] if res["embeddings"] is not None else [None] * len(res["ids"])
             for cid, doc, meta, vec in zip(
                 res["ids"], res["documents"] or [], res["metadatas"] or [], vectors, strict=True
             ):
                 raw = np.asarray(vec, dtype=np.float32).tobytes().hex()
-                rows.append(f"{coll.name}\0{cid}\0{doc}\0{json.dumps(meta, sort_keys=True)}\0{raw}")
+                rows.append(f"{name}\0{cid}\0{doc}\0{json.dumps(meta, sort_keys=True)}\0{raw}")
     digest = hashlib.sha256()
     for row in sorted(rows):
         digest.update(row.encode())
