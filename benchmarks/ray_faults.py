@@ -1,8 +1,8 @@
 """Faults on a 3-node Ray cluster on one machine: what is injected, what survives, what is lost or doubled.
 
-The test bed of tests/test_ray_faults.py with more data: a ``ray.cluster_utils.Cluster`` (a
+The test bed of tests/integration/test_ray_faults.py with more data: a ``ray.cluster_utils.Cluster`` (a
 head without CPUs, three worker nodes of 1 CPU), the Ray engine unchanged, the static encoder,
-Parquet output; the faults come from the test scaffolding tests/_rayshim/chunklab_faults.py.
+Parquet output; the faults come from the test scaffolding tests/support/_rayshim/chunklab_faults.py.
 Scenarios, each ``--trials`` times:
 
 * ``node lost in chunk stage`` / ``node lost in embed stage``: the node a worker is chunking
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SHIM = Path(__file__).resolve().parents[1] / "tests" / "_rayshim"
+SHIM = Path(__file__).resolve().parents[1] / "tests" / "support" / "_rayshim"
 SPEC = {"name": "recursive", "size": 240}
 
 

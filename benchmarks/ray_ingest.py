@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
-# Ray's helper processes skip an unused, slow import (see tests/_rayshim/rfc3987_syntax.py), so
+# Ray's helper processes skip an unused, slow import (see tests/support/_rayshim/rfc3987_syntax.py), so
 # that a local cluster starts within the raylet's deadline on a loaded 2-core machine.
-SHIM = Path(__file__).resolve().parents[1] / "tests" / "_rayshim"
+SHIM = Path(__file__).resolve().parents[1] / "tests" / "support" / "_rayshim"
 
 
 def corpus_paths(files: int | None) -> list[str]:
@@ -151,7 +151,7 @@ def main() -> int:
     parser.add_argument("--strategy", default="structural", help="catalog strategy (default structural)")
     parser.add_argument("--workers", default="1,2", help="worker counts to run (default 1,2)")
     parser.add_argument(
-        "--no-shim", action="store_true", help="start Ray without tests/_rayshim on PYTHONPATH"
+        "--no-shim", action="store_true", help="start Ray without tests/support/_rayshim on PYTHONPATH"
     )
     args = parser.parse_args()
     if not args.no_shim:

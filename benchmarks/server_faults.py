@@ -1,6 +1,6 @@
 """Faults on a Chroma server, measured: restarts mid-ingest, concurrent writers, query load, a live rebuild.
 
-Every scenario runs against a real ``chroma run`` on a loopback port (tests/chroma_process.py)
+Every scenario runs against a real ``chroma run`` on a loopback port (tests/support/chroma_process.py)
 and ``chunklab index --server`` in subprocesses, exactly as a user runs it:
 
 * **restart** (seeded trials): the server is SIGKILLed at a random moment after the first
@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "support"))
 from chroma_process import ChromaServer  # noqa: E402  (test scaffolding shared with the tests)
 
 sys.path.insert(0, str(REPO / "benchmarks"))

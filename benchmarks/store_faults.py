@@ -21,7 +21,8 @@ and compares the result with a clean run's :func:`~chunklab.retrieval.store_file
 Writes ``benchmarks/results/store_faults.json`` (the fault table: injected, survived, lost,
 duplicated, repaired, time to recover); ``--only kill-9`` (repeatable) re-measures some faults
 and keeps the other rows. ``make faults-store`` runs the full sizes; the tests
-(tests/test_store_faults.py, tests/test_store_lock.py) call the same functions with a few trials.
+(tests/integration/test_store_faults.py, tests/integration/test_store_lock.py) call the same functions
+with a few trials.
 """
 
 from __future__ import annotations

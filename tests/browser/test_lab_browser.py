@@ -1,0 +1,292 @@
+"""The learner's JupyterLab path in a real browser: Playwright driving Debian's Chromium.
+
+JupyterLab is started as ``make lab`` starts it (the venv's ``jupyter lab`` with
+jupyter_lab_config.json, the venv first on ``PATH``), on a free port, in a temporary copy of
+the course. In exercise 01 the test runs every cell and sees the first stub's
+NotImplementedError, pastes the reference solution into the stubs through the editor, runs
+``check()`` to full marks, grades from a Lab terminal (exit 0), and moves the slider of
+chapter 2's explorer in exercise 02. No news pop-up may appear. Screenshots of every step go
+to ``$LAB_SHOTS`` (default /tmp/lab-shots).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from chunklab.course.generate import has_solution
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium") if p and Path(p).is_file()), None)
+SHOTS = Path(os.environ.get("LAB_SHOTS", "/tmp/lab-shots"))
+TOKEN = "chunklab-browser-test"
+#: the notebook on show (other open notebooks stay in the page, hidden)
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
+#: copied into the temporary course: what Lab, the kernel and the grader read
+COURSE_FILES = (
+    "exercises",
+    "solutions",
+    "lab-settings",
+    "jupyter_lab_config.json",
+    "pyproject.toml",
+    "_toc.yml",
+)
+
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="Debian's chromium is not installed (make sysdeps installs it)"
+    ),
+]
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright (requirements.txt) not installed"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[tuple[str, Path]]:
+    """A running JupyterLab on a copy of the course: (base URL, course folder)."""
+    base = tmp_path_factory.mktemp("lab")
+    course = base / "course"
+    course.mkdir()
+    for name in COURSE_FILES:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, course / name)
+    home = base / "home"
+    home.mkdir()
+    venv_bin = Path(sys.executable).parent
+    env = {
+        **os.environ,
+        "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(ROOT),  # this checkout's chunklab in the kernel and the terminal
+        "HOME": str(home),
+        "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "lab-user-settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "lab-workspaces"),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+    }
+    port = _free_port()
+    cmd = [
+        str(venv_bin / "jupyter"),
+        "lab",
+        "--config=jupyter_lab_config.json",
+        f"--ServerApp.root_dir={course}",
+        "--LabApp.default_url=/lab/tree/exercises",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.ip=127.0.0.1",
+        f"--IdentityProvider.token={TOKEN}",
+        "--ServerApp.open_browser=False",
+        "--LabApp.expose_app_in_browser=True",
+    ]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = (base / "lab.log").open("w")
+    proc = subprocess.Popen(cmd, cwd=course, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("JupyterLab did not start:\n" + (base / "lab.log").read_text())
+                time.sleep(0.3)
+        yield url, course
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    """One Chromium page (1400x1000) on the Lab."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SHOTS.glob("*.png"):
+        old.unlink()
+    with playwright_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+        pg.set_default_timeout(60_000)
+        yield pg
+        browser.close()
+
+
+def shot(pg, name: str) -> None:
+    """A screenshot of the whole window, numbered in step order."""
+    pg.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def open_notebook(pg, url: str, path: str) -> None:
+    """Open a notebook by URL and wait for its kernel to be idle."""
+    pg.goto(f"{url}/lab/tree/{path}?token={TOKEN}")
+    pg.locator(f"{PANEL} .jp-Cell").first.wait_for()
+    wait_idle(pg)
+
+
+def wait_idle(pg, timeout: float = 120_000) -> None:
+    """Until the current notebook's kernel is idle (read through the app object Lab exposes)."""
+    pg.wait_for_function(
+        "() => { const w = window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
+        " return k && k.status === 'idle' && !w.sessionContext.pendingInput; }",
+        timeout=timeout,
+    )
+
+
+def run_all(pg) -> None:
+    """Run > Run All Cells, through the menu, then wait until the kernel is done."""
+    pg.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
+    pg.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).first.click()
+    prompts = f"document.querySelectorAll('{PANEL} .jp-InputPrompt')"
+    busy = f"() => [...{prompts}].some(p => p.innerText.includes('*'))"
+    try:  # the cells are queued ([*]) at once; a very fast notebook may finish before this looks
+        pg.wait_for_function(busy, timeout=5_000)
+    except playwright_api.TimeoutError:
+        pass
+    pg.wait_for_function(f"() => !({busy})()", timeout=180_000)
+    wait_idle(pg)
+
+
+def cell(pg, index: int):
+    """The notebook's cell number ``index`` (0-based)."""
+    return pg.locator(f"{PANEL} .jp-Cell").nth(index)
+
+
+def replace_source(pg, index: int, source: str) -> None:
+    """Click into the cell's editor, select all, insert ``source`` as a learner's paste would."""
+    target = cell(pg, index)
+    target.scroll_into_view_if_needed()
+    target.locator(".cm-content").click()
+    pg.keyboard.press("Control+a")
+    pg.keyboard.insert_text(source)
+    pg.keyboard.press("Escape")
+
+
+def news_prompts(pg) -> int:
+    """How many visible notifications talk about Jupyter news."""
+    return pg.get_by_text(re.compile("Jupyter news", re.IGNORECASE)).count()
+
+
+def solution_cells(name: str) -> list[tuple[str, str]]:
+    """(cell id, reference source without the markers) of the solution's cells that the exercise stubs."""
+    nb = nbformat.read(ROOT / "solutions" / name, as_version=4)
+    markers = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$\n?", re.MULTILINE)
+    return [(c.id, markers.sub("", c.source)) for c in nb.cells if has_solution(c.source)]
+
+
+def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_graded(lab, page):
+    url, course = lab
+    name = "01-fixed.ipynb"
+    open_notebook(page, url, f"exercises/{name}")
+    shot(page, "01-opened")
+
+    run_all(page)
+    error = page.locator(f"{PANEL} .jp-OutputArea-output", has_text="NotImplementedError").first
+    error.wait_for()
+    error.scroll_into_view_if_needed()
+    shot(page, "02-run-all-not-implemented")
+
+    ids = [c["id"] for c in nbformat.read(course / "exercises" / name, as_version=4).cells]
+    for cell_id, source in solution_cells(name):
+        replace_source(page, ids.index(cell_id), source)
+    shot(page, "03-solution-pasted")
+    run_all(page)
+    assert page.get_by_text("NotImplementedError").count() == 0
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(1000)
+
+    # a new cell at the end: check() finds the saved notebook from the kernel
+    last = cell(page, len(ids) - 1)
+    last.scroll_into_view_if_needed()
+    last.locator(".jp-InputPrompt").click()
+    page.keyboard.press("b")
+    page.keyboard.press("Enter")
+    page.keyboard.insert_text("from chunklab.course import check\n\ncheck()")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(1000)
+    page.keyboard.press("Shift+Enter")
+    wait_idle(page, timeout=180_000)
+    out = cell(page, len(ids)).locator(".jp-OutputArea").inner_text()
+    shot(page, "04-check")
+    total = sum(1 for i in ids if i.startswith("cp-"))
+    assert f"score: {total}/{total} checkpoints passed (100%)" in out, out
+
+    # a Lab terminal, opened in the course folder: grade to exit 0
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^File$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile("^New$")).first.hover()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Terminal$")).first.click()
+    page.wait_for_selector(".jp-Terminal .xterm-screen")
+    page.locator(".jp-Terminal .xterm-screen").click()
+    page.keyboard.type(
+        f"chunklab grade exercises/{name} 2>&1 | tee grade.log; echo EXIT=${{PIPESTATUS[0]}} > grade.rc\n"
+    )
+    rc_file = course / "grade.rc"
+    deadline = time.monotonic() + 180
+    while not rc_file.is_file() or not rc_file.read_text().strip():
+        assert time.monotonic() < deadline, "the grade command did not finish"
+        time.sleep(0.5)
+    page.wait_for_timeout(500)
+    shot(page, "05-terminal-grade")
+    assert rc_file.read_text().strip() == "EXIT=0", (course / "grade.log").read_text()
+    graded = (course / "grade.log").read_text()
+    assert f"{total}/{total} checkpoints passed" in graded
+    assert "raised" not in graded, "the check() cell failed inside the grader"
+    assert news_prompts(page) == 0, "a Jupyter news notification appeared"
+
+
+def test_the_explorer_in_exercise_02_redraws_when_its_slider_moves(lab, page):
+    url, _course = lab
+    open_notebook(page, url, "exercises/02-recursive.ipynb")
+    run_all(page)  # stops at the first stub, after the explorer
+    widget = page.locator(f"{PANEL} .widget-vbox").first
+    widget.wait_for()
+    widget.scroll_into_view_if_needed()
+    status = widget.locator(".widget-html").first
+    before = status.inner_text()
+    shot(page, "06-explorer-before")
+    handle = widget.locator(".widget-slider .noUi-handle").first
+    box = handle.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 80, box["y"] + box["height"] / 2, steps=8)
+    page.mouse.up()
+    page.wait_for_function(
+        "([el, before]) => el.innerText !== before", arg=[status.element_handle(), before], timeout=30_000
+    )
+    shot(page, "07-explorer-after")
+    after = status.inner_text()
+    assert after != before
+    sizes = (
+        [int(m) for m in re.findall(r"\b(\d+)\b", before)],
+        [int(m) for m in re.findall(r"\b(\d+)\b", after)],
+    )
+    assert sizes[0] != sizes[1]
+    assert news_prompts(page) == 0, "a Jupyter news notification appeared"

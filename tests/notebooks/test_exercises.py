@@ -1,0 +1,150 @@
+"""The exercise generator: exercises/ is generated from solutions/ and must be up to date."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from chunklab.cli import main
+from chunklab.course.generate import (
+    LOCK_BANNER,
+    lint_solution,
+    make_exercise,
+    make_exercises,
+    strip_solutions,
+)
+from chunklab.course.notebooks import notebook_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_exercises_are_up_to_date_with_solutions():
+    statuses = make_exercises(ROOT / "solutions", ROOT / "exercises", check=True)
+    stale = [f"{s.state}: {s.path}" for s in statuses if s.state != "ok"]
+    assert not stale, "exercises/ is stale; run `make exercises`:\n" + "\n".join(stale)
+    assert statuses, "no solution notebooks found"
+
+
+def test_region_becomes_hint_and_stub_at_the_marker_indent():
+    src = (
+        "def f(x):\n    y = 1\n    ### BEGIN SOLUTION\n    # HINT: add y\n"
+        "    return x + y\n    ### END SOLUTION\n"
+    )
+    out = strip_solutions(src)
+    assert out == "def f(x):\n    y = 1\n    # HINT: add y\n    raise NotImplementedError\n"
+    assert "return x + y" not in out
+
+
+def test_region_without_hint_gets_your_code_here():
+    out = strip_solutions("### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION")
+    assert out == "# YOUR CODE HERE\nraise NotImplementedError"
+
+
+def test_markdown_region_becomes_answer_placeholder():
+    out = strip_solutions("Decide:\n### BEGIN SOLUTION\nYes, because...\n### END SOLUTION", "markdown")
+    assert "Yes, because" not in out and "Your answer here" in out
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "### BEGIN SOLUTION\nx = 1\n",
+        "x = 1\n### END SOLUTION\n",
+        "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n",
+    ],
+)
+def test_unbalanced_markers_are_an_error(src):
+    with pytest.raises(ValueError, match="SOLUTION"):
+        strip_solutions(src)
+
+
+def _solution_notebook():
+    nb = new_notebook()
+    md = new_markdown_cell("# Title")
+    md["id"] = "intro"
+    data = new_code_cell(
+        "print('data the learner must see')", execution_count=1, metadata={"tags": ["keep-output"]}
+    )
+    data["id"] = "data"
+    data.outputs = [new_output("stream", name="stdout", text="data the learner must see\n")]
+    impl = new_code_cell(
+        "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION", execution_count=2
+    )
+    impl["id"] = "impl"
+    cp = new_code_cell(
+        "print('f():', f())",
+        execution_count=3,
+        metadata={"tags": ["checkpoint"], "editable": False, "deletable": False},
+    )
+    cp["id"] = "cp-f"
+    cp.outputs = [new_output("stream", name="stdout", text="f(): 1\n")]
+    nb.cells = [md, data, impl, cp]
+    return nb
+
+
+def test_exercise_keeps_ids_locks_checkpoints_and_clears_their_outputs():
+    sol = _solution_notebook()
+    ex = make_exercise(sol)
+    assert [c.id for c in ex.cells] == [c.id for c in sol.cells]
+    cp = ex.cells[3]
+    assert cp.outputs == [] and cp.execution_count is None
+    assert cp.metadata["editable"] is False and cp.metadata["deletable"] is False
+    assert cp.source == f"{LOCK_BANNER}\n{sol.cells[3].source}"  # JupyterLab draws no lock: the cell says it
+    assert ex.cells[1].outputs[0]["text"] == "data the learner must see\n"  # keep-output
+    assert "raise NotImplementedError" in ex.cells[2].source and "return 1" not in ex.cells[2].source
+    assert sol.cells[3].outputs and "return 1" in sol.cells[2].source  # the solution is untouched
+
+
+def test_lint_accepts_a_proper_solution_and_flags_each_fault():
+    sol = _solution_notebook()
+    assert lint_solution(sol) == []
+    sol.cells[2].execution_count = None
+    sol.cells[3].metadata["editable"] = True
+    sol.cells[3].outputs = [new_output("stream", name="stdout", text="PASS\n")]
+    problems = "\n".join(lint_solution(sol))
+    assert "not executed" in problems
+    assert "locked" in problems
+    assert "bare verdict" in problems
+
+
+def _course(tmp_path):
+    sol, exe = tmp_path / "solutions", tmp_path / "exercises"
+    sol.mkdir()
+    nbformat.write(_solution_notebook(), sol / "00-demo.ipynb")
+    return sol, exe
+
+
+def test_check_mode_lists_missing_stale_and_orphaned_exercises_and_writes_nothing(tmp_path):
+    sol, exe = _course(tmp_path)
+    assert [s.state for s in make_exercises(sol, exe, check=True)] == ["missing"]
+    assert not exe.exists()
+    assert [s.state for s in make_exercises(sol, exe)] == ["written"]
+    assert [s.state for s in make_exercises(sol, exe, check=True)] == ["ok"]
+    (exe / "00-demo.ipynb").write_text(notebook_text(_solution_notebook()), encoding="utf-8")
+    (exe / "99-gone.ipynb").write_text("{}", encoding="utf-8")
+    states = {s.path.name: s.state for s in make_exercises(sol, exe, check=True)}
+    assert states == {"00-demo.ipynb": "stale", "99-gone.ipynb": "orphan"}
+
+
+def test_cli_check_exits_non_zero_and_names_the_stale_file(tmp_path, capsys):
+    sol, exe = _course(tmp_path)
+    rc = main(["course", "make-exercises", "--check", "--solutions", str(sol), "--exercises", str(exe)])
+    out = capsys.readouterr()
+    assert rc == 1
+    assert "00-demo.ipynb" in out.out and "out of date" in out.err
+    assert main(["course", "make-exercises", "--solutions", str(sol), "--exercises", str(exe)]) == 0
+    assert (
+        main(["course", "make-exercises", "--check", "--solutions", str(sol), "--exercises", str(exe)]) == 0
+    )
+
+
+def test_generation_refuses_a_faulty_solution(tmp_path):
+    sol, exe = _course(tmp_path)
+    nb = _solution_notebook()
+    nb.cells[3].metadata["tags"] = []  # no checkpoint left
+    nbformat.write(nb, sol / "00-demo.ipynb")
+    with pytest.raises(ValueError, match="checkpoint"):
+        make_exercises(sol, exe)

@@ -1,0 +1,304 @@
+"""Plausible wrong solutions of every solution notebook, and the helpers that make them.
+
+Each wrong solution is the reference with one code cell patched (a literal replacement that must
+apply, so a change to the solution that makes a patch stale fails loudly). ``WRONG`` holds notebooks
+01-03b and 08, ``WRONG_LATE`` 04-06, 07-retrieval and 09; adding a notebook means adding its entry
+to one of them. Used by tests/notebooks/test_wrong_solutions*.py and test_hidden_checks.py.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+
+from chunklab.course.generate import make_exercise
+from chunklab.course.notebooks import is_checkpoint
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = {p.stem: p for p in sorted((ROOT / "solutions").glob("*.ipynb"))}
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """A plausible mistake: in cell ``cell_id``, ``old`` becomes ``new``.
+
+    ``fails`` names the checkpoint that must catch it; it is required for the notebooks in
+    EXPENSIVE, whose mistakes are graded together in one notebook (one run instead of one
+    per mistake), each caught by its own checkpoint.
+    """
+
+    label: str
+    cell_id: str
+    old: str
+    new: str
+    fails: str = ""
+
+
+WRONG: dict[str, list[Wrong]] = {
+    "01-fixed": [
+        Wrong("off-by-one step", "token-windows", "step = size - overlap", "step = size - overlap + 1"),
+        Wrong("window ends at its last token's start", "token-windows", "window[-1][1]", "window[-1][0]"),
+        Wrong(
+            "last partial window dropped",
+            "token-windows",
+            "for i in range(0, len(spans), step):",
+            "for i in range(0, len(spans) - size + 1, step):",
+        ),
+    ],
+    "02-recursive": [
+        Wrong(
+            "overlap ignores the limit",
+            "pack",
+            "k - 1 > i and units[j][1] - units[k - 1][0] <= max_chars",
+            "k - 1 > i",
+        ),
+        Wrong(
+            "off-by-one overlap (none)",
+            "pack",
+            "while j - k < overlap_units and",
+            "while j - k < overlap_units - 1 and",
+        ),
+        Wrong(
+            "counts recursive chunks twice",
+            "compare",
+            "counts[name][0] += len(chunks)",
+            "counts[name][0] += 2 * len(chunks)",
+        ),
+    ],
+    "03-structural": [
+        Wrong("fallback without overlap", "chunk-code", "max_chars // 10, doc_id=doc_id", "0, doc_id=doc_id"),
+        Wrong("merging ignores max_chars", "pack-units", "u[1] - g[0][0] <= max_chars and small", "small"),
+        Wrong("merges only when both are small", "pack-units", "< min_chars or u[1]", "< min_chars and u[1]"),
+        Wrong(
+            "split closes a piece one line late",
+            "split-unit",
+            "pieces.append((s, pos))\n            s = pos",
+            "pieces.append((s, line_end))\n            s = line_end",
+        ),
+    ],
+    "03b-documents": [
+        Wrong(
+            "digits not masked: a header holding the page number is kept",
+            "margins",
+            're.sub(r"\\d+", "#", " ".join(text.lower().split()))',
+            '" ".join(text.lower().split())',
+        ),
+        Wrong(
+            "a margin line on one page is removed",
+            "margins",
+            "pages_with[keys[i][j]] >= need",
+            "pages_with[keys[i][j]] >= 1",
+        ),
+        Wrong(
+            "a key counted per line, not per page",
+            "margins",
+            "for key in set(row) if key is not None",
+            "for key in row if key is not None",
+        ),
+        Wrong(
+            "a lone bare number is a page number",
+            "margins",
+            "pages_with_offset[offset] >= (1 if len(pages) == 1 else 2)",
+            "pages_with_offset[offset] >= 1",
+        ),
+        Wrong(
+            "bare page numbers left to the footer rule",
+            "margins",
+            "    numbers |= {\n",
+            "    _ = {\n",
+        ),
+        Wrong(
+            "offsets counted per line, not per page: a number twice on one page advances",
+            "margins",
+            "{(offset, i) for offset, i, _ in bare}",
+            "[(offset, i) for offset, i, _ in bare]",
+        ),
+        Wrong(
+            'the old roman rule: any word of roman letters ("Civil", "mix") is a page number',
+            "margins",
+            "            match = PAGE_NUMBER.match(text) if keys[i][j] is not None else None\n"
+            "            if match is None:\n"
+            "                continue\n"
+            '            if match["word"] or match["total"]:\n',
+            '            roman = re.fullmatch(r"\\W*[ivxlcdm]{1,7}\\W*", text, re.I)\n'
+            "            match = PAGE_NUMBER.match(text) if keys[i][j] is not None else None\n"
+            "            if keys[i][j] is None or not (match or roman):\n"
+            "                continue\n"
+            '            if roman or match["word"] or match["total"]:\n',
+        ),
+        Wrong(
+            "a roman numeral is a page number at once, advancing or not",
+            "margins",
+            'if match["word"] or match["total"]:',
+            'if match["word"] or match["total"] or not match["number"].isdigit():',
+        ),
+        Wrong(
+            "only English names a page number: 'Página 3 de 10' is a bare 3",
+            "margins",
+            'if match["word"] or match["total"]:',
+            'if re.search(r"page|p\\.|/|of", text, re.I):',
+        ),
+        Wrong(
+            "the margin fixed at 0.09",
+            "margins",
+            'band = "header" if y < margin else "footer" if y > 1 - margin else ""',
+            'band = "header" if y < 0.09 else "footer" if y > 0.91 else ""',
+        ),
+        Wrong(
+            "content lines counted as margins",
+            "margins",
+            'band = "header" if y < margin else "footer" if y > 1 - margin else ""',
+            'band = "header" if y < 0.5 else "footer"',
+        ),
+    ],
+    # A run of 08 takes minutes (the whole-corpus pass): its mistakes are graded together.
+    "08-code-rag": [
+        Wrong(
+            "percentiles given as fractions",
+            "corpus-summary",
+            "[50, 90, 99])",
+            "[0.5, 0.9, 0.99])",
+            "cp-corpus",
+        ),
+        Wrong(
+            "recall counts gold characters twice",
+            "char-recall",
+            "        s = max(s, reach)\n",
+            "",
+            "cp-char-recall",
+        ),
+        Wrong(
+            "question keeps the whole paragraph",
+            "question",
+            "para[: end.start() + 1] if end else para",
+            "para",
+            "cp-question",
+        ),
+        Wrong(
+            "question files left out of the index",
+            "index",
+            "    chunks += [c for d in questions.documents for c in chunk_document(d)]\n",
+            "",
+            "cp-index",
+        ),
+        Wrong(
+            "precision divided by k, not by the chunks retrieved",
+            "score",
+            '"precision": sum(hits) / len(top) if top else 0.0',
+            '"precision": sum(hits) / k',
+            "cp-score",
+        ),
+    ],
+}
+
+
+def patched(solution, *wrongs: Wrong):
+    """The solution with each mistake patched in (every patch must apply)."""
+    nb = copy.deepcopy(solution)
+    for wrong in wrongs:
+        cells = [c for c in nb.cells if c.get("id") == wrong.cell_id]
+        assert cells, f"{wrong.label}: no cell {wrong.cell_id!r}"
+        assert wrong.old in cells[0].source, f"{wrong.label}: {wrong.old!r} not in cell {wrong.cell_id!r}"
+        cells[0].source = cells[0].source.replace(wrong.old, wrong.new)
+    return nb
+
+
+def faked(solution):
+    """Blank code, with every checkpoint's stored output (and count) edited to the expected one."""
+    nb = make_exercise(solution)
+    ref = {c.id: c for c in solution.cells}
+    for cell in nb.cells:
+        if is_checkpoint(cell):
+            cell.outputs = copy.deepcopy(ref[cell.id].outputs)
+            cell.execution_count = ref[cell.id].execution_count
+    return nb
+
+
+WRONG_LATE: dict[str, list[Wrong]] = {
+    "04-semantic": [
+        Wrong("90th percentile by default", "rule", "percentile: float = 95", "percentile: float = 90"),
+        Wrong(
+            "breakpoint one sentence late",
+            "rule",
+            "return [i for i, d in enumerate(distances) if d > threshold]",
+            "return [i + 1 for i, d in enumerate(distances) if d > threshold]",
+        ),
+        Wrong(
+            "similarity instead of distance",
+            "curve",
+            "return 1.0 - np.sum(left * right, axis=1)",
+            "return np.sum(left * right, axis=1)",
+        ),
+    ],
+    "05-hierarchical": [
+        Wrong(
+            "merges at exactly the ratio (>= instead of >)",
+            "merge",
+            "len(found) / len(kids) > ratio",
+            "len(found) / len(kids) >= ratio",
+        ),
+        Wrong("merges one level only", "merge", "                changed = True\n", ""),
+        Wrong(
+            "keeps chunks whose ancestor is returned",
+            "merge",
+            "result = [r for r in result if not has_ancestor_in_result(r)]",
+            "pass",
+        ),
+    ],
+    "06-evaluation": [
+        Wrong(
+            "recall counts gold characters twice",
+            "spans",
+            "covered = overlap_length(union, gold_union)",
+            "covered = overlap_length(retrieved, gold_union)",
+        ),
+        Wrong(
+            "precision over the union (repeats free)",
+            "spans",
+            '"precision": covered / total if total else 0.0',
+            '"precision": covered / union_len if union_len else 0.0',
+        ),
+        Wrong(
+            "unpaired bootstrap",
+            "bootstrap",
+            "means_b = counts @ b / len(b)",
+            "means_b = resample_counts(len(b), n_resamples, seed + 1) @ b / len(b)",
+        ),
+    ],
+    "07-retrieval": [
+        Wrong("ranks counted from 0", "rrf", "enumerate(ranking, start=1)", "enumerate(ranking)"),
+        Wrong("k ignored (1 / rank)", "rrf", "1.0 / (k + rank)", "1.0 / rank"),
+        Wrong(
+            "worst first",
+            "rrf",
+            "key=lambda chunk_id: -scores[chunk_id]",
+            "key=lambda chunk_id: scores[chunk_id]",
+        ),
+        Wrong(
+            "dense ranking only", "hybrid", "return rrf([dense_ids, lexical_ids])[:k]", "return dense_ids[:k]"
+        ),
+    ],
+    "09-chroma-checkpoint": [
+        Wrong(
+            "no structural metadata (fixed windows)",
+            "chunk",
+            "for c in chunk_markdown(d.text, max_chars=1000, doc_id=d.doc_id):",
+            "from chunklab import chunk_fixed\n"
+            '        for c in chunk_fixed(d.text, 1000, 0, "chars", d.doc_id):',
+        ),
+        Wrong(
+            "where filter ignored",
+            "filter",
+            "    if len(parts) == 1:",
+            "    parts = []\n    if len(parts) == 1:",
+        ),
+        Wrong("chunks too large", "chunk", "max_chars=1000", "max_chars=4000"),
+        Wrong(
+            "index not persistent",
+            "index",
+            "return ChunkStore(path=path, collection=COLLECTION, encoder=encoder)",
+            "return ChunkStore(collection=COLLECTION, encoder=encoder, in_memory=True)",
+        ),
+    ],
+}
