@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.book import built_pages, toc_files
+
 ROOT = Path(__file__).resolve().parents[2]
 CAPSULE = (
     "Overview",
@@ -33,24 +35,6 @@ FIGURE_MAKERS = re.compile(
     r"\b(new_figure|size_histogram|plot_metrics|plot_sweep|plot_cost_quality|plt\.subplots|plt\.figure)\("
 )
 FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
-
-
-def toc_files() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(node["file"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc.get("parts", []))
-    return files
 
 
 def page_path(name: str) -> Path:
@@ -467,20 +451,8 @@ class _Resources(HTMLParser):
             self.urls.append(attrs["href"])
 
 
-def _built_pages() -> list[tuple[str, str]]:
-    html_dir = ROOT / "_build" / "html"
-    if not (html_dir / "intro.html").is_file():
-        pytest.skip("book not built (make book)")
-    pages = []
-    for name in toc_files():
-        page = html_dir / f"{name}.html"
-        assert page.is_file(), f"{name} is in the toc but {page} was not built"
-        pages.append((name, page.read_text(encoding="utf-8")))
-    return pages
-
-
 def test_built_pages_load_nothing_from_the_network():
-    for name, html in _built_pages():
+    for name, html in built_pages():
         parser = _Resources()
         parser.feed(html)
         external = [u for u in parser.urls if re.match(r"(https?:)?//", u)]
@@ -493,7 +465,7 @@ PLACEHOLDERS = re.compile(
 
 
 def test_built_pages_contain_no_placeholder_urls():
-    for name, html in _built_pages():
+    for name, html in built_pages():
         links = re.findall(r'(?:href|src|action)="([^"]*)"', html)
         found = sorted({link for link in links if PLACEHOLDERS.search(link)})
         assert not found, f"{name}.html links to placeholders: {found}"
@@ -504,7 +476,7 @@ def test_built_tables_are_captioned_and_cross_referenced_as_tables():
     caption_after = re.compile(r'id="(fig-[\w-]+)">.*?<span class="caption-number">(\w+)', re.S)
     refs = re.compile(r'href="[^"]*#((?:tbl|fig)-[\w-]+)"><span class="std std-numref">(\w+)')
     n_tables = 0
-    for name, html in _built_pages():
+    for name, html in built_pages():
         for label, word in caption.findall(html):
             assert label.startswith("tbl-") and word == "Table", f"{name}: {label} captioned {word!r}"
             n_tables += 1
@@ -521,55 +493,11 @@ def test_built_tables_are_captioned_and_cross_referenced_as_tables():
 
 
 def test_built_chapters_show_their_exercise_box():
-    for name, html in _built_pages():
+    for name, html in built_pages():
         if name in CHAPTERS:
             assert re.search(r'class="(?:exercise admonition|admonition exercise)', html), (
                 f"{name}.html has no exercise box"
             )
-
-
-def _chromium() -> str:
-    import shutil
-
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not browser:
-        pytest.skip("chromium not installed")
-    return browser
-
-
-@pytest.mark.parametrize("width", [1280, 400])
-def test_rendered_listings_tables_and_pages_fit_the_window(width):
-    """Measured in headless Chromium: at 1280 px no listing scrolls sideways (88 columns fit); at any
-    width no page is wider than the window, and every table fits the column or scrolls inside its
-    own box with its caption in the column."""
-    from scripts.screenshots import overflow_report
-
-    browser = _chromium()
-    pages = _built_pages()
-
-    problems = {}
-    for name, _ in pages:
-        report = overflow_report(browser, ROOT / "_build" / "html" / f"{name}.html", width)
-        assert report is not None, f"{name}: could not render"
-        wide = {k: v for k, v in report.items() if v and (k != "pre" or width >= 1280)}
-        if wide:
-            problems[name] = wide
-    assert not problems, f"too wide at {width} px: {problems}"
-
-
-def test_built_pages_log_no_console_errors():
-    from scripts.screenshots import console_errors
-
-    browser = _chromium()
-    pages = _built_pages()
-
-    errors = {}
-    for name, _ in pages:
-        found = console_errors(browser, ROOT / "_build" / "html" / f"{name}.html")
-        assert found is not None, f"{name}: could not render"
-        if found:
-            errors[name] = found
-    assert not errors, f"console errors: {errors}"
 
 
 def test_binder_installs_cpu_torch_before_the_pinned_requirements():
@@ -609,7 +537,7 @@ MACHINE_PATH = re.compile(r"(?<![\w.:/-])/(?:work|home|root|tmp|Users|opt|usr/lo
 def test_built_pages_show_no_stderr_and_no_machine_paths():
     """A cold build prints nothing a learner should not see: no stderr, no progress bars, no local paths."""
     problems = {}
-    for name, html in _built_pages():
+    for name, html in built_pages():
         found = STDERR_OUTPUT.findall(html) + MACHINE_PATH.findall(html)
         if found:
             problems[name] = sorted(set(found))[:5]

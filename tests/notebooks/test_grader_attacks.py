@@ -22,14 +22,8 @@ from chunklab.course.generate import make_exercise
 from chunklab.course.grader import GradeOptions, grade_notebooks
 from chunklab.course.hidden import HiddenCheck
 from chunklab.course.notebooks import read_notebook
-from tests.support.tiny_course import (
-    SOLUTION_SOURCE,
-    blank_with,
-    grade,
-    needs_bwrap,
-    solution_with,
-    tiny_solution,
-)
+from tests.support.sandbox import needs_bwrap
+from tests.support.tiny_course import SOLUTION_SOURCE, blank_with, grade, solution_with, tiny_solution
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -31,15 +31,8 @@ from chunklab.course.hidden import HiddenCheck
 from chunklab.course.kernel import Kernel, Limits, kernel_env
 from chunklab.course.results import format_result, identify, printable, write_feedback, write_report
 from chunklab.course.shortcuts import Shortcut
-from tests.support.tiny_course import (
-    FAST,
-    SOLUTION_SOURCE,
-    blank_with,
-    grade,
-    needs_bwrap,
-    solution_with,
-    tiny_solution,
-)
+from tests.support.sandbox import needs_bwrap
+from tests.support.tiny_course import FAST, SOLUTION_SOURCE, blank_with, grade, solution_with, tiny_solution
 
 ROOT = Path(__file__).resolve().parents[2]
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the uid drop is only for a grader running as root")

@@ -5,6 +5,8 @@ Used by tests/unit/test_structural_code.py and test_structural_code_errors.py.
 
 from __future__ import annotations
 
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks
@@ -81,3 +83,10 @@ def chunked_within_contract(src, language, budget):
         if c.metadata.get("oversize"):  # only a single line may be over budget (the reported atom)
             assert "\n" not in c.text and "\r" not in c.text, c.text
     return chunks
+
+
+def in_every_language(test):
+    """Run ``test(language, data)`` once per language of ``TEMPLATES``, with 25 drawn examples each."""
+    test = given(data=st.data())(test)
+    test = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])(test)
+    return pytest.mark.parametrize("language", sorted(TEMPLATES))(test)

@@ -48,3 +48,21 @@ long_word_text = st.tuples(nasty_text, st.integers(300, 10_000), nasty_text).map
 )
 
 any_text = st.one_of(nasty_text, long_word_text, st.text(max_size=400))
+
+
+def joined_lines(pieces, *, line_size: int, max_lines: int, newlines=("\n", "\r\n")):
+    """Lines drawn from ``pieces`` or random text (``line_size`` at most), joined by one newline style
+    drawn from ``newlines``, with a BOM in front half of the time: a format's own lines, mistreated."""
+
+    @st.composite
+    def text(draw):
+        lines = draw(
+            st.lists(st.one_of(st.sampled_from(pieces), st.text(max_size=line_size)), max_size=max_lines)
+        )
+        newline = draw(st.sampled_from(newlines))
+        out = newline.join(lines)
+        if draw(st.booleans()):
+            out = "\ufeff" + out
+        return out
+
+    return text()

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import copy
 
-import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from chunklab.course.generate import make_exercise
 from chunklab.course.grader import GradeOptions, grade_notebooks
-from chunklab.course.kernel import bwrap_available
 
 SOLUTION_SOURCE = (
     "def double(x):\n    ### BEGIN SOLUTION\n    # HINT: twice x\n    return 2 * x\n    ### END SOLUTION"
 )
-needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap (bwrap) is not installed")
 #: short limits and a fixed seed: one small kernel per submission
 FAST = GradeOptions(timeout=20, seed=7)
 

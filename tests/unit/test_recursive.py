@@ -1,39 +1,18 @@
-"""Recursive chunking and the paragraph packer: contract, separators, real overlap."""
+"""Recursive chunking and the paragraph packer: separators, real overlap, the packer's contract.
+
+The recursive strategy's contract in every unit is tests/unit/test_chunk_contract.py.
+"""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from chunklab.chunk import check_chunks
 from chunklab.chunkers.recursive import chunk_recursive, pack_paragraphs
-from chunklab.units import count_tokens, count_words
-from tests.support.strategies import any_text, nasty_text
-
-
-@given(text=any_text, size=st.integers(1, 300), data=st.data())
-def test_recursive_chars_keep_the_contract(text, size, data):
-    overlap = data.draw(st.integers(0, size - 1))
-    chunks = chunk_recursive(text, size, overlap)
-    assert check_chunks(chunks, text, max_size=size, overlap=overlap) == []
-    assert chunks == chunk_recursive(text, size, overlap)
-
-
-@given(text=any_text, size=st.integers(1, 40), data=st.data())
-def test_recursive_words_keep_the_contract(text, size, data):
-    overlap = data.draw(st.integers(0, size - 1))
-    chunks = chunk_recursive(text, size, overlap, unit="words")
-    assert check_chunks(chunks, text, max_size=size, length=count_words, overlap=overlap) == []
-
-
-@settings(max_examples=100)
-@given(text=nasty_text, size=st.integers(2, 40), data=st.data())
-def test_recursive_tokens_keep_the_contract(text, size, data):
-    overlap = data.draw(st.integers(0, size - 1))
-    chunks = chunk_recursive(text, size, overlap, unit="tokens")
-    assert check_chunks(chunks, text, max_size=size, length=count_tokens, overlap=overlap) == []
+from tests.support.strategies import any_text
 
 
 @given(text=any_text, size=st.integers(1, 300), data=st.data())

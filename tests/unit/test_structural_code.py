@@ -7,18 +7,16 @@ import os
 import sysconfig
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.chunkers.structural import CODE_LANGUAGES, chunk_code, chunk_document
 from chunklab.chunkers.structural._treesitter import ByteToChar
 from chunklab.documents import detect_kind, load_document
-from tests.support.programs import TEMPLATES, chunked_within_contract, ok, program
+from tests.support.programs import TEMPLATES, chunked_within_contract, in_every_language, ok, program
 
 
-@pytest.mark.parametrize("language", sorted(TEMPLATES))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
+@in_every_language
 def test_generated_programs_keep_the_contract_in_every_language(language, data):
     src = data.draw(program(language))
     chunks = chunked_within_contract(src, language, data.draw(st.integers(15, 600)))

@@ -8,13 +8,12 @@ reference for "this file has a parse error".
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunklab.chunkers.structural import FallbackStats, chunk_code, code
 from chunklab.chunkers.structural._code_errors import FALLBACK_ERROR_SHARE
 from chunklab.chunkers.structural._treesitter import encode_for_parser, parse
-from tests.support.programs import TEMPLATES, chunked_within_contract, ok, program
+from tests.support.programs import chunked_within_contract, in_every_language, ok, program
 
 JUNK = ["}", "{", ")", "(((", ";;=", "@@ ", "<<<", "]", '"', "/*", "?:", "=>", "\u00e9\u00e9 ::", "#if"]
 
@@ -40,9 +39,7 @@ def has_error(src: str, language: str) -> bool:
     return parse(language, encode_for_parser(src)).root_node.has_error
 
 
-@pytest.mark.parametrize("language", sorted(TEMPLATES))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
+@in_every_language
 def test_injected_syntax_errors_keep_the_contract_and_are_reported(language, data):
     src = data.draw(broken_program(language))
     chunks = chunked_within_contract(src, language, data.draw(st.integers(15, 600)))

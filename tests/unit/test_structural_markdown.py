@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks, embedding_text
 from chunklab.chunkers.structural import chunk_markdown
+from tests.support.strategies import joined_lines
 
 
 def ok(chunks, md, max_chars=1500):
@@ -174,17 +175,10 @@ _MD_LINES = [
 ]
 
 
-@st.composite
-def markdown_ish(draw):
-    lines = draw(st.lists(st.one_of(st.sampled_from(_MD_LINES), st.text(max_size=20)), max_size=50))
-    nl = draw(st.sampled_from(["\n", "\r\n"]))
-    md = nl.join(lines)
-    if draw(st.booleans()):
-        md = "\ufeff" + md
-    return md
+def markdown_ish():
+    return joined_lines(_MD_LINES, line_size=20, max_lines=50)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(md=markdown_ish(), max_chars=st.integers(1, 400), max_level=st.integers(1, 6))
 def test_property_markdown_never_raises_offsets_exact_nothing_lost_bounds_hold(md, max_chars, max_level):
     chunks = chunk_markdown(md, max_chars=max_chars, max_level=max_level)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks
 from chunklab.chunkers.structural import chunk_python
+from tests.support.strategies import joined_lines
 
 
 def ok(chunks, source, max_chars=1500, overlap=0):
@@ -289,17 +290,10 @@ _FRAGMENTS = [
 ]
 
 
-@st.composite
-def python_ish(draw):
-    lines = draw(st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=30)), max_size=40))
-    newline = draw(st.sampled_from(["\n", "\r\n", "\r"]))
-    src = newline.join(lines)
-    if draw(st.booleans()):
-        src = "\ufeff" + src
-    return src
+def python_ish():
+    return joined_lines(_FRAGMENTS, line_size=30, max_lines=40, newlines=("\n", "\r\n", "\r"))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(src=python_ish(), max_chars=st.integers(5, 300), min_chars=st.integers(0, 100))
 def test_property_python_ish_text_never_raises_offsets_exact_nothing_lost(src, max_chars, min_chars):
     chunks = chunk_python(src, max_chars=max_chars, min_chars=min_chars)

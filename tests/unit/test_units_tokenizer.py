@@ -9,7 +9,6 @@ the budgets below.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from pathlib import Path
@@ -19,45 +18,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chunklab.chunk import check_chunks
-from chunklab.chunkers.catalog import available_strategies, get_strategy
+from chunklab.chunkers.catalog import get_strategy
 from chunklab.chunkers.semantic import chunk_semantic
-from chunklab.chunkers.structural.html import html_text_map
 from chunklab.documents import Document
 from chunklab.units import UnitIndex, count_tokens, get_tokenizer, length_function, tokenizer_for
-from tests.support.strategies import piece
-
-TRAINING_TEXT = [
-    "Install the tool with pip, then run it once to write the settings file.",
-    "def handler(request):\n    return request.json()\n",
-    "| port | host |\n|------|------|\n| 8080 | localhost |",
-    "<p>The <b>depot</b> opens at six &amp; closes at nine.</p>",
-    "Section\n=======\n\nSome reStructuredText with a literal block::\n\n    code here\n",
-] * 20
-
-
-def _train(tmp: Path, kind: str) -> str:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    if kind == "bpe":
-        tok = Tokenizer(models.BPE(unk_token="[UNK]"))
-        tok.pre_tokenizer = pre_tokenizers.Whitespace()
-        trainer = trainers.BpeTrainer(vocab_size=120, special_tokens=["[UNK]"])
-    else:
-        tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        tok.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(TRAINING_TEXT, trainer)
-    path = tmp / f"{kind}-tokenizer.json"
-    tok.save(str(path))
-    return f"tokenizer:{path}"
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory) -> dict[str, str]:
-    tmp = tmp_path_factory.mktemp("tokenizers")
-    return {kind: _train(tmp, kind) for kind in ("bpe", "bytelevel")}
+from tests.support.contract import build_strategy, document_text
 
 
 def test_the_trained_tokenizers_are_really_other_units(trained):
@@ -66,37 +31,7 @@ def test_the_trained_tokenizers_are_really_other_units(trained):
     assert len(set(counts.values())) == 4, counts  # four different measures of one sentence
 
 
-# ---------------------------------------------------------------- every strategy, every unit, nasty input
-
-#: blocks that give each format its structure: headings, fences, tables, definitions, markup
-STRUCTURE = [
-    "# Title\n\n",
-    "## Part two\n",
-    "```python\nx = 1\n\n\ny = 2\n```\n",
-    "| a | b |\n|---|---|\n| 1 | 2 |\n",
-    "def f(x):\n    return x\n\n",
-    "class K:\n    def m(self):\n        pass\n",
-    "@dec\ndef g():\n    '''doc'''\n",
-    "<h2>Head</h2>",
-    "<p>para &amp; more</p>",
-    "<div class='x'>",
-    "</div>",
-    "<pre>a\n  b</pre>",
-    "&#x1F600;",
-    "Title\n=====\n\n",
-    "Sub\n---\n",
-    ".. note::\n\n   indented body\n",
-    "A paragraph::\n\n    literal\n",
-    "sentence one. ",
-    "Sentence two! ",
-    "a" * 90,
-    "tokenization " * 12,
-    "\n\n",
-]
-document_text = st.lists(st.one_of(st.sampled_from(STRUCTURE), piece), max_size=40).map("".join)
-KINDS = ("text", "markdown", "python", "html", "rst")
-STRATEGIES = available_strategies()
-UNIT_NAMES = ("chars", "words", "tokens", "bpe", "bytelevel")
+# --------------- strategies sized in the trained units (their contract: tests/unit/test_chunk_contract.py)
 
 
 class HashEncoder:
@@ -108,110 +43,6 @@ class HashEncoder:
             rng = np.random.default_rng(sum(map(ord, t)) % (2**32))
             rows.append(rng.normal(size=8))
         return np.array(rows)
-
-
-def _unit(name: str, trained: dict[str, str]) -> str:
-    return trained.get(name, name)
-
-
-def _build(name: str, unit: str, budget: int):
-    """The catalog strategy ``name`` with every size set from ``budget``, measured in ``unit``."""
-    params = {
-        "fixed": {"size": budget, "overlap": budget // 4},
-        "recursive": {"size": budget, "overlap": budget // 4},
-        "structural": {"max_chars": budget, "min_chars": budget // 3},
-        "semantic": {"max_chars": budget, "min_chars": budget // 3},
-        "hierarchical": {"levels": (budget * 4, budget * 2, budget)},
-        "markdown-hierarchy": {"max_chars": budget},
-        "paragraphs": {"max_chars": budget, "overlap_paragraphs": 1},
-        "sentences": {"size": budget, "overlap_sentences": 1},
-    }[name]
-    return get_strategy(name, unit=unit, **params)
-
-
-def _budgets(strategy, chunk) -> int | None:
-    """The budget ``chunk`` must keep: its level's size, or None where no size applies."""
-    p = strategy.params
-    if strategy.kind == "hierarchical" or (
-        strategy.kind == "markdown-hierarchy" and "levels" in chunk.metadata["params"]
-    ):
-        return chunk.metadata["params"]["levels"][chunk.level]
-    if strategy.kind == "markdown-hierarchy":
-        return p["max_chars"] if chunk.level == 1 else None  # a section is a parent whatever its size
-    return p.get("size", p.get("max_chars"))
-
-
-def _in_place(source: str, unit: str):
-    """``(count, indivisible)`` by the whole source's own encoding (the test's own measure).
-
-    ``count(s, e)``: units intersecting ``source[s:e]``; ``indivisible(s, e)``: every position
-    strictly inside falls strictly inside some unit, so no cut could make the span smaller
-    (one character that a byte-level tokenizer spells with several tokens, for instance).
-    """
-    if unit == "chars":
-        return (lambda s, e: e - s), (lambda s, e: e - s <= 1)
-    if unit == "words":
-        spans = [m.span() for m in re.finditer(r"\S+", source)]
-    else:
-        spans = [
-            o for o in tokenizer_for(unit).encode(source, add_special_tokens=False).offsets if o[1] > o[0]
-        ]
-    ends = [e for _s, e in spans]
-    starts = [s for s, _e in spans]
-
-    def count(s: int, e: int) -> int:
-        return max(0, bisect.bisect_left(starts, e) - bisect.bisect_right(ends, s))
-
-    inside = bytearray(len(source) + 1)  # 1 where a position lies strictly inside a unit
-    for a, b in spans:
-        inside[a + 1 : b] = b"\x01" * max(0, b - a - 1)
-
-    def indivisible(s: int, e: int) -> bool:
-        return all(inside[s + 1 : e])
-
-    return count, indivisible
-
-
-@pytest.mark.parametrize("unit_name", UNIT_NAMES)
-@pytest.mark.parametrize("name", STRATEGIES)
-@given(text=document_text, kind=st.sampled_from(KINDS), budget=st.integers(3, 60))
-def test_every_strategy_keeps_its_budget_in_every_unit(trained, name, unit_name, text, kind, budget):
-    unit = _unit(unit_name, trained)
-    strategy = _build(name, unit, budget)
-    doc = Document("doc", text, None, kind, None)
-    chunks = strategy(doc, encoder=HashEncoder())
-    html = kind == "html"
-    # exact offsets (for HTML: visible text, spans on the markup) and nothing lost
-    if html and not chunks:  # a page with no visible text has no chunks
-        assert not html_text_map(text)[0].strip()
-    else:
-        assert check_chunks(chunks, text, html=html) == []
-    assert [(c.id, c.text) for c in strategy(doc, encoder=HashEncoder())] == [(c.id, c.text) for c in chunks]
-    measures: dict[str, tuple] = {}
-    for c in chunks:
-        # the unit the chunk was measured in: ours, except Markdown hierarchy on another format
-        # in characters, which falls back to MiniLM token levels
-        unit_c = c.metadata["params"].get("unit", "chars")
-        fallback = (
-            strategy.kind == "markdown-hierarchy" and unit == "chars" and "levels" in c.metadata["params"]
-        )
-        assert unit_c == ("tokens" if fallback else unit)
-        if unit_c not in measures:
-            measures[unit_c] = (length_function(unit_c), *_in_place(text, unit_c))
-        measure, in_place, indivisible = measures[unit_c]
-        budget_c = _budgets(strategy, c)
-        if budget_c is None:
-            continue
-        size = measure(c.text)
-        if size > budget_c:
-            assert c.metadata.get("oversize"), (c.metadata, size, budget_c)
-        if html or not c.metadata.get("oversize"):
-            continue
-        # a chunk over budget is one line that cannot be cut (structural Python), an atom no cut
-        # can shrink, or a piece that fits where it lies and re-tokenizes longer on its own
-        one_line = "\n" not in c.text.strip() and strategy.kind == "structural"
-        fits = in_place(c.start, c.end) <= budget_c
-        assert one_line or fits or indivisible(c.start, c.end), (c.metadata, c.text)
 
 
 @given(
@@ -226,7 +57,9 @@ def test_with_a_whitespace_bpe_only_a_cut_inside_a_word_can_re_tokenize_longer(t
         return any(s < pos < e for s, e in words)
 
     for name in ("structural", "semantic", "paragraphs", "recursive"):
-        for c in _build(name, unit, budget)(Document("doc", text, None, kind, None), encoder=HashEncoder()):
+        for c in build_strategy(name, unit, budget)(
+            Document("doc", text, None, kind, None), encoder=HashEncoder()
+        ):
             single_line = str(c.metadata.get("oversize_reason", "")).startswith("a single line")
             if count_tokens(c.text, unit) > budget and not single_line:
                 assert inside_a_word(c.start) or inside_a_word(c.end), (name, c.metadata, c.text)
