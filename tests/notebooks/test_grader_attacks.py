@@ -1,7 +1,7 @@
 """The grader against a determined learner: every attack of issue 18 fails, with a clear reason.
 
-Each test grades the tiny course of ``test_grading.py`` (one kernel per submission, a short
-time limit), except the hidden-check tests on the real 01 and 03 notebooks (marked slow).
+Each test grades the tiny course of tests/support/tiny_course.py (one kernel per submission, a
+short time limit), except the hidden-check tests on the real 01 and 03 notebooks (marked slow).
 Attacks: (w) a detached process faking results, (e1) helpers rebound in learner cells,
 (e2) input/AST transformers, (g) reading the reference solution, (d) hard-coded inputs,
 kernel death by ``os._exit`` and by SIGKILL, an infinite loop, a slow notebook in a batch.

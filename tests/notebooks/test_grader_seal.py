@@ -1,6 +1,6 @@
 """The grader, sealed for real (issue 26): every finding of the adversarial pass, reproduced and defeated.
 
-Each test grades the tiny course of ``test_grading.py`` (a kernel per submission, short limits):
+Each test grades the tiny course of tests/support/tiny_course.py (a kernel per submission, short limits):
 (1) a kernel log replaced by a link or a FIFO, (2) malformed kernel messages that used to crash
 the whole batch, results written as each notebook finishes and ``--resume``, (3) exercise
 functions that call the library code they re-implement, (4) identity from the folder and

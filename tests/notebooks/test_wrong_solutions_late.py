@@ -1,10 +1,10 @@
 """Through the grader, for notebooks 04-06, 07-retrieval and 09: blank, faked and plausible wrong solutions
 fail.
 
-The same machinery as ``test_wrong_solutions.py`` (its ``Wrong`` patches, ``patched`` and
-``faked`` helpers), with the wrong variants of these notebooks declared here. Each patch is a
-literal replacement that must apply, so a change to a solution that makes it stale fails
-loudly.
+The same machinery as ``test_wrong_solutions.py`` (``Wrong`` patches, ``patched`` and ``faked``),
+with the wrong variants of these notebooks in ``WRONG_LATE`` (tests/support/wrong_solutions.py).
+Each patch is a literal replacement that must apply, so a change to a solution that makes it
+stale fails loudly.
 """
 
 from __future__ import annotations
