@@ -71,8 +71,6 @@ def test_two_processes_writing_at_once_lose_nothing(server):
         from tests.support.retrieval import HashEncoder
         from chunklab.chunk import Chunk
         from chunklab.retrieval.store import ChunkStore
-from tests.support.chroma_process import free_port
-from tests.support.retrieval import HashEncoder, corpus_chunks
         store = ChunkStore(url=sys.argv[1], collection="concurrent", encoder=HashEncoder())
         tag = sys.argv[2]
         for batch in range(10):
