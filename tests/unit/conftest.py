@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.tokenizers import train_tokenizer
+from tests.support.trained_tokenizers import train_tokenizer
 
 
 @pytest.fixture(scope="session")
