@@ -7,11 +7,11 @@ from typing import Any
 
 
 def check_text(text: Any, name: str = "text") -> str:
-    """``text`` as str: bytes decoded by :func:`chunklab.documents.decode_bytes`, anything else refused."""
+    """``text`` as str: bytes decoded by :func:`chunklab.decoding.decode_bytes`, anything else refused."""
     if isinstance(text, str):
         return text
     if isinstance(text, (bytes, bytearray)):
-        from chunklab.documents import decode_bytes
+        from chunklab.decoding import decode_bytes
 
         return decode_bytes(bytes(text), "text", name=name).text
     raise ValueError(f"{name} must be a str (or bytes), got {type(text).__name__}")

@@ -216,10 +216,11 @@ def _window_distances(
     n = len(sentences)
     if n < 2:
         return np.zeros(0, dtype=np.float64)
-    if encoder is None:
-        from chunklab.embed import get_encoder
-
-        encoder = get_encoder()
+    if encoder is None:  # chunkers sit below the embedding layer: the caller brings the model
+        raise ValueError(
+            "semantic chunking embeds sentence windows: pass encoder= (chunklab.embed.get_encoder() "
+            "is the kit's default model)"
+        )
     b = buffer_size
 
     def joined(lo: int, hi: int) -> str:  # sentences lo..hi (inclusive) as one window

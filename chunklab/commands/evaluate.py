@@ -245,9 +245,3 @@ def write_outputs(result: Any, out_dir: str, sweep: bool = False) -> list[str]:
     written = ["results.csv", "per_question.csv", "pairwise.csv", "results.json"]
     written += save_figures(result, out, sweep=sweep)
     return written
-
-
-if __name__ == "__main__":  # pragma: no cover
-    from chunklab.cli import main
-
-    sys.exit(main(["evaluate", *sys.argv[1:]]))

@@ -217,9 +217,3 @@ def format_hit(rank: int, chunk: Any, score: float, as_json: bool = False) -> st
     )
     body = "\n".join("    " + line for line in chunk.text.strip().splitlines())
     return f"{head}\n{body}\n"
-
-
-if __name__ == "__main__":  # pragma: no cover
-    from chunklab.cli import main
-
-    sys.exit(main(["search", *sys.argv[1:]]))

@@ -46,6 +46,10 @@ def chunk_text(
     elif kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
     document = Document(doc_id=doc_id, text=text, path=path, kind=kind)
+    if encoder is None and strategy.needs_encoder:  # semantic chunking: the kit's default model
+        from chunklab.embed import get_encoder
+
+        encoder = get_encoder()
     return strategy(document, encoder=encoder)
 
 
