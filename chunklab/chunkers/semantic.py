@@ -216,10 +216,10 @@ def _window_distances(
     n = len(sentences)
     if n < 2:
         return np.zeros(0, dtype=np.float64)
-    if encoder is None:  # chunkers sit below the embedding layer: the caller brings the model
+    if encoder is None:  # chunkers sit below embed: the caller brings the model
         raise ValueError(
-            "semantic chunking embeds sentence windows: pass encoder= (chunklab.embed.get_encoder() "
-            "is the kit's default model)"
+            "semantic chunking embeds sentences: pass encoder= "
+            "(chunklab.embed.get_encoder() is the default)"
         )
     b = buffer_size
 
