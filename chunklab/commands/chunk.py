@@ -26,9 +26,10 @@ from functools import partial
 from typing import Any, TextIO
 
 from chunklab.commands._output import atomic_output
-from chunklab.ingest.plan import StrategySpec
+from chunklab.ingest.plan import StrategySpec, WorkItem
 from chunklab.ingest.pool import map_ordered
 from chunklab.ingest.report import IngestReport, problem_of, report_lines
+from chunklab.ingest.stages import ChunkConfig
 from chunklab.words import counted, plural
 
 
@@ -183,7 +184,9 @@ def run(args: argparse.Namespace) -> int:
     root = args.root if args.root is not None else corpus_root([*args.paths, *installed])
     for path in files:
         doc_id_for(path, root)  # a file outside --root: an error now, not in a worker
-    config = _Config(root, StrategySpec.of(strategy), args.strict, args.out is not None, strategy.budget)
+    config = _Config(
+        root, ChunkConfig(StrategySpec.of(strategy), args.strict), args.out is not None, strategy.budget
+    )
     stats = FallbackStats()
     summary = Summary()
     t0 = time.perf_counter()
@@ -224,27 +227,32 @@ class _Config:
     """What every worker needs to chunk a file (picklable: the strategy is rebuilt by name)."""
 
     root: str
-    spec: StrategySpec
-    strict: bool
+    chunking: ChunkConfig  # the load-and-chunk stage's config (strategy spec, strict)
     want_lines: bool
     budget: int | None
 
 
 def chunk_file(path: str, config: _Config) -> FileResult:
-    """Read and chunk one file (runs in a worker process); never raises, problems are reported."""
-    from chunklab.documents import DocumentError, load_document
+    """Read and chunk one file (runs in a worker process); never raises, problems are reported.
+
+    The document and its chunks come from the load-and-chunk stage every ingest engine runs
+    (:func:`chunklab.ingest.stages.load`, :func:`~chunklab.ingest.stages.chunk`), so ``chunk``
+    and ``index`` give the same chunks; this adds the sizes, over-budget and fallback counts.
+    """
+    from chunklab.documents import DocumentError
+    from chunklab.ingest.stages import chunk, load
 
     try:
-        doc = load_document(path, root=config.root, strict=config.strict)
+        doc = load(WorkItem(path, config.root), config.chunking.strict)
     except DocumentError as exc:
         return FileResult(path, problem=problem_of(exc))
     try:
-        chunks = config.spec.build()(doc)
+        chunks = chunk(doc, config.chunking)
     except Exception as exc:  # a chunker bug on one file: reported as failed, the run goes on
         return FileResult(path, doc.metadata["bytes"], doc.kind, problem=problem_of(exc))
     from chunklab.units import length_function
 
-    sizes = [length_function(config.spec.build().unit)(c.text) for c in chunks]
+    sizes = [length_function(config.chunking.spec.build().unit)(c.text) for c in chunks]
     over = (
         [] if config.budget is None else [c for c, n in zip(chunks, sizes, strict=True) if n > config.budget]
     )

@@ -46,6 +46,7 @@ __all__ = [
     "document_kind",
     "iter_documents",
     "iter_paths",
+    "load_bytes",
     "load_document",
     "locate",
     "where",
@@ -194,16 +195,32 @@ def load_document(
     refused without being opened for a blocking read, binary files are refused, and with
     ``strict=True`` so are files that need a fallback encoding.
     """
+    name = os.fspath(path)
+    return load_bytes(_read_regular(name), name, root=root, kind=kind, strict=strict)
+
+
+def load_bytes(
+    raw: bytes,
+    name: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    kind: str | None = None,
+    strict: bool = False,
+    doc_id: str | None = None,
+) -> Document:
+    """A :class:`Document` from the bytes of a file called ``name``, as :func:`load_document` reads one.
+
+    For what is not a file of its own (a corpus member read from an archive): ``doc_id``,
+    when given, replaces the id :func:`doc_id_for` would give ``name`` under ``root``.
+    """
     if not isinstance(strict, bool):
         raise ValueError(f"strict must be a bool, got {strict!r}")
-    name = os.fspath(path)
-    raw = _read_regular(name)
     if kind is None and _BY_SUFFIX.get(PurePath(name).suffix.lower()) in LAID_OUT:
         kind = _BY_SUFFIX[PurePath(name).suffix.lower()]
     elif kind is None and PurePath(name).suffix.lower() not in _BY_SUFFIX and raw.startswith(b"%PDF-"):
         kind = "pdf"  # a PDF without its extension
     if kind in LAID_OUT:
-        return _load_laid_out(name, raw, kind, root)
+        return _load_laid_out(name, raw, kind, root, doc_id)
     binary = binary_reason(raw)
     if binary:
         raise DocumentError(name, "binary", f"binary file ({binary}), skipped")
@@ -217,7 +234,7 @@ def load_document(
         meta["decode_problem"] = decoded.problem
     where = os.path.abspath(name)  # chunk metadata keeps it: the same from any working directory
     return Document(
-        doc_id_for(where, root if root is not None else os.path.dirname(where)),
+        doc_id or doc_id_for(where, root if root is not None else os.path.dirname(where)),
         decoded.text,
         where,
         kind,
@@ -320,7 +337,9 @@ def doc_id_for(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> st
 # --------------------------------------------------------------------------- helpers
 
 
-def _load_laid_out(name: str, raw: bytes, kind: str, root: str | os.PathLike[str] | None) -> Document:
+def _load_laid_out(
+    name: str, raw: bytes, kind: str, root: str | os.PathLike[str] | None, doc_id: str | None = None
+) -> Document:
     """A PDF, Word file or notebook through its loader: canonical text plus the element map."""
     if kind == "pdf":
         from chunklab.documents.pdf import extract_pdf
@@ -339,7 +358,7 @@ def _load_laid_out(name: str, raw: bytes, kind: str, root: str | os.PathLike[str
     where_ = os.path.abspath(name)
     meta = {"bytes": len(raw), "extracted_chars": len(got.text), **(got.metadata or {})}
     return Document(
-        doc_id_for(where_, root if root is not None else os.path.dirname(where_)),
+        doc_id or doc_id_for(where_, root if root is not None else os.path.dirname(where_)),
         got.text,
         where_,
         kind,

@@ -210,16 +210,17 @@ class Benchmark:
 
     # ------------------------------------------------------------------------------ steps
     def chunk_corpus(self, strategy: Strategy, encoder: Any) -> tuple[list[Chunk], float, int]:
-        """Every non-blank chunk of every document: ``(chunks, seconds, texts the chunker embedded)``."""
+        """Every non-blank chunk of every document: ``(chunks, seconds, texts the chunker embedded)``.
+
+        Chunked by :func:`chunklab.ingest.stages.chunk_document`, the rule ``chunk`` and ``index`` use.
+        """
         t0 = time.perf_counter()
         texts_before = _texts_seen(encoder)
+        from chunklab.ingest.stages import chunk_document
+
         chunks: list[Chunk] = []
         for doc in self.documents:
-            got = strategy(doc, encoder=encoder)
-            for c in got:
-                if not isinstance(c, Chunk):
-                    raise ValueError(f"strategy {strategy.name!r} returned {type(c).__name__}, not Chunk")
-            chunks.extend(c for c in got if c.text.strip())
+            chunks.extend(chunk_document(doc, strategy, encoder))
         if not chunks:
             raise ValueError(f"strategy {strategy.name!r} produced no chunks")
         return chunks, time.perf_counter() - t0, _texts_seen(encoder) - texts_before
@@ -229,7 +230,9 @@ class Benchmark:
         from chunklab.retrieval.store import ChunkStore
 
         name = f"s{index:02d}-" + re.sub(r"[^A-Za-z0-9._-]+", "-", strategy.name).strip("-._")[:60]
-        config = {"strategy": strategy.name, "kind": strategy.kind, "params": strategy.params}
+        from chunklab.ingest.plan import collection_config
+
+        config = collection_config(strategy)
         # replace=True: a reused store_dir built with another model or chunking is emptied, not mixed
         store = ChunkStore(path=root / name, collection=name, encoder=encoder, config=config, replace=True)
         if store.count() or store.count(parents=True):  # a reused store_dir: start clean

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 
 from chunklab._validate import check_positive_int
+from chunklab.embed import DEFAULT_MODEL, get_encoder
 from chunklab.ingest.parquet import ParquetSink
 from chunklab.ingest.plan import StrategySpec, WorkItem, collection_config, resolve_sources
 from chunklab.ingest.report import IngestReport
@@ -41,21 +42,21 @@ class IngestOptions:
     """What to ingest how, for every engine.
 
     ``strategy`` is a catalog name, a :class:`~chunklab.chunkers.catalog.Strategy` or a
-    :class:`~chunklab.ingest.plan.StrategySpec`; ``model`` the encoder (``"static"`` or
-    ``"minilm"``). Chunks go to ``out`` (a folder of Parquet shards), a Chroma server
-    (``chroma_url``) or a store (``store``: a ChunkStore or a folder; default
-    ``.chunklab/chroma``), collection ``collection``. ``workers`` chunking processes or Ray
-    workers (default: the CPU count) feed batches of ``batch_size`` chunks to the embedder.
-    ``root`` is what doc ids are relative to; ``strict`` skips files not valid in their
-    encoding; ``context`` adds title and section path; ``embed_context`` embeds
-    :func:`chunklab.chunk.embedding_text` rather than the bare text. ``clear`` rebuilds the
-    sink; ``prune`` deletes stored documents that are not in ``sources`` any more.
-    ``retry_budget`` is how many seconds a Chroma server may stay silent (a restart) before
-    the run stops with :class:`~chunklab.retrieval.retry.ServerUnavailableError`.
+    :class:`~chunklab.ingest.plan.StrategySpec`; ``model`` the encoder (``"minilm"``, the default
+    :data:`chunklab.embed.DEFAULT_MODEL`, or ``"static"``). Chunks go to ``out`` (a folder of
+    Parquet shards), a Chroma server (``chroma_url``) or a store (``store``: a ChunkStore or a
+    folder; default ``.chunklab/chroma``), collection ``collection``. ``workers`` chunking processes
+    or Ray workers (default: the CPU count) feed batches of ``batch_size`` chunks to the embedder.
+    ``root`` is what doc ids are relative to; ``strict`` skips files not valid in their encoding;
+    ``context`` adds title and section path; ``embed_context`` embeds
+    :func:`chunklab.chunk.embedding_text` rather than the bare text. ``clear`` rebuilds the sink;
+    ``prune`` deletes stored documents that are not in ``sources`` any more. ``retry_budget`` is how
+    many seconds a Chroma server may stay silent (a restart) before the run stops with
+    :class:`~chunklab.retrieval.retry.ServerUnavailableError`.
     """
 
     strategy: StrategySpec | Strategy | str = "structural"
-    model: str = "static"
+    model: str = DEFAULT_MODEL
     store: ChunkStore | str | os.PathLike[str] | None = None
     chroma_url: str | None = None
     collection: str = "chunks"
@@ -116,16 +117,17 @@ def run(
     sources: str | os.PathLike[str] | Iterable[Any], options: IngestOptions, engine: Engine
 ) -> IngestReport:
     """Ingest ``sources`` (paths, directories, globs or corpus names) with ``engine``; the report."""
-    from chunklab.embed import Encoder
-
     t0 = clock()
     spec = StrategySpec.of(options.strategy)
     items, root = resolve_sources(sources, options.root)
     config = collection_config(spec, root, options.context, options.embed_context)
-    encoder = Encoder(options.model, show_progress=False)  # names the vectors; its model never loads here
+    # names the vectors; the same (shared) encoder embeds them when the engine runs in this process
+    encoder = get_encoder(options.model, device=options.device)
     report = IngestReport(engine.name, options.model, window=encoder.max_seq_length)
     report.title = f"strategy {spec.build().name}" + (f" (root {root})" if root else "")
-    chunking = ChunkConfig(spec, options.strict, options.context, options.embed_context, options.model)
+    chunking = ChunkConfig(
+        spec, options.strict, options.context, options.embed_context, options.model, options.device
+    )
     with open_sink(options, config, encoder) as sink:
         for table in engine.schedule(Job(items, chunking, sink.known(), options), report):
             tally(report, table)

@@ -16,11 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from chunklab.chunkers.catalog import Strategy
+from chunklab.retrieval.filters import json_default
 
-__all__ = ["StrategySpec", "WorkItem", "collection_config", "json_default", "named_corpus", "resolve_sources"]
+__all__ = ["StrategySpec", "WorkItem", "collection_config", "named_corpus", "resolve_sources"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,7 @@ class WorkItem:
 
     source: str
     root: str | None = None
-    member: Any = None  # a chunklab.datasets CodeFile: read by itself (wheel members are not files)
+    member: Any = None  # a chunklab.datasets CorpusFile: loaded by its format (archive members are not files)
     doc_id: str = ""
 
 
@@ -125,14 +124,19 @@ def named_corpus(name: str) -> Sequence[Any]:
 
 
 def collection_config(
-    spec: StrategySpec, root: str | None, context: bool, embed_context: bool = True
+    strategy: StrategySpec | Strategy,
+    root: str | None = None,
+    context: bool = False,
+    embed_context: bool = True,
 ) -> dict[str, Any]:
-    """The one record every sink keeps of how it was filled; another run must match it (or ``--clear``).
+    """The one record a collection keeps of how it was filled; another run must match it (or ``--clear``).
 
     ``{strategy, params, root, context}`` (plus ``embed_context: false`` when the bare text is
-    embedded): the chunker, where doc ids are relative to, and what is embedded. The same
-    whichever engine wrote, so a store built by one engine is updated by any other.
+    embedded): the chunker (its catalog name and parameters), where doc ids are relative to,
+    and what is embedded. Every sink of every engine and the benchmark's stores record it, so
+    a store built by one engine is updated by any other.
     """
+    spec = StrategySpec.of(strategy)
     config: dict[str, Any] = {
         "strategy": spec.name,
         "params": dict(spec.params),
@@ -142,12 +146,3 @@ def collection_config(
     if not embed_context:
         config["embed_context"] = False
     return json.loads(json.dumps(config, default=json_default))
-
-
-def json_default(value: Any) -> Any:
-    """JSON for the values a chunk's metadata or a strategy's parameters may hold (sets, numpy scalars)."""
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=str)
-    if isinstance(value, np.generic):
-        return value.item()
-    return str(value)

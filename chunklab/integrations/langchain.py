@@ -22,6 +22,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_text_splitters import TextSplitter
 
 from chunklab.chunkers.catalog import Strategy
+from chunklab.embed import DEFAULT_MODEL
 from chunklab.integrations._core import build_strategy, chunk_metadata, chunk_text
 
 __all__ = ["ChunklabEmbeddings", "ChunklabTextSplitter"]
@@ -88,7 +89,7 @@ class ChunklabTextSplitter(TextSplitter):
 class ChunklabEmbeddings(Embeddings):
     """LangChain ``Embeddings`` over chunklab's local encoder (MiniLM or the static model), cached on disk."""
 
-    def __init__(self, model: str = "minilm", *, encoder: Any = None) -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, *, encoder: Any = None) -> None:
         if encoder is None:
             from chunklab.embed import get_encoder
 

@@ -26,6 +26,7 @@ from llama_index.core.utils import get_tqdm_iterable
 
 from chunklab.chunk import Chunk
 from chunklab.chunkers.catalog import Strategy
+from chunklab.embed import DEFAULT_MODEL
 from chunklab.integrations._core import build_strategy, chunk_metadata, chunk_text
 
 __all__ = ["ChunklabEmbedding", "ChunklabNodeParser"]
@@ -125,7 +126,7 @@ class ChunklabEmbedding(BaseEmbedding):
 
     _encoder: Any = PrivateAttr()
 
-    def __init__(self, model: str = "minilm", *, encoder: Any = None, **kwargs: Any) -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, *, encoder: Any = None, **kwargs: Any) -> None:
         super().__init__(model_name=f"chunklab-{model}", **kwargs)
         if encoder is None:
             from chunklab.embed import get_encoder

@@ -10,6 +10,7 @@ so the lexical index filters exactly like the dense store.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -24,10 +25,14 @@ __all__ = [
     "check_queries",
     "check_query",
     "check_where",
+    "chunk_fingerprint",
     "chunk_from_stored",
     "decode_metadata",
     "encode_metadata",
+    "fingerprint",
+    "json_default",
     "matches",
+    "metadata_json",
 ]
 
 META_KEY = "chunklab_meta"  # the whole metadata dict, JSON: restored exactly on the way out
@@ -55,7 +60,7 @@ def encode_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
         "doc_id": chunk.doc_id,
         "start": chunk.start,
         "end": chunk.end,
-        META_KEY: json.dumps(meta, ensure_ascii=False, default=_json_default),
+        META_KEY: json.dumps(meta, ensure_ascii=False, default=json_default),
     }
     for key, value in meta.items():
         if not isinstance(key, str) or key in _RESERVED or not key:
@@ -90,6 +95,22 @@ def chunk_from_stored(document: str | None, stored: Mapping[str, Any] | None) ->
     """The chunk back from its stored text and :func:`encode_metadata` record."""
     doc_id, start, end, meta = decode_metadata(stored or {})
     return Chunk(document or "", start, end, doc_id, meta)
+
+
+def metadata_json(metadata: dict[str, Any]) -> str:
+    """A chunk's metadata as canonical JSON (sorted keys): how rows carry it and fingerprints hash it."""
+    return json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=json_default)
+
+
+def fingerprint(chunk_id: str, text: str, metadata: str) -> int:
+    """A 64-bit hash of a chunk's id, text and canonical metadata JSON: equal means "stored as it is"."""
+    data = "\0".join((chunk_id, text, metadata)).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+
+
+def chunk_fingerprint(chunk: Chunk) -> int:
+    """The :func:`fingerprint` of a :class:`~chunklab.chunk.Chunk` (its id, text and metadata)."""
+    return fingerprint(chunk.id, chunk.text, metadata_json(chunk.metadata))
 
 
 def check_query(query: Any) -> str:
@@ -197,7 +218,8 @@ def _check_where_keys(where: Mapping[str, Any]) -> None:
             )
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """JSON for the values a chunk's metadata or a strategy's parameters may hold (sets, numpy values)."""
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=str)
     if isinstance(value, np.generic):
