@@ -113,3 +113,27 @@ def test_a_new_strategy_registers_a_dataclass_and_a_factory():
     finally:
         _REGISTRY.pop("test-shout")
         DEFAULTS.pop("test-shout")
+
+
+def test_a_strategys_spec_is_picklable_and_builds_the_same_strategy_back():
+    import pickle
+
+    from chunklab.chunkers.catalog import StrategySpec
+
+    strategy = get_strategy("recursive", size=300, overlap=30)
+    spec = strategy.spec
+    assert spec == StrategySpec("recursive", tuple(sorted(strategy.params.items())))
+    assert spec.build() is strategy  # the process that made the spec builds nothing again
+    again = pickle.loads(pickle.dumps(spec))
+    assert again == spec and again.build() is strategy
+    assert StrategySpec.of("recursive", size=300, overlap=30) == spec
+    with pytest.raises(ValueError, match="strategy must be a catalog name or a Strategy"):
+        StrategySpec.of(3)  # type: ignore[arg-type]
+
+
+def test_the_strategy_spec_lives_in_the_catalog_not_in_ingest():
+    import chunklab.ingest.plan as plan
+    from chunklab.chunkers.catalog import StrategySpec
+
+    assert StrategySpec.__module__ == "chunklab.chunkers.catalog"
+    assert "StrategySpec" not in plan.__all__

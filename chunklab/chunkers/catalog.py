@@ -33,6 +33,7 @@ __all__ = [
     "Strategy",
     "StrategyParams",
     "StrategyParts",
+    "StrategySpec",
     "available_strategies",
     "get_strategy",
     "parse_param_value",
@@ -115,6 +116,49 @@ class Strategy:
     def budget(self) -> int | None:
         """The chunk-size budget, measured in :attr:`unit` (``max_chars`` counts tokens in tokens)."""
         return self.settings.budget if self.settings is not None else None
+
+    @property
+    def spec(self) -> StrategySpec:
+        """This strategy's picklable form (its registry name and parameters); ``spec.build()`` is ``self``."""
+        spec = StrategySpec(self.kind, tuple(sorted(self.params.items())))
+        _BUILT.setdefault(spec, self)
+        return spec
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    """A catalog strategy by registry name and parameters: picklable, built once per process.
+
+    What crosses a process boundary (a worker pool, Ray tasks) instead of the strategy, whose
+    chunk function is a closure: :attr:`Strategy.spec` gives it, :meth:`build` gives the
+    strategy back (the same object in the process that made the spec).
+    """
+
+    name: str
+    params: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(cls, strategy: StrategySpec | Strategy | str, **params: Any) -> StrategySpec:
+        """The spec of a :class:`Strategy`, a spec, or a catalog name (with ``params``)."""
+        if isinstance(strategy, StrategySpec) and not params:
+            return strategy
+        if isinstance(strategy, str):
+            strategy = get_strategy(strategy, **params)
+        elif params:
+            raise ValueError("strategy params are given with a strategy name, not with a Strategy object")
+        if not isinstance(strategy, Strategy):
+            raise ValueError(f"strategy must be a catalog name or a Strategy, got {type(strategy).__name__}")
+        return strategy.spec
+
+    def build(self) -> Strategy:
+        """The strategy itself (built once per process, then cached)."""
+        if self not in _BUILT:
+            _BUILT[self] = get_strategy(self.name, **dict(self.params))
+        return _BUILT[self]
+
+
+#: the one strategy cache: each process builds a spec's strategy once
+_BUILT: dict[StrategySpec, Strategy] = {}
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TextIO
 
+from chunklab.chunkers.catalog import StrategySpec
 from chunklab.commands._output import atomic_output
-from chunklab.ingest.plan import StrategySpec
 from chunklab.ingest.pool import map_ordered
 from chunklab.ingest.report import IngestReport, problem_of, report_lines
 from chunklab.words import counted, plural
@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     root = args.root if args.root is not None else corpus_root([*args.paths, *installed])
     for path in files:
         doc_id_for(path, root)  # a file outside --root: an error now, not in a worker
-    config = _Config(root, StrategySpec.of(strategy), args.strict, args.out is not None, strategy.budget)
+    config = _Config(root, strategy.spec, args.strict, args.out is not None, strategy.budget)
     stats = FallbackStats()
     summary = Summary()
     t0 = time.perf_counter()

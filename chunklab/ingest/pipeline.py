@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 
 from chunklab._validate import check_positive_int
+from chunklab.chunkers.catalog import StrategySpec
 from chunklab.ingest.parquet import ParquetSink
-from chunklab.ingest.plan import StrategySpec, WorkItem, collection_config, resolve_sources
+from chunklab.ingest.plan import WorkItem, collection_config, resolve_sources
 from chunklab.ingest.report import IngestReport
 from chunklab.ingest.sinks import Sink, StoreSink
 from chunklab.ingest.stages import ChunkConfig
@@ -41,7 +42,7 @@ class IngestOptions:
     """What to ingest how, for every engine.
 
     ``strategy`` is a catalog name, a :class:`~chunklab.chunkers.catalog.Strategy` or a
-    :class:`~chunklab.ingest.plan.StrategySpec`; ``model`` the encoder (``"static"`` or
+    :class:`~chunklab.chunkers.catalog.StrategySpec`; ``model`` the encoder (``"static"`` or
     ``"minilm"``). Chunks go to ``out`` (a folder of Parquet shards), a Chroma server
     (``chroma_url``) or a store (``store``: a ChunkStore or a folder; default
     ``.chunklab/chroma``), collection ``collection``. ``workers`` chunking processes or Ray

@@ -25,8 +25,9 @@ import numpy as np
 import pyarrow as pa
 
 from chunklab.chunk import Chunk, embedding_text
+from chunklab.chunkers.catalog import StrategySpec
 from chunklab.documents import Document
-from chunklab.ingest.plan import StrategySpec, WorkItem, json_default
+from chunklab.ingest.plan import WorkItem, json_default
 from chunklab.ingest.report import problem_of
 
 __all__ = [
