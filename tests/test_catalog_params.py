@@ -137,3 +137,31 @@ def test_the_strategy_spec_lives_in_the_catalog_not_in_ingest():
 
     assert StrategySpec.__module__ == "chunklab.chunkers.catalog"
     assert "StrategySpec" not in plan.__all__
+
+
+class _Windowed:
+    """Just what fit_to reads from an encoder: its window in tokens."""
+
+    def __init__(self, window: int | None) -> None:
+        self.max_seq_length = window
+
+
+def test_fit_to_gives_a_character_budget_that_fits_the_model_window():
+    from chunklab.chunkers.catalog import CHARS_PER_TOKEN
+
+    fitted = get_strategy("structural").fit_to(_Windowed(256))
+    assert fitted.params["max_chars"] == int(256 * CHARS_PER_TOKEN) // 50 * 50 == 600
+    assert fitted.name == "structural[max_chars=600]" and fitted.spec.build() is fitted
+    kept = get_strategy("recursive", overlap=20).fit_to(_Windowed(256))
+    assert kept.name == "recursive[overlap=20,size=600]"  # the other explicit flags stay
+
+
+def test_fit_to_leaves_an_explicit_size_another_unit_or_a_windowless_model_alone():
+    for strategy, encoder in [
+        (get_strategy("structural", max_chars=1500), _Windowed(256)),  # --size given: kept
+        (get_strategy("structural", unit="tokens"), _Windowed(256)),  # measured in tokens already
+        (get_strategy("structural"), _Windowed(None)),  # the static model has no window
+        (get_strategy("recursive", size=400), _Windowed(256)),  # fits already
+        (get_strategy("hierarchical"), _Windowed(256)),  # no single size parameter
+    ]:
+        assert strategy.fit_to(encoder) is strategy

@@ -28,10 +28,6 @@ from chunklab.commands.search import (
     wait_of,
 )
 
-#: characters per model token on the densest text measured (standard-library code: 600
-#: structural characters put 0.2 % of chunks over MiniLM's 256 tokens, 1500 put 33 %)
-CHARS_PER_TOKEN = 2.4
-
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``chunklab index``."""
@@ -271,20 +267,15 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def fitted_strategy(args: argparse.Namespace) -> Any:
-    """The strategy of the flags; without ``--size``, a character budget that fits the model's window."""
-    from chunklab.embed import Encoder
+    """The strategy of the flags, fitted to the model's window (:meth:`Strategy.fit_to`); prints the note."""
+    from chunklab.embed import get_encoder
 
-    window = Encoder(args.model).max_seq_length
     strategy = strategy_from_args(args)
-    measured_in_chars = strategy.unit == "chars"
-    key = strategy.size_param
-    if args.size is None and window and key and measured_in_chars:
-        fit = int(window * CHARS_PER_TOKEN) // 50 * 50
-        if strategy.params[key] > fit:
-            args.size = fit
-            strategy = strategy_from_args(args)
-            print(
-                f"--size defaults to {fit} characters here, "
-                f"so that chunks fit the model's {window}-token window"
-            )
-    return strategy
+    encoder = get_encoder(args.model)
+    fitted = strategy.fit_to(encoder)
+    if fitted is not strategy:
+        print(
+            f"--size defaults to {fitted.budget} characters here, "
+            f"so that chunks fit the model's {encoder.max_seq_length}-token window"
+        )
+    return fitted
