@@ -17,14 +17,14 @@ import argparse
 import json
 from typing import Any
 
-from chunklab.commands.chunk import add_strategy_arguments, strategy_from_args
-from chunklab.commands.search import (
+from chunklab.commands.arguments import (
+    add_model_argument,
+    add_strategy_arguments,
     add_wait_arguments,
     add_where_argument,
     busy,
-    is_url,
-    open_store,
     parse_where,
+    strategy_from_args,
     wait_of,
 )
 
@@ -90,11 +90,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give PATHs to index, --query to search, or both")
     check_positive_int(args.k, "-k")
     where = parse_where(args.where)
-    if is_url(args.store):  # one store argument: a folder or a server URL
+    from chunklab.retrieval.lock import StoreBusyError
+    from chunklab.retrieval.store import is_url, open_store
+
+    if is_url(args.store):  # --store names a server: the same as --server
         if args.chroma_url is not None and args.chroma_url != args.store:
             raise ValueError(f"--store {args.store!r} and --chroma-url {args.chroma_url!r} name two stores")
         args.store, args.chroma_url = None, args.store
-    from chunklab.retrieval.lock import StoreBusyError
 
     try:
         if args.repair:
@@ -128,11 +130,12 @@ def run(args: argparse.Namespace) -> int:
 
 def index(args: argparse.Namespace) -> int:
     """Run the ingest pipeline on ``args.paths`` (in this process, or ``--engine``) and print its report."""
+    from chunklab.embed import DEFAULT_MODEL
     from chunklab.ingest.local import LocalEngine
     from chunklab.ingest.pipeline import Engine, IngestOptions
     from chunklab.ingest.pipeline import run as run_pipeline
 
-    args.model = args.model or "minilm"
+    args.model = args.model or DEFAULT_MODEL
     engine_run = bool(args.engine or args.out or args.chroma_url)
     if args.query and engine_run:
         raise ValueError(
@@ -160,15 +163,11 @@ def index(args: argparse.Namespace) -> int:
         prune=args.prune,
         progress=not args.no_progress,
         retry_budget=args.retry_budget,
+        wait=wait_of(args),  # the store's writer lock, taken once for the whole run
     )
-    engine: Engine = LocalEngine()
-    held = None
-    if args.out is None and args.chroma_url is None:
-        # the writer lock for the whole run, taken here so --wait/--no-wait decide how long to wait
-        from chunklab.retrieval.lock import lock_store
-        from chunklab.retrieval.store_files import store_folder
+    from chunklab.retrieval.lock import StoreBusyError
 
-        held = lock_store(store_folder(args.store, create=True), exclusive=True, wait=wait_of(args))
+    engine: Engine = LocalEngine()
     try:
         if args.engine == "ray":
             from chunklab.ingest.ray import RayEngine
@@ -177,11 +176,10 @@ def index(args: argparse.Namespace) -> int:
         report = run_pipeline(args.paths, options, engine)
     except ImportError as exc:  # --engine ray without Ray: say how to install it
         raise ValueError(str(exc)) from exc
+    except StoreBusyError:
+        raise
     except Exception as exc:
         raise write_failure(exc, args) from exc
-    finally:
-        if held is not None:
-            held.release()
     print(report.summary())
     return report.exit_code
 
@@ -225,11 +223,8 @@ def repair(args: argparse.Namespace) -> None:
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     """``--engine`` and its options (chunklab.ingest: worker processes or a Ray cluster)."""
-    p.add_argument(
-        "--model",
-        choices=("minilm", "static"),
-        default=None,
-        help="embedding model (default minilm; --query alone: the model the store was built with)",
+    add_model_argument(
+        p, "embedding model (default {model}; --query alone: the model the store was built with)", True
     )
     p.add_argument(
         "--engine",

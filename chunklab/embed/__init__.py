@@ -14,7 +14,11 @@ from chunklab.embed.encoder import (
     get_encoder,
 )
 
+#: the encoder every command and the library use unless told otherwise (``--model``)
+DEFAULT_MODEL = "minilm"
+
 __all__ = [
+    "DEFAULT_MODEL",
     "DEFAULT_MODEL_NAME",
     "DIM",
     "MAX_SEQ_LENGTH",

@@ -52,7 +52,9 @@ class IngestOptions:
     :func:`chunklab.chunk.embedding_text` rather than the bare text. ``clear`` rebuilds the
     sink; ``prune`` deletes stored documents that are not in ``sources`` any more.
     ``retry_budget`` is how many seconds a Chroma server may stay silent (a restart) before
-    the run stops with :class:`~chunklab.retrieval.retry.ServerUnavailableError`.
+    the run stops with :class:`~chunklab.retrieval.retry.ServerUnavailableError`. ``wait`` is how
+    many seconds to wait for a folder store's writer lock (None: as long as it takes, 0: not at
+    all); the store takes it once, for the whole run.
     """
 
     strategy: StrategySpec | Strategy | str = "structural"
@@ -72,6 +74,7 @@ class IngestOptions:
     prune: bool = False
     progress: bool = True
     retry_budget: float = 60.0
+    wait: float | None = None
 
     def __post_init__(self) -> None:
         check_positive_int(self.batch_size, "batch_size")
@@ -160,6 +163,7 @@ def open_sink(options: IngestOptions, config: dict[str, Any], encoder: Any) -> S
                 config=config,
                 verify=not options.clear,
                 retry=RetryPolicy(budget_s=options.retry_budget),
+                wait=options.wait,
             )
         except ServerUnavailableError as exc:
             raise ServerUnavailableError(
