@@ -83,15 +83,17 @@ class Strategy:
         """Chunk one document (``encoder`` is passed on to chunkers that embed, else ignored).
 
         An HTML document given to a plain-text strategy is chunked by its visible text, and
-        each chunk's span is mapped back onto the markup
-        (:func:`chunklab.chunkers.structural.html.chunk_visible_text`). A laid-out document (PDF,
+        each chunk's span is mapped back onto the markup (its format's ``visible_text`` in
+        :data:`chunklab.chunkers.structural.dispatch.STRUCTURAL`). A laid-out document (PDF,
         Word, notebook) gives every chunk its ``page``/``page_end`` or ``cell`` from its elements.
         """
         _check_document(document)
-        if self.kind != "structural" and document_kind(document) == "html":
-            from chunklab.chunkers.structural.html import chunk_visible_text
+        if self.kind != "structural":  # a markup format is chunked by what a reader sees of it
+            from chunklab.chunkers.structural.dispatch import STRUCTURAL
 
-            return chunk_visible_text(document, lambda visible: self._chunk(visible, encoder))
+            visible_text = STRUCTURAL[document_kind(document)].visible_text
+            if visible_text is not None:
+                return visible_text(document, lambda visible: self._chunk(visible, encoder))
         chunks = self._chunk(document, encoder)
         elements = getattr(document, "elements", ())
         if elements and self.kind != "structural":  # a PDF's page or a notebook's cell, on every chunk

@@ -90,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give PATHs to index, --query to search, or both")
     check_positive_int(args.k, "-k")
     where = parse_where(args.where)
+    from chunklab.retrieval.location import is_url, open_store
     from chunklab.retrieval.lock import StoreBusyError
-    from chunklab.retrieval.store import is_url, open_store
 
     if is_url(args.store):  # --store names a server: the same as --server
         if args.chroma_url is not None and args.chroma_url != args.store:

@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_positive_int(args.k, "--k")
     where = parse_where(args.where)
+    from chunklab.retrieval.location import open_store
     from chunklab.retrieval.lock import StoreBusyError
-    from chunklab.retrieval.store import open_store
 
     try:
         store = open_store(args.store, args.collection, model=args.model, wait=wait_of(args))
