@@ -5,7 +5,8 @@ its kind (PEP 263 cookie for Python; byte order mark, XML declaration or ``<meta
 HTML; byte order mark, then UTF-8 for everything else) and names it with the one ``doc_id``
 rule: the path relative to a corpus root, with POSIX separators, so the same file gets the
 same id from any working directory. ``iter_documents(paths)`` does the same for files and
-directories in a deterministic order. ``detect_kind`` holds the one table of file extensions.
+directories in a deterministic order. :data:`FORMATS` (:mod:`chunklab.documents.formats`) is the
+one table of formats: extensions, and the loader of each laid-out format.
 
 Bytes that are not valid in the expected encoding are decoded by an explicit fallback
 (windows-1252, else Latin-1, which decode any byte) and the reason is kept in
