@@ -279,3 +279,29 @@ def test_glob_patterns_the_shell_left_alone_are_expanded(small):
     ]
     with pytest.raises(FileNotFoundError, match="no file matches"):
         list(iter_paths([str(small / "*.nothing")]))
+
+
+def test_every_format_has_a_loader_and_a_structural_chunker():
+    """The two tables agree: each format of documents.FORMATS is read one way and chunked one way."""
+    from chunklab.chunkers.structural.dispatch import STRUCTURAL
+    from chunklab.documents import EXTENSIONS, FORMATS, LAID_OUT
+
+    assert set(STRUCTURAL) == set(FORMATS) == set(KINDS)
+    for name, fmt in FORMATS.items():
+        assert fmt.name == name and fmt.extensions and EXTENSIONS[name] == fmt.extensions
+        assert fmt.laid_out == (name in LAID_OUT) == callable(fmt.loader)  # else decoded as text
+        assert callable(STRUCTURAL[name].structural)
+    extensions = [ext for fmt in FORMATS.values() for ext in fmt.extensions]
+    assert len(extensions) == len(set(extensions))  # one format per extension
+
+
+def test_a_pdf_without_its_extension_is_recognised_by_its_signature(tmp_path):
+    from chunklab.documents import FORMATS
+
+    assert FORMATS["pdf"].signature == b"%PDF-"
+    renamed = tmp_path / "report.bin"
+    renamed.write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")  # the signature, no text layer
+    with pytest.raises(
+        DocumentError, match="not a readable PDF"
+    ):  # read by the PDF loader, not refused as binary
+        load_document(renamed)

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from test_chroma_server import server  # noqa: F401  (the `chroma run` fixture, one server per module)
 
 from chunklab.chunk import embedding_text
-from chunklab.chunkers.catalog import get_strategy
+from chunklab.chunkers.catalog import StrategySpec, get_strategy
 from chunklab.documents import load_document
 from chunklab.ingest import get_engine
-from chunklab.ingest.plan import StrategySpec, WorkItem
+from chunklab.ingest.plan import WorkItem
 from chunklab.ingest.sinks import chunks_of
 from chunklab.ingest.stages import ChunkConfig, chunk_items, encode_items
 

@@ -37,7 +37,7 @@ COLUMNS = ("id", "doc_id", "start", "end", "text", "metadata")
 
 
 def _spec():
-    from chunklab.ingest.plan import StrategySpec
+    from chunklab.chunkers.catalog import StrategySpec
 
     spec = dict(SPEC)
     return StrategySpec.of(spec.pop("name"), **spec)

@@ -218,8 +218,7 @@ def _window_distances(
         return np.zeros(0, dtype=np.float64)
     if encoder is None:  # chunkers sit below embed: the caller brings the model
         raise ValueError(
-            "semantic chunking embeds sentences: pass encoder= "
-            "(chunklab.embed.get_encoder() is the default)"
+            "semantic chunking embeds sentences: pass encoder= (chunklab.embed.get_encoder() is the default)"
         )
     b = buffer_size
 

@@ -26,7 +26,8 @@ from functools import partial
 from typing import Any, TextIO
 
 from chunklab.commands._output import atomic_output
-from chunklab.ingest.plan import StrategySpec, WorkItem
+from chunklab.commands.arguments import add_strategy_arguments, strategy_from_args
+from chunklab.ingest.plan import WorkItem
 from chunklab.ingest.pool import map_ordered
 from chunklab.ingest.report import IngestReport, problem_of, report_lines
 from chunklab.ingest.stages import ChunkConfig
@@ -62,62 +63,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--summary-json", default=None, metavar="FILE", help="also write the summary as JSON")
     p.set_defaults(func=run)
     return p
-
-
-def add_strategy_arguments(p: argparse.ArgumentParser, names: list[str]) -> None:
-    """The strategy flags ``chunk`` and ``index`` share (unset flags keep the strategy's defaults)."""
-    p.add_argument(
-        "--strategy",
-        default="structural",
-        metavar="NAME",
-        help=f"one of {', '.join(names)} (default structural; defaults: chunklab evaluate --help)",
-    )
-    p.add_argument("--size", type=int, default=None, help="chunk size (size or max_chars of the strategy)")
-    p.add_argument("--overlap", type=int, default=None, help="overlap, for fixed and recursive")
-    p.add_argument(
-        "--unit",
-        default=None,
-        metavar="UNIT",
-        help="what --size (and --min-chars) count, for every strategy: chars, words, tokens (MiniLM's) "
-        "or tokenizer:PATH (any tokenizer.json)",
-    )
-    p.add_argument("--levels", default=None, help="hierarchical level sizes, largest first: 2048/512/128")
-    p.add_argument(
-        "--min-chars", type=int, default=None, help="structural Python: merge units below this (in --unit)"
-    )
-    p.add_argument(
-        "--keep-boilerplate",
-        action="store_const",
-        const=True,
-        default=None,
-        help="structural HTML: keep nav/header/footer/aside text (dropped by default)",
-    )
-    p.add_argument(
-        "--root",
-        default=None,
-        metavar="DIR",
-        help="corpus root: doc_ids are paths relative to it (default: the common folder of PATHs)",
-    )
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="skip files that are not valid in their encoding instead of decoding them by a fallback",
-    )
-
-
-def strategy_from_args(args: argparse.Namespace) -> Any:
-    """The catalog strategy the flags of :func:`add_strategy_arguments` name."""
-    from chunklab.chunkers.catalog import strategy_from_options
-
-    return strategy_from_options(
-        args.strategy,
-        size=args.size,
-        overlap=args.overlap,
-        unit=args.unit,
-        levels=args.levels,
-        min_chars=args.min_chars,
-        keep_boilerplate=args.keep_boilerplate,
-    )
 
 
 @dataclass
@@ -184,9 +129,7 @@ def run(args: argparse.Namespace) -> int:
     root = args.root if args.root is not None else corpus_root([*args.paths, *installed])
     for path in files:
         doc_id_for(path, root)  # a file outside --root: an error now, not in a worker
-    config = _Config(
-        root, ChunkConfig(StrategySpec.of(strategy), args.strict), args.out is not None, strategy.budget
-    )
+    config = _Config(root, ChunkConfig(strategy.spec, args.strict), args.out is not None, strategy.budget)
     stats = FallbackStats()
     summary = Summary()
     t0 = time.perf_counter()

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from chunklab.commands.arguments import add_model_argument
 from chunklab.evaluate._validate import CONVENTIONS, check_positive_int
 from chunklab.evaluate.loader import BUILT_IN
 from chunklab.evaluate.userdata import FORMATS
@@ -70,9 +71,7 @@ def add_parser(subparsers) -> None:
         help="span metrics: 'union' counts a retrieved character once (default); 'chroma' sums "
         "retrieved lengths as Chroma's chunking_evaluation report does",
     )
-    p.add_argument(
-        "--model", choices=("minilm", "static"), default="minilm", help="embedding model (default minilm)"
-    )
+    add_model_argument(p)
     p.add_argument(
         "--tokenizer",
         metavar="PATH",

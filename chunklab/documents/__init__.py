@@ -5,7 +5,8 @@ its kind (PEP 263 cookie for Python; byte order mark, XML declaration or ``<meta
 HTML; byte order mark, then UTF-8 for everything else) and names it with the one ``doc_id``
 rule: the path relative to a corpus root, with POSIX separators, so the same file gets the
 same id from any working directory. ``iter_documents(paths)`` does the same for files and
-directories in a deterministic order. ``detect_kind`` holds the one table of file extensions.
+directories in a deterministic order. :data:`FORMATS` (:mod:`chunklab.documents.formats`) is the
+one table of formats: extensions, and the loader of each laid-out format.
 
 Bytes that are not valid in the expected encoding are decoded by an explicit fallback
 (windows-1252, else Latin-1, which decode any byte) and the reason is kept in
@@ -27,15 +28,18 @@ from pathlib import PurePath
 from typing import Any
 
 from chunklab.decoding import Decoded, DocumentError, binary_reason, decode_bytes
-from chunklab.documents.layout import Element, Extracted, locate, where
+from chunklab.documents.formats import EXTENSIONS, FORMATS, LAID_OUT, DocumentFormat
+from chunklab.documents.layout import Element, locate, where
 
 __all__ = [
     "EXTENSIONS",
+    "FORMATS",
     "KINDS",
     "SHEBANGS",
     "Decoded",
     "Document",
     "DocumentError",
+    "DocumentFormat",
     "Element",
     "LAID_OUT",
     "binary_reason",
@@ -53,30 +57,6 @@ __all__ = [
     "shebang_kind",
 ]
 
-#: document kind -> the file name extensions that have it (the one extension table)
-EXTENSIONS: dict[str, tuple[str, ...]] = {
-    "python": (".py", ".pyi", ".pyw"),
-    "markdown": (".md", ".markdown", ".mdown", ".mkd"),
-    "html": (".html", ".htm", ".xhtml"),
-    "rst": (".rst", ".rest"),
-    "text": (".txt", ".text"),
-    "pdf": (".pdf",),
-    "docx": (".docx",),
-    "ipynb": (".ipynb",),
-    # source code chunked by tree-sitter grammars (chunklab.chunkers.structural.code)
-    "javascript": (".js", ".mjs", ".cjs", ".jsx"),
-    "typescript": (".ts", ".mts", ".cts"),
-    "tsx": (".tsx",),
-    "go": (".go",),
-    "rust": (".rs",),
-    "java": (".java",),
-    "c": (".c", ".h"),
-    "cpp": (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tcc", ".inl"),
-    "csharp": (".cs",),
-    "ruby": (".rb", ".rake", ".gemspec"),
-    "php": (".php",),
-    "bash": (".sh", ".bash"),
-}
 #: interpreter named by a ``#!`` line -> the kind of code it runs (scripts without an extension)
 SHEBANGS: dict[str, str] = {
     **dict.fromkeys(("node", "nodejs", "deno", "bun"), "javascript"),
@@ -98,8 +78,6 @@ _MD_SNIFF = re.compile(r"^(?: {0,3}#{1,6}\s+\S|```|~~~|\s*[-*+]\s+\S|.*\n\s*(?:=
 _MD_TITLE = re.compile(r"\A\s*#[ \t]+(.+?)[ \t#]*$", re.M)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title", re.I | re.S)
 _SKIP_DIRS = ("__pycache__",)
-#: kinds read by a layout-aware loader into text plus an element map (not decoded as text)
-LAID_OUT = ("pdf", "docx", "ipynb")
 
 
 @dataclass(frozen=True)
@@ -217,8 +195,8 @@ def load_bytes(
         raise ValueError(f"strict must be a bool, got {strict!r}")
     if kind is None and _BY_SUFFIX.get(PurePath(name).suffix.lower()) in LAID_OUT:
         kind = _BY_SUFFIX[PurePath(name).suffix.lower()]
-    elif kind is None and PurePath(name).suffix.lower() not in _BY_SUFFIX and raw.startswith(b"%PDF-"):
-        kind = "pdf"  # a PDF without its extension
+    elif kind is None and PurePath(name).suffix.lower() not in _BY_SUFFIX:
+        kind = next((f.name for f in FORMATS.values() if f.signature and raw.startswith(f.signature)), None)
     if kind in LAID_OUT:
         return _load_laid_out(name, raw, kind, root, doc_id)
     binary = binary_reason(raw)
@@ -340,19 +318,10 @@ def doc_id_for(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> st
 def _load_laid_out(
     name: str, raw: bytes, kind: str, root: str | os.PathLike[str] | None, doc_id: str | None = None
 ) -> Document:
-    """A PDF, Word file or notebook through its loader: canonical text plus the element map."""
-    if kind == "pdf":
-        from chunklab.documents.pdf import extract_pdf
-
-        got: Extracted = extract_pdf(raw, name)
-    elif kind == "docx":
-        from chunklab.documents.docx import extract_docx
-
-        got = extract_docx(raw, name)
-    else:
-        from chunklab.documents.notebook import extract_notebook
-
-        got = extract_notebook(raw, name)
+    """A PDF, Word file or notebook through its format's loader: canonical text plus the element map."""
+    loader = FORMATS[kind].loader
+    assert loader is not None  # only laid-out formats come here
+    got = loader(raw, name)
     if not got.text.strip():
         raise DocumentError(name, "empty", f"no text in this {kind} file")
     where_ = os.path.abspath(name)

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 
 from chunklab._validate import check_positive_int
+from chunklab.chunkers.catalog import StrategySpec
 from chunklab.embed import DEFAULT_MODEL, get_encoder
 from chunklab.ingest.parquet import ParquetSink
-from chunklab.ingest.plan import StrategySpec, WorkItem, collection_config, resolve_sources
+from chunklab.ingest.plan import WorkItem, collection_config, resolve_sources
 from chunklab.ingest.report import IngestReport
 from chunklab.ingest.sinks import Sink, StoreSink
 from chunklab.ingest.stages import ChunkConfig
@@ -42,7 +43,7 @@ class IngestOptions:
     """What to ingest how, for every engine.
 
     ``strategy`` is a catalog name, a :class:`~chunklab.chunkers.catalog.Strategy` or a
-    :class:`~chunklab.ingest.plan.StrategySpec`; ``model`` the encoder (``"minilm"``, the default
+    :class:`~chunklab.chunkers.catalog.StrategySpec`; ``model`` the encoder (``"minilm"``, the default
     :data:`chunklab.embed.DEFAULT_MODEL`, or ``"static"``). Chunks go to ``out`` (a folder of
     Parquet shards), a Chroma server (``chroma_url``) or a store (``store``: a ChunkStore or a
     folder; default ``.chunklab/chroma``), collection ``collection``. ``workers`` chunking processes
@@ -52,7 +53,9 @@ class IngestOptions:
     :func:`chunklab.chunk.embedding_text` rather than the bare text. ``clear`` rebuilds the sink;
     ``prune`` deletes stored documents that are not in ``sources`` any more. ``retry_budget`` is how
     many seconds a Chroma server may stay silent (a restart) before the run stops with
-    :class:`~chunklab.retrieval.retry.ServerUnavailableError`.
+    :class:`~chunklab.retrieval.retry.ServerUnavailableError`. ``wait`` is how many
+    seconds to wait for a folder store's writer lock (None: as long as it takes, 0: not at all); the
+    store takes it once, for the whole run.
     """
 
     strategy: StrategySpec | Strategy | str = "structural"
@@ -72,6 +75,7 @@ class IngestOptions:
     prune: bool = False
     progress: bool = True
     retry_budget: float = 60.0
+    wait: float | None = None
 
     def __post_init__(self) -> None:
         check_positive_int(self.batch_size, "batch_size")
@@ -161,6 +165,7 @@ def open_sink(options: IngestOptions, config: dict[str, Any], encoder: Any) -> S
                 config=config,
                 verify=not options.clear,
                 retry=RetryPolicy(budget_s=options.retry_budget),
+                wait=options.wait,
             )
         except ServerUnavailableError as exc:
             raise ServerUnavailableError(

@@ -3,7 +3,7 @@
 Run once, in the driver, before anything is read: paths, directories, glob patterns and named
 corpora become :class:`WorkItem` s whose ``doc_id`` is computed here (relative to the corpus
 root), so every worker, engine and re-run gives a document the same id. The strategy travels
-to workers as a :class:`StrategySpec` (its catalog name and parameters), rebuilt once per
+to workers as a catalog :class:`~chunklab.chunkers.catalog.StrategySpec`, rebuilt once per
 process; :func:`collection_config` is the one record a sink keeps of how it was filled.
 """
 
@@ -16,47 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chunklab.chunkers.catalog import Strategy
+from chunklab.chunkers.catalog import Strategy, StrategySpec
 from chunklab.retrieval.filters import json_default
 
-__all__ = ["StrategySpec", "WorkItem", "collection_config", "named_corpus", "resolve_sources"]
-
-
-@dataclass(frozen=True)
-class StrategySpec:
-    """A catalog strategy by name and parameters: picklable, rebuilt once per worker process."""
-
-    name: str
-    params: tuple[tuple[str, Any], ...]
-
-    @classmethod
-    def of(cls, strategy: StrategySpec | Strategy | str, **params: Any) -> StrategySpec:
-        """From a :class:`~chunklab.chunkers.catalog.Strategy` or a catalog name (with ``params``)."""
-        from chunklab.chunkers.catalog import get_strategy
-
-        if isinstance(strategy, StrategySpec) and not params:
-            return strategy
-        if isinstance(strategy, str):
-            strategy = get_strategy(strategy, **params)
-        elif params:
-            raise ValueError("strategy params are given with a strategy name, not with a Strategy object")
-        if not isinstance(strategy, Strategy):
-            raise ValueError(f"strategy must be a catalog name or a Strategy, got {type(strategy).__name__}")
-        spec = cls(strategy.kind, tuple(sorted(strategy.params.items())))
-        _BUILT.setdefault(spec, strategy)
-        return spec
-
-    def build(self) -> Strategy:
-        """The strategy itself (built once per process, then cached)."""
-        if self not in _BUILT:
-            from chunklab.chunkers.catalog import get_strategy
-
-            _BUILT[self] = get_strategy(self.name, **dict(self.params))
-        return _BUILT[self]
-
-
-#: the one strategy cache: each process builds a spec's strategy once
-_BUILT: dict[StrategySpec, Strategy] = {}
+__all__ = ["WorkItem", "collection_config", "named_corpus", "resolve_sources"]
 
 
 @dataclass(frozen=True)

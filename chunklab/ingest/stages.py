@@ -26,9 +26,10 @@ import pyarrow as pa
 
 from chunklab._validate import check_positive_int
 from chunklab.chunk import Chunk, embedding_text
+from chunklab.chunkers.catalog import StrategySpec
 from chunklab.documents import Document
 from chunklab.embed import DEFAULT_MODEL, get_encoder
-from chunklab.ingest.plan import StrategySpec, WorkItem
+from chunklab.ingest.plan import WorkItem
 from chunklab.ingest.report import problem_of
 from chunklab.retrieval.filters import fingerprint, metadata_json
 

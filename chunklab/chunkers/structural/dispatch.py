@@ -1,7 +1,8 @@
-"""Pick the structural chunker for a document by its kind, and count how often chunkers fall back.
+"""Pick the structural chunker for a document by its format, and count how often chunkers fall back.
 
-:func:`chunk_document` is the one place that maps a document kind (see
-:func:`chunklab.documents.detect_kind`) to its structural chunker.
+:data:`STRUCTURAL` is the one table from a document format (:data:`chunklab.documents.FORMATS`)
+to its structural chunker, and to how a plain-text strategy reads it (HTML: its visible text);
+:func:`chunk_document` and the catalog's strategies ask it.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
@@ -18,7 +20,7 @@ from chunklab.chunk import Chunk
 from chunklab.chunkers.structural._common import check_max_chars, check_source, resolve_doc_id
 from chunklab.chunkers.structural.code import CODE_LANGUAGES, chunk_code
 from chunklab.chunkers.structural.elements import chunk_elements
-from chunklab.chunkers.structural.html import chunk_html
+from chunklab.chunkers.structural.html import chunk_html, chunk_visible_text
 from chunklab.chunkers.structural.markdown import chunk_markdown
 from chunklab.chunkers.structural.python import chunk_python
 from chunklab.chunkers.structural.rst import chunk_rst
@@ -26,7 +28,7 @@ from chunklab.documents import KINDS, LAID_OUT, Document, detect_kind, document_
 from chunklab.protocols import DocumentLike
 from chunklab.words import counted
 
-__all__ = ["KINDS", "FallbackStats", "chunk_document", "chunk_text"]
+__all__ = ["KINDS", "STRUCTURAL", "FallbackStats", "FormatChunkers", "chunk_document", "chunk_text"]
 
 
 def chunk_document(
@@ -41,7 +43,7 @@ def chunk_document(
     doc_id: str | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk a document with the structural chunker for its kind.
+    """Chunk a document with the structural chunker for its kind (its entry in :data:`STRUCTURAL`).
 
     ``source`` is a str, bytes, or a document (:class:`chunklab.documents.Document`, or
     anything with ``text`` and ``doc_id``: its kind, path and id are used). ``kind`` is
@@ -67,22 +69,85 @@ def chunk_document(
     path_str = str(path) if path is not None else None
     if kind == "auto":
         kind = detect_kind(path_str, source[:4096])
-    if kind in LAID_OUT:  # PDF, Word, notebooks: by the elements their loader mapped
-        laid_out = document if document is not None else Document.from_text(_as_text(source), "doc", kind)
-        return chunk_elements(laid_out, max_chars, unit=unit, doc_id=doc_id, path=path_str)
-    if kind == "python":
-        return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id, unit=unit)
-    if kind in CODE_LANGUAGES:
-        return chunk_code(source, kind, max_chars, path_str, doc_id=doc_id, unit=unit)
-    if kind == "html":
-        return chunk_html(
-            source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate, unit=unit
-        )
-    if kind == "markdown":
-        return chunk_markdown(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
-    if kind == "rst":
-        return chunk_rst(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
-    return chunk_text(source, max_chars, doc_id=doc_id, path=path_str, kind=kind, unit=unit)
+    options = _Options(max_chars, min_chars, max_level, keep_boilerplate, doc_id, path_str, unit)
+    return STRUCTURAL[kind].structural(source, document, kind, options)
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The structural options of :func:`chunk_document`, handed to the chunker of the format."""
+
+    max_chars: int
+    min_chars: int
+    max_level: int
+    keep_boilerplate: bool
+    doc_id: str | None
+    path: str | None
+    unit: str
+
+
+#: ``(source text, the document or None, its format, options) -> chunks``
+StructuralFn = Callable[[str | bytes, Any, str, _Options], list[Chunk]]
+#: ``(document, chunk function of a plain-text strategy) -> chunks``: how a plain strategy reads a format
+VisibleTextFn = Callable[..., list[Chunk]]
+
+
+@dataclass(frozen=True)
+class FormatChunkers:
+    """A format's chunkers: its structural chunker, and for markup the view plain-text strategies chunk.
+
+    ``visible_text`` None: a plain-text strategy (fixed, recursive, ...) chunks the document's
+    text as it is; else ``visible_text(document, chunk)`` runs ``chunk`` on what a reader sees
+    and maps each span back onto the source (HTML).
+    """
+
+    structural: StructuralFn
+    visible_text: VisibleTextFn | None = None
+
+
+def _elements(source: str | bytes, document: Any, kind: str, o: _Options) -> list[Chunk]:
+    """PDF, Word, notebooks: by the elements their loader mapped."""
+    laid_out = document if document is not None else Document.from_text(_as_text(source), "doc", kind)
+    return chunk_elements(laid_out, o.max_chars, unit=o.unit, doc_id=o.doc_id, path=o.path)
+
+
+def _python(source: str | bytes, document: Any, kind: str, o: _Options) -> list[Chunk]:
+    return chunk_python(source, o.max_chars, o.min_chars, o.path, doc_id=o.doc_id, unit=o.unit)
+
+
+def _code(source: str | bytes, document: Any, kind: str, o: _Options) -> list[Chunk]:
+    return chunk_code(source, kind, o.max_chars, o.path, doc_id=o.doc_id, unit=o.unit)
+
+
+def _html(source: str | bytes, document: Any, kind: str, o: _Options) -> list[Chunk]:
+    return chunk_html(
+        source, o.max_chars, doc_id=o.doc_id, path=o.path, keep_boilerplate=o.keep_boilerplate, unit=o.unit
+    )
+
+
+def _markdown(source: str | bytes, document: Any, kind: str, o: _Options) -> list[Chunk]:
+    return chunk_markdown(source, o.max_chars, o.max_level, doc_id=o.doc_id, path=o.path, unit=o.unit)
+
+
+def _rst(source: str | bytes, document: Any, kind: str, o: _Options) -> list[Chunk]:
+    return chunk_rst(source, o.max_chars, o.max_level, doc_id=o.doc_id, path=o.path, unit=o.unit)
+
+
+def _text(source: str | bytes, document: Any, kind: str, o: _Options) -> list[Chunk]:
+    return chunk_text(source, o.max_chars, doc_id=o.doc_id, path=o.path, kind=kind, unit=o.unit)
+
+
+#: the one table: document format -> its chunkers (every laid-out format by its elements, every
+#: tree-sitter language by :func:`chunk_code`; a test checks that every format has an entry)
+STRUCTURAL: dict[str, FormatChunkers] = {
+    "text": FormatChunkers(_text),
+    "markdown": FormatChunkers(_markdown),
+    "rst": FormatChunkers(_rst),
+    "html": FormatChunkers(_html, chunk_visible_text),
+    **dict.fromkeys(LAID_OUT, FormatChunkers(_elements)),
+    **dict.fromkeys(CODE_LANGUAGES, FormatChunkers(_code)),
+    "python": FormatChunkers(_python),
+}
 
 
 def _as_text(source: str | bytes) -> str:
