@@ -193,6 +193,16 @@ def test_replace_document_treats_changed_metadata_as_changed_like_the_sinks(tmp_
     assert store.replace_document("doc", [b]) == {"added": 1, "unchanged": 0, "deleted": 0}
 
 
+def test_one_json_rule_for_metadata_numpy_values_become_lists_and_numbers():
+    import numpy as np
+
+    from chunklab.retrieval.filters import metadata_json
+
+    assert metadata_json({"b": np.arange(2), "a": np.float32(0.5), "s": {"y", "x"}}) == (
+        '{"a": 0.5, "b": [0, 1], "s": ["x", "y"]}'
+    )
+
+
 # -- one encoder cache, one default model ----------------------------------------------------
 def test_one_ingest_run_builds_one_encoder(tmp_path, monkeypatch):
     monkeypatch.setattr(encoder_module, "_ENCODERS", {})
