@@ -223,5 +223,5 @@ def test_non_text_input_is_a_value_error():
 def test_semantic_chunking_without_an_encoder_says_to_pass_one():
     # chunkers sit below the embedding layer (the layers contract): the caller brings the model
     text = "The depot opens at seven. The bay opens at eight. The office closes at noon."
-    with pytest.raises(ValueError, match="pass encoder="):
+    with pytest.raises(ValueError, match="needs encoder="):
         chunk_semantic(text, min_chars=0)
