@@ -217,7 +217,7 @@ def _window_distances(
     if n < 2:
         return np.zeros(0, dtype=np.float64)
     if encoder is None:  # chunkers sit below embed: the caller brings the model
-        raise ValueError("semantic chunking needs encoder= (e.g. chunklab.embed.get_encoder())")
+        raise ValueError("semantic chunking needs encoder=chunklab.embed.get_encoder()")
     b = buffer_size
 
     def joined(lo: int, hi: int) -> str:  # sentences lo..hi (inclusive) as one window
