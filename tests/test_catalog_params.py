@@ -151,7 +151,7 @@ def test_fit_to_gives_a_character_budget_that_fits_the_model_window():
 
     fitted = get_strategy("structural").fit_to(_Windowed(256))
     assert fitted.params["max_chars"] == int(256 * CHARS_PER_TOKEN) // 50 * 50 == 600
-    assert fitted.name == "structural[max_chars=600]" and fitted.spec.build() is fitted
+    assert fitted.name == "structural[max_chars=600]" and fitted.spec.build() == fitted
     kept = get_strategy("recursive", overlap=20).fit_to(_Windowed(256))
     assert kept.name == "recursive[overlap=20,size=600]"  # the other explicit flags stay
 
