@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import tracemalloc
 from pathlib import Path
@@ -31,7 +32,15 @@ from chunklab.course.generate import make_exercise
 from chunklab.course.grader import GradeOptions, grade_notebooks
 from chunklab.course.hidden import HiddenCheck
 from chunklab.course.kernel import Kernel, Limits, kernel_env
-from chunklab.course.results import format_result, identify, printable, write_feedback, write_report
+from chunklab.course.results import (
+    Gradebook,
+    GradeResult,
+    format_result,
+    identify,
+    printable,
+    write_feedback,
+    write_report,
+)
 from chunklab.course.shortcuts import Shortcut
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,7 +173,7 @@ def test_rows_and_pages_are_written_as_each_notebook_finishes_and_resume_grades_
     assert main(args) == 130  # interrupted
     rows = list(csv.DictReader(report.open(encoding="utf-8")))
     assert [r["student"] for r in rows] == ["ann"] and rows[0]["passed"] == "2"
-    assert (tmp_path / "grades-feedback" / "subs-ann-00-tiny.html").is_file()
+    assert len(list((tmp_path / "grades-feedback").glob("subs-ann-00-tiny-*.html"))) == 1
     monkeypatch.setattr(grader_module._Run, "grade", real)
     capsys.readouterr()
     assert main([*args, "--resume"]) == 0
@@ -349,6 +358,52 @@ def test_learner_text_is_escaped_in_the_terminal_the_csv_and_the_html(course, tm
     assert "\x1b" not in written and "\r" not in written.replace("\r\n", "\n")
     assert "\\x0d" in report and "Sneaky\\x1b[1A" in pages[0].read_text(encoding="utf-8")
     assert printable("a\u202eb\tc\n") == "a\\u202eb\tc\n"
+
+
+@pytest.mark.parametrize("name", ['=HYPERLINK("http://x","y")', "+1+2", "-2+3", "@SUM(A1)", "\t=1"])
+def test_a_learner_name_that_starts_a_formula_is_written_to_the_csv_as_text(tmp_path, name):
+    # issue 37: names starting with = + - @ were live formulas in the gradebook
+    r = GradeResult(path=Path("subs") / f"{name}-00-tiny.ipynb", student=name, error="not graded")
+    report = write_report([r], tmp_path / "g.csv")
+    (row,) = list(csv.DictReader(report.open(encoding="utf-8")))
+    assert row["student"].startswith("'") and row["student"][1:] == printable(name)
+    assert not any(v.startswith(("=", "+", "-", "@", "\t", "\r")) for v in row.values()), row
+
+
+def test_feedback_pages_are_one_per_submission_path_however_alike_the_names():
+    # issue 37: bob/alice/01-fixed beside alice/01-fixed shared one page (bob's 0/3 shown to alice), and
+    # jürgen/jörgen (non-ASCII turned into _) or a composed/decomposed ü shared one
+    paths = [
+        Path("subs/alice/01-fixed.ipynb"),
+        Path("subs/bob/alice/01-fixed.ipynb"),
+        Path("subs/jürgen-01-fixed.ipynb"),
+        Path("subs/jörgen-01-fixed.ipynb"),
+        Path("subs/ju\u0308rgen-01-fixed.ipynb"),
+        Path("subs/a b-01-fixed.ipynb"),
+        Path("subs/a_b-01-fixed.ipynb"),
+    ]
+    results = [GradeResult(path=p, error=f"graded {i}") for i, p in enumerate(paths)]
+    with tempfile.TemporaryDirectory() as out:
+        pages = write_feedback(results, out)[:-1]
+        assert len({p.name for p in pages}) == len(paths)
+        for i, page in enumerate(pages):
+            assert f"graded {i}" in page.read_text(encoding="utf-8")
+        book = Gradebook(None, Path(out) / "book")
+        for r in results:
+            book.add(r)
+        assert len(list((Path(out) / "book").glob("*-01-fixed-*.html"))) == len(paths)
+    assert "jürgen-01-fixed-" in pages[2].name and "alice-01-fixed-" in pages[0].name  # still readable
+
+
+def test_resume_knows_a_graded_notebook_by_its_exact_path_even_with_an_invisible_character(tmp_path):
+    # issue 37: a zero-width space in a name was never recognised as done: graded again, counted twice
+    names = ["zoe\u200b-00-tiny.ipynb", "zoe-00-tiny.ipynb", "=x-00-tiny.ipynb", "a\\u200b-00-tiny.ipynb"]
+    first = Gradebook(tmp_path / "g.csv", None)
+    first.add(GradeResult(path=tmp_path / names[0], error="x"))
+    first.add(GradeResult(path=tmp_path / names[2], error="x"))
+    again = Gradebook(tmp_path / "g.csv", None, resume=True)
+    assert [again.graded(tmp_path / n) for n in names] == [True, False, True, False]
+    assert len(again.rows) == 2
 
 
 # ------------------------------------------------------------------------- (5) limits that hold
