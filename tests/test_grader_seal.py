@@ -487,6 +487,79 @@ def _burst_kernel_session(root: Path) -> list[str]:
     return lost
 
 
+def _kernel_run(root: Path, *cells: str) -> list:
+    """Each cell's :class:`Execution` in one plain (unsandboxed) kernel."""
+    scratch, runtime = root / "work", root / "run"
+    for folder in (scratch, scratch / ".tmp", runtime):
+        folder.mkdir(parents=True)
+    with Kernel(scratch, runtime, sandbox=False, env=kernel_env(scratch, None)) as kernel:
+        kernel.start()
+        return [kernel.run(code, 120) for code in cells]
+
+
+def test_mime_keys_and_empty_messages_count_toward_the_output_caps(tmp_path):
+    # issue 37: a 1 MB MIME key with an empty value counted 0 bytes (1,100 of them: 1.36 GB in the grader),
+    # and so did an empty message (300,000 of them)
+    keys = "from IPython.display import publish_display_data\nfor i in range(40):\n"
+    keys += "    publish_display_data({str(i) * (1024**2 - 8): ''})"
+    empty = "from IPython.display import publish_display_data\nfor i in range(7000):\n"
+    empty += "    publish_display_data({'text/plain': ''})"
+    tracemalloc.start()
+    try:
+        by_key, by_count, after = _kernel_run(tmp_path, keys, empty, "print('still here')")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert by_key.truncated and len(by_key.outputs) <= 2, len(by_key.outputs)
+    assert "output past 1 MiB per cell dropped by the grader" in by_key.outputs[-1]["text"]
+    assert by_count.truncated and len(by_count.outputs) == Limits().outputs_cell + 1
+    assert "outputs past 5,000 per cell dropped by the grader" in by_count.outputs[-1]["text"]
+    assert after.outputs == [{"output_type": "stream", "name": "stdout", "text": "still here\n"}]
+    assert peak < 32 * 1024**2, peak  # the old grader kept all 40 MB of keys
+
+
+@pytest.mark.parametrize("cells", [600_000, 150_000, 2_001])
+def test_a_notebook_of_too_many_cells_is_refused_before_it_is_parsed(course, tmp_path, cells):
+    # issue 37: 600,000 cells (56 MiB) cost 3.15 GB and 216 s before any time limit started
+    cell = '{"cell_type": "code", "execution_count": null, "id": "c", "metadata": {}, '
+    cell += '"outputs": [], "source": ""}'
+    path = tmp_path / "huge-00-tiny.ipynb"
+    path.write_text(
+        '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [' + ", ".join([cell] * cells) + "]}",
+        encoding="utf-8",
+    )
+    tracemalloc.start()
+    try:
+        (r,) = grade_notebooks([path], solutions_dir=course, options=FAST)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.error and r.total == 0, r.error
+    assert ("byte limit" if path.stat().st_size > 16 * 1024**2 else "2,000 cells") in r.error, r.error
+    assert peak < 64 * 1024**2, peak
+
+
+def test_the_notebook_time_limit_covers_reading_and_sealing_it(course, tmp_path):
+    # issue 37: read_notebook, build_graded_notebook and _seal ran before the deadline was set
+    path = tmp_path / "ann-00-tiny.ipynb"
+    nbformat.write(tiny_solution(), path)
+    opts = GradeOptions(timeout=20, seed=7, notebook_timeout=1e-9)  # shorter than any read
+    (r,) = grade_notebooks([path], solutions_dir=course, options=opts)
+    assert "reading and preparing the notebook took" in r.error and "past its 1e-09 s limit" in r.error
+
+
+def test_a_cell_count_hidden_from_the_quick_count_is_still_refused_before_nbformat(tmp_path):
+    from chunklab.course.notebooks import GradingError, read_notebook
+
+    cell = '{"\\u0063ell_type": "code", "metadata": {}, "outputs": [], "source": "", "execution_count": null}'
+    path = tmp_path / "sly.ipynb"
+    path.write_text(
+        '{"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [' + ", ".join([cell] * 2001) + "]}"
+    )
+    with pytest.raises(GradingError, match="2,001 cells, more than the limit of 2,000"):
+        read_notebook(path)
+
+
 def test_every_line_of_a_burst_of_flushed_prints_arrives_in_two_kernels_at_once(tmp_path):
     # issue 37: the cell after a flood came back empty about one run in three (a renewed output connection
     # not yet subscribed; a slow grader's messages dropped by the kernel past 1,000 queued)

@@ -130,6 +130,7 @@ class Kernel:
         self._log: Any = None
         self._started_at = 0
         self._stored = 0  # bytes of output kept so far in this notebook
+        self._outputs = 0  # outputs kept so far in this notebook
         self._monitor: Any = None  # reports a dropped output connection
         self._monitored: Any = None
         self._poll: Any = None
@@ -217,7 +218,7 @@ class Kernel:
             stop_on_error=False,
         )
         result = Execution("ok")
-        kept = 0
+        kept = count = 0  # bytes and outputs kept for this cell
         idle = reply = interrupted = False
         markers: set[str] = set()  # kernel_info requests sent after the output connection was renewed
         marked = False  # one of them came back on the new connection: it hears everything from then on
@@ -267,28 +268,23 @@ class Kernel:
                         idle = True
                     elif kind == "clear_output":
                         self._stored -= kept
-                        kept = 0
+                        self._outputs -= count
+                        kept = count = 0
                         result.outputs.clear()
                     elif kind in ("stream", "display_data", "execute_result", "error"):
                         output = notebook_output(kind, content)
                         size = _output_size(output)
-                        if (
-                            kept + size > self.limits.output_cell
-                            or self._stored + size > self.limits.output_notebook
-                        ):
+                        past = self._past_caps(kept + size, self._stored + size, count + 1)
+                        if past:
                             if not result.truncated:
                                 result.truncated = True
-                                which = "cell" if kept + size > self.limits.output_cell else "notebook"
-                                cap = (
-                                    self.limits.output_cell
-                                    if which == "cell"
-                                    else self.limits.output_notebook
-                                )
-                                result.outputs.append(_dropped(f"output past {_size(cap)} per {which}"))
+                                result.outputs.append(_dropped(past))
                                 notes.add(id(result.outputs[-1]))
                         else:
                             kept += size
+                            count += 1
                             self._stored += size
+                            self._outputs += 1
                             result.outputs.append(output)
                 continue  # every output message waiting is read before the next reply
             if ready.get(kc.shell_channel.socket):
@@ -313,6 +309,19 @@ class Kernel:
             return result  # seconds: when the limit was reached
         result.seconds = time.monotonic() - t0
         return result
+
+    def _past_caps(self, cell_bytes: int, notebook_bytes: int, cell_outputs: int) -> str:
+        """What an output would go past (``output past 1 MiB per cell``), or '' when it can be kept."""
+        lim = self.limits
+        if cell_bytes > lim.output_cell:
+            return f"output past {_size(lim.output_cell)} per cell"
+        if notebook_bytes > lim.output_notebook:
+            return f"output past {_size(lim.output_notebook)} per notebook"
+        if cell_outputs > lim.outputs_cell:
+            return f"outputs past {lim.outputs_cell:,} per cell"
+        if self._outputs + 1 > lim.outputs_notebook:
+            return f"outputs past {lim.outputs_notebook:,} per notebook"
+        return ""
 
     @property
     def _iopub_cap(self) -> int:

@@ -19,7 +19,7 @@ def main() -> None:
     import zmq
     from ipykernel.kernelapp import IPKernelApp
 
-    class GradedKernelApp(IPKernelApp):  # type: ignore[misc]
+    class GradedKernelApp(IPKernelApp):
         def init_iopub(self, context: Any) -> None:
             context.setsockopt(zmq.SNDHWM, 0)  # the default of the sockets made from now on
             try:
