@@ -486,7 +486,7 @@ def _burst_kernel_session(root: Path) -> list[str]:
         big = kernel.run("print('x' * 2 * 1024**2)", 60)  # one message past the cap: the connection drops
         assert big.truncated and "in one message dropped by the grader" in big.outputs[-1]["text"]
         for cell in range(6):
-            n = 2500 if cell % 2 else 40
+            n = 6000 if cell % 2 else 40  # more messages than Limits.outputs_cell: one stream output
             ex = kernel.run(burst.format(n=n, tag=f"c{cell}"), 120)
             got = "".join(o.get("text", "") for o in ex.outputs).splitlines()
             if ex.status != "ok" or got != [f"c{cell} {i}" for i in range(n)]:

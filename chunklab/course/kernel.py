@@ -224,7 +224,7 @@ class Kernel:
         marked = False  # one of them came back on the new connection: it hears everything from then on
         marker_sent = 0.0
         renewed = self._unproven  # a connection renewed in an earlier cell that has heard nothing yet
-        notes: set[int] = set()  # the grader's own outputs (what it dropped), never joined with the cell's
+        stream = _Stream()  # the stream output that the next message to the same stream continues
         while not (reply and (idle or marked)):
             if self._output_dropped():
                 # a message past the cap dropped the output connection (and what it carried); connect
@@ -232,12 +232,13 @@ class Kernel:
                 # this cell's idle status, so once it arrives nothing of this cell is still on its way
                 if not result.truncated:
                     result.truncated = True
+                    stream.close()
                     result.outputs.append(_dropped(f"output past {_size(self._iopub_cap)} in one message"))
-                    notes.add(id(result.outputs[-1]))
                 self._reconnect_output()
                 renewed, marked, marker_sent = True, False, 0.0
-            if renewed and not marked and time.monotonic() - marker_sent > 1.0:
-                # the first, or again: one answered before the new subscription reached the kernel is lost
+            if renewed and not marked and (not markers or (reply and time.monotonic() - marker_sent > 1.0)):
+                # the first at once; once the cell has replied, again each second: one answered before the
+                # new subscription reached the kernel is lost (the kernel answers them after the cell)
                 markers.add(kc.kernel_info())
                 marker_sent = time.monotonic()
             if time.monotonic() > deadline:
@@ -270,22 +271,31 @@ class Kernel:
                         self._stored -= kept
                         self._outputs -= count
                         kept = count = 0
+                        stream.close()
                         result.outputs.clear()
                     elif kind in ("stream", "display_data", "execute_result", "error"):
                         output = notebook_output(kind, content)
-                        size = _output_size(output)
-                        past = self._past_caps(kept + size, self._stored + size, count + 1)
+                        joins = stream.continued_by(output)
+                        # a message that continues a stream costs its text and a slot, not a new output
+                        size = len(output["text"]) + 8 if joins else _output_size(output)
+                        new = 0 if joins else 1
+                        past = self._past_caps(kept + size, self._stored + size, count + new)
                         if past:
                             if not result.truncated:
                                 result.truncated = True
+                                stream.close()
                                 result.outputs.append(_dropped(past))
-                                notes.add(id(result.outputs[-1]))
                         else:
                             kept += size
-                            count += 1
+                            count += new
                             self._stored += size
-                            self._outputs += 1
-                            result.outputs.append(output)
+                            self._outputs += new
+                            if joins:
+                                stream.parts.append(output["text"])
+                            else:
+                                stream.close()
+                                result.outputs.append(output)
+                                stream.open(output)
                 continue  # every output message waiting is read before the next reply
             if ready.get(kc.shell_channel.socket):
                 rep = kc.shell_channel.get_msg(timeout=0)
@@ -302,7 +312,7 @@ class Kernel:
                             f"user_expressions is a {type(expressions).__name__}, not a dict"
                         )
                     result.user_expressions = expressions
-        result.outputs = _joined_streams(result.outputs, notes)
+        stream.close()
         if interrupted:
             if result.status != "timeout" and reply and (idle or marked):
                 result.status = "interrupted"
@@ -417,34 +427,36 @@ class Kernel:
         return proc.poll() if proc is not None else None
 
 
-def _joined_streams(outputs: list[dict[str, Any]], notes: set[int]) -> list[dict[str, Any]]:
-    """``outputs`` with each run of stream messages to the same stream joined into one output.
+class _Stream:
+    """The stream output a cell's next message to the same stream is joined to.
 
     How a cell's prints are cut into messages depends on the kernel's flush timer (on a loaded
-    machine ``print('x')`` can arrive as ``'x'`` and ``'\\n'``); the stored output does not. The
-    grader's notes (output dropped; ``notes``: their ``id``) stay outputs of their own.
+    machine ``print('x')`` can arrive as ``'x'`` and ``'\\n'``); what is stored, and what counts as
+    one output toward the caps, does not. The grader's own notes are never continued.
     """
-    joined: list[dict[str, Any]] = []
-    parts: list[str] = []
-    for output in outputs:
-        last = joined[-1] if joined else None
-        if (
-            last is not None
+
+    def __init__(self) -> None:
+        self.output: dict[str, Any] | None = None
+        self.parts: list[str] = []
+
+    def continued_by(self, output: dict[str, Any]) -> bool:
+        """Whether ``output`` is more of the open stream (same stream name)."""
+        return (
+            self.output is not None
             and output["output_type"] == "stream"
-            and last["output_type"] == "stream"
-            and last["name"] == output["name"]
-            and id(last) not in notes
-            and id(output) not in notes
-        ):
-            parts.append(output["text"])
-            continue
-        if parts:
-            joined[-1] = {**joined[-1], "text": "".join(parts)}
-        joined.append(output)
-        parts = [output["text"]] if output["output_type"] == "stream" else []
-    if parts and joined:
-        joined[-1] = {**joined[-1], "text": "".join(parts)}
-    return joined
+            and output["name"] == self.output["name"]
+        )
+
+    def open(self, output: dict[str, Any]) -> None:
+        """Make ``output`` the open stream when it is one."""
+        if output["output_type"] == "stream":
+            self.output, self.parts = output, [output["text"]]
+
+    def close(self) -> None:
+        """Join the open stream's parts into its text; nothing continues it any more."""
+        if self.output is not None and len(self.parts) > 1:
+            self.output["text"] = "".join(self.parts)
+        self.output, self.parts = None, []
 
 
 def _capped_client(limits: Limits) -> type:
