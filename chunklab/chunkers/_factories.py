@@ -23,7 +23,7 @@ from chunklab.chunkers._params import (
     StrategyParams,
     StructuralParams,
 )
-from chunklab.documents import document_kind
+from chunklab.documents import document_format
 from chunklab.protocols import DocumentLike, EncoderLike, Hit
 
 __all__ = ["COURSE_STRATEGIES", "StrategyParts"]
@@ -104,7 +104,7 @@ def _markdown_hierarchy(p: MarkdownHierarchyParams) -> StrategyParts:
     other = _hierarchical(levels).chunker
 
     def chunk(document: DocumentLike) -> list[Chunk]:
-        if document_kind(document) != "markdown":
+        if document_format(document) != "markdown":
             return other(document)
         return chunk_markdown_hierarchy(
             document.text,

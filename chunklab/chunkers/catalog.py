@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from chunklab.chunk import Chunk
 from chunklab.chunkers._factories import COURSE_STRATEGIES, ChunkFn, PostFn, StrategyParts
 from chunklab.chunkers._params import StrategyParams, parse_param_value, show_param
-from chunklab.documents import document_kind, locate
+from chunklab.documents import document_format, locate
 from chunklab.protocols import DocumentLike, EncoderLike
 
 __all__ = [
@@ -80,7 +80,7 @@ class Strategy:
         Word, notebook) gives every chunk its ``page``/``page_end`` or ``cell`` from its elements.
         """
         _check_document(document)
-        if self.kind != "structural" and document_kind(document) == "html":
+        if self.kind != "structural" and document_format(document) == "html":
             from chunklab.chunkers.structural.html import chunk_visible_text
 
             return chunk_visible_text(document, lambda visible: self._chunk(visible, encoder))

@@ -241,7 +241,7 @@ def chunk_file(path: str, config: _Config) -> FileResult:
     try:
         chunks = config.spec.build()(doc)
     except Exception as exc:  # a chunker bug on one file: reported as failed, the run goes on
-        return FileResult(path, doc.metadata["bytes"], doc.kind, problem=problem_of(exc))
+        return FileResult(path, doc.metadata["bytes"], doc.format, problem=problem_of(exc))
     from chunklab.units import length_function
 
     sizes = [length_function(config.spec.build().unit)(c.text) for c in chunks]
@@ -258,7 +258,7 @@ def chunk_file(path: str, config: _Config) -> FileResult:
     return FileResult(
         path,
         doc.metadata["bytes"],
-        doc.kind,
+        doc.format,
         lines,
         sizes,
         len(over),

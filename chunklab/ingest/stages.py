@@ -95,7 +95,7 @@ def context(chunks: list[Chunk], doc: Document) -> list[Chunk]:
     """The context stage: the document title and section path on each chunk (:func:`add_context`)."""
     from chunklab.chunkers.context import add_context
 
-    return add_context(chunks, title=doc.title, source=doc.text if doc.kind == "markdown" else None)
+    return add_context(chunks, title=doc.title, source=doc.text if doc.format == "markdown" else None)
 
 
 def metadata_json(metadata: dict[str, Any]) -> str:

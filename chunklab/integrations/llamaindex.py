@@ -34,11 +34,11 @@ __all__ = ["ChunklabEmbedding", "ChunklabNodeParser"]
 class ChunklabNodeParser(NodeParser):
     """A chunklab strategy (``"recursive"``, ``"structural"``, ``"hierarchical"``, …) as a LlamaIndex parser.
 
-    ``params`` are the strategy's own, validated by the catalog; ``kind`` forces the document
-    kind, else it is detected from the node's ``file_path``/``source`` metadata.
+    ``params`` are the strategy's own, validated by the catalog; ``format`` forces the document
+    format, else it is detected from the node's ``file_path``/``source`` metadata.
     """
 
-    kind: str | None = None
+    format: str | None = None
     strategy_name: str = "recursive"
     _strategy: Strategy = PrivateAttr()
     _encoder: Any = PrivateAttr(default=None)
@@ -47,13 +47,13 @@ class ChunklabNodeParser(NodeParser):
         self,
         strategy: str | Strategy = "recursive",
         *,
-        kind: str | None = None,
+        format: str | None = None,
         encoder: Any = None,
         **params: Any,
     ) -> None:
         built = build_strategy(strategy, params)
         super().__init__()
-        self.kind = kind
+        self.format = format
         self.strategy_name = built.name
         self._strategy = built
         self._encoder = encoder
@@ -75,7 +75,7 @@ class ChunklabNodeParser(NodeParser):
                 text,
                 doc_id=doc_id,
                 metadata=node.metadata,
-                kind=self.kind,
+                format=self.format,
                 encoder=self._encoder,
             )
             out.extend(_nodes_for(chunks, node))

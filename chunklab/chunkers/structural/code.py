@@ -34,7 +34,7 @@ from chunklab.chunkers.structural._common import (
     retokenized_oversize,
 )
 from chunklab.chunkers.structural._treesitter import ByteToChar, GrammarMissing, encode_for_parser, parse
-from chunklab.documents import decode_bytes, detect_kind
+from chunklab.documents import decode_bytes, detect_format
 from chunklab.text import LineIndex
 from chunklab.units import UnitIndex, check_unit, unit_params
 
@@ -91,7 +91,7 @@ def chunk_code(
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
     if language == "auto":
-        language = detect_kind(path, source[:4096])
+        language = detect_format(path, source[:4096])
     params = {"format": "code", "language": language, "max_chars": max_chars, **unit_params(unit)}
     extra: dict[str, Any] = {"path": path, "language": language}
     if isinstance(source, (bytes, bytearray)):

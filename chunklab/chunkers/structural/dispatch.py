@@ -1,7 +1,7 @@
 """Pick the structural chunker for a document by its kind, and count how often chunkers fall back.
 
 :func:`chunk_document` is the one place that maps a document kind (see
-:func:`chunklab.documents.detect_kind`) to its structural chunker.
+:func:`chunklab.documents.detect_format`) to its structural chunker.
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ from chunklab.chunkers.structural.html import chunk_html
 from chunklab.chunkers.structural.markdown import chunk_markdown
 from chunklab.chunkers.structural.python import chunk_python
 from chunklab.chunkers.structural.rst import chunk_rst
-from chunklab.documents import KINDS, LAID_OUT, Document, detect_kind, document_kind
+from chunklab.documents import FORMATS, LAID_OUT, Document, detect_format, document_format
 from chunklab.protocols import DocumentLike
 from chunklab.words import counted
 
-__all__ = ["KINDS", "FallbackStats", "chunk_document", "chunk_text"]
+__all__ = ["FORMATS", "FallbackStats", "chunk_document", "chunk_text"]
 
 
 def chunk_document(
     source: str | bytes | DocumentLike,
-    kind: str = "auto",
+    format: str = "auto",
     path: str | PurePath | None = None,
     *,
     max_chars: int = 1500,
@@ -41,11 +41,11 @@ def chunk_document(
     doc_id: str | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk a document with the structural chunker for its kind.
+    """Chunk a document with the structural chunker for its format.
 
     ``source`` is a str, bytes, or a document (:class:`chunklab.documents.Document`, or
-    anything with ``text`` and ``doc_id``: its kind, path and id are used). ``kind`` is
-    ``"auto"`` (extension, then sniffing), or one of :data:`KINDS`; ``"text"`` uses the
+    anything with ``text`` and ``doc_id``: its format, path and id are used). ``format`` is
+    ``"auto"`` (extension, then sniffing), or one of :data:`FORMATS`; ``"text"`` uses the
     recursive chunker with 10% overlap; ``"pdf"``, ``"docx"`` and ``"ipynb"`` documents are chunked
     by their elements (:func:`chunk_elements`); source code in the languages of
     :data:`chunklab.chunkers.structural.code.CODE_LANGUAGES` goes to
@@ -53,36 +53,36 @@ def chunk_document(
     Python, ``max_level`` to Markdown and reStructuredText, ``keep_boilerplate`` to HTML.
     ``unit`` (any unit of
     :mod:`chunklab.units`: ``"chars"``, ``"words"``, ``"tokens"``, ``"tokenizer:PATH"``)
-    measures ``max_chars`` and ``min_chars``, for every kind.
+    measures ``max_chars`` and ``min_chars``, for every format.
     """
     document: Any = None
     if not isinstance(source, (str, bytes, bytearray)) and isinstance(getattr(source, "text", None), str):
         document = source
         source = document.text
-        kind = document_kind(document) if kind == "auto" else kind
+        format = document_format(document) if format == "auto" else format
         path = path if path is not None else getattr(document, "path", None)
         doc_id = doc_id if doc_id is not None else getattr(document, "doc_id", None)
     source = check_source(source, "source")
-    check_choice(kind, ("auto", *KINDS), "kind")
+    check_choice(format, ("auto", *FORMATS), "format")
     path_str = str(path) if path is not None else None
-    if kind == "auto":
-        kind = detect_kind(path_str, source[:4096])
-    if kind in LAID_OUT:  # PDF, Word, notebooks: by the elements their loader mapped
-        laid_out = document if document is not None else Document.from_text(_as_text(source), "doc", kind)
+    if format == "auto":
+        format = detect_format(path_str, source[:4096])
+    if format in LAID_OUT:  # PDF, Word, notebooks: by the elements their loader mapped
+        laid_out = document if document is not None else Document.from_text(_as_text(source), "doc", format)
         return chunk_elements(laid_out, max_chars, unit=unit, doc_id=doc_id, path=path_str)
-    if kind == "python":
+    if format == "python":
         return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id, unit=unit)
-    if kind in CODE_LANGUAGES:
-        return chunk_code(source, kind, max_chars, path_str, doc_id=doc_id, unit=unit)
-    if kind == "html":
+    if format in CODE_LANGUAGES:
+        return chunk_code(source, format, max_chars, path_str, doc_id=doc_id, unit=unit)
+    if format == "html":
         return chunk_html(
             source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate, unit=unit
         )
-    if kind == "markdown":
+    if format == "markdown":
         return chunk_markdown(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
-    if kind == "rst":
+    if format == "rst":
         return chunk_rst(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
-    return chunk_text(source, max_chars, doc_id=doc_id, path=path_str, kind=kind, unit=unit)
+    return chunk_text(source, max_chars, doc_id=doc_id, path=path_str, role=format, unit=unit)
 
 
 def _as_text(source: str | bytes) -> str:
@@ -97,7 +97,7 @@ def chunk_text(
     *,
     doc_id: str | None = None,
     path: str | None = None,
-    kind: str = "text",
+    role: str = "text",
     unit: str = "chars",
 ) -> list[Chunk]:
     """Plain text: the recursive chunker with 10% overlap (in ``unit``), labelled as structural."""
@@ -111,7 +111,7 @@ def chunk_text(
     doc_id = resolve_doc_id(doc_id, path)
     chunks = chunk_recursive(text, max_chars, max_chars // 10, unit, doc_id=doc_id, strategy="structural")
     params = {"format": "text", "max_chars": max_chars, **unit_params(unit)}
-    extra = {"params": params, "kind": kind, "path": path}
+    extra = {"params": params, "kind": role, "path": path}
     return [dataclasses.replace(c, metadata={**c.metadata, **extra}) for c in chunks]
 
 

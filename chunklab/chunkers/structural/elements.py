@@ -67,7 +67,7 @@ def chunk_elements(
     if not isinstance(text, str):
         raise ValueError(f"document.text must be a str, got {type(text).__name__}")
     elements: Sequence[Element] = tuple(getattr(document, "elements", ()) or ())
-    kind = str(getattr(document, "kind", "pdf"))
+    kind = str(getattr(document, "format", "pdf"))
     doc_id = resolve_doc_id(doc_id if doc_id is not None else getattr(document, "doc_id", None), path)
     params: dict[str, Any] = {"format": kind, "max_chars": max_chars, **unit_params(unit)}
     if not text.strip():
