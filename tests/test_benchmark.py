@@ -289,7 +289,7 @@ def test_sweep_builds_every_combination_once():
 
 def test_parse_strategies_reads_names_and_parameters():
     got = parse_strategies("fixed, recursive:size=300;overlap=10%")
-    assert [s.kind for s in got] == ["fixed", "recursive"]
+    assert [s.family for s in got] == ["fixed", "recursive"]
     assert got[1].params["overlap"] == 30
     with pytest.raises(ValueError, match="key=value"):
         parse_strategies("fixed:size")

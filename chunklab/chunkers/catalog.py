@@ -5,7 +5,7 @@ and can be re-parametrized for a sweep (``get_strategy("recursive", size=400, ov
 or :func:`sweep_strategies`). This is the only catalog: the commands, the benchmark and the
 notebooks build chunkers here, by name (:func:`get_strategy`, or :func:`strategy_from_options`
 for the command-line flags). A document is a :class:`chunklab.documents.Document` or anything
-with ``text`` and ``doc_id`` (and optionally ``kind``/``format``, ``title``, ``path``).
+with ``text`` and ``doc_id`` (and optionally ``format``, ``title``, ``path``).
 
 Each strategy's parameters are one typed dataclass (:mod:`chunklab.chunkers._params`),
 validated once when the strategy is built; its factory (:mod:`chunklab.chunkers._factories`)
@@ -50,7 +50,7 @@ class Strategy:
     """A named, parametrized chunker, callable on a document.
 
     ``name`` is what tables show (``"recursive"`` or ``"recursive[size=400,overlap=40]"``);
-    ``kind`` is the registry entry it came from; ``params`` the parameters it runs with (as
+    ``family`` is the registry entry it came from; ``params`` the parameters it runs with (as
     recorded in stores and results) and ``settings`` the same as their typed dataclass.
     ``index_filter`` picks the chunks that get embedded (all by default) and ``postprocess``
     rewrites the retrieved ``(chunk, score)`` list given every chunk of the strategy by id
@@ -58,7 +58,7 @@ class Strategy:
     """
 
     name: str
-    kind: str
+    family: str
     params: dict[str, Any]
     chunker: ChunkFn = field(repr=False, compare=False)
     index_filter: Callable[[Chunk], bool] | None = field(default=None, repr=False, compare=False)
@@ -80,13 +80,13 @@ class Strategy:
         Word, notebook) gives every chunk its ``page``/``page_end`` or ``cell`` from its elements.
         """
         _check_document(document)
-        if self.kind != "structural" and document_format(document) == "html":
+        if self.family != "structural" and document_format(document) == "html":
             from chunklab.chunkers.structural.html import chunk_visible_text
 
             return chunk_visible_text(document, lambda visible: self._chunk(visible, encoder))
         chunks = self._chunk(document, encoder)
         elements = getattr(document, "elements", ())
-        if elements and self.kind != "structural":  # a PDF's page or a notebook's cell, on every chunk
+        if elements and self.family != "structural":  # a PDF's page or a notebook's cell, on every chunk
             chunks = [replace(c, metadata={**c.metadata, **locate(elements, c.start, c.end)}) for c in chunks]
         return chunks
 

@@ -199,9 +199,9 @@ def _with_unit(strategy: Any, unit: str) -> Any:
 
     from chunklab.chunkers.catalog import DEFAULTS, get_strategy
 
-    if "unit" not in DEFAULTS.get(strategy.kind, {}):  # a strategy registered without a size unit
-        raise ValueError(f"--tokenizer: strategy {strategy.kind!r} has no size unit to measure in tokens")
-    rebuilt = get_strategy(strategy.kind, **{**strategy.params, "unit": unit})
+    if "unit" not in DEFAULTS.get(strategy.family, {}):  # a strategy registered without a size unit
+        raise ValueError(f"--tokenizer: strategy {strategy.family!r} has no size unit to measure in tokens")
+    rebuilt = get_strategy(strategy.family, **{**strategy.params, "unit": unit})
     return dataclasses.replace(rebuilt, name=strategy.name, sweep=strategy.sweep)
 
 

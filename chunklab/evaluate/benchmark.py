@@ -195,7 +195,7 @@ class Benchmark:
             self.dataset_name,
             {
                 s.name: {
-                    "kind": s.kind,
+                    "kind": s.family,  # the on-disk key stays "kind": stored results read it
                     **s.params,
                     **({"sweep": s.sweep} if s.sweep else {}),
                 }
@@ -229,7 +229,7 @@ class Benchmark:
         from chunklab.retrieval.store import ChunkStore
 
         name = f"s{index:02d}-" + re.sub(r"[^A-Za-z0-9._-]+", "-", strategy.name).strip("-._")[:60]
-        config = {"strategy": strategy.name, "kind": strategy.kind, "params": strategy.params}
+        config = {"strategy": strategy.name, "kind": strategy.family, "params": strategy.params}
         # replace=True: a reused store_dir built with another model or chunking is emptied, not mixed
         store = ChunkStore(path=root / name, collection=name, encoder=encoder, config=config, replace=True)
         if store.count() or store.count(parents=True):  # a reused store_dir: start clean

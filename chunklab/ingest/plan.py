@@ -25,9 +25,9 @@ __all__ = ["StrategySpec", "WorkItem", "collection_config", "json_default", "nam
 
 @dataclass(frozen=True)
 class StrategySpec:
-    """A catalog strategy by name and parameters: picklable, rebuilt once per worker process."""
+    """A catalog strategy by family and parameters: picklable, rebuilt once per worker process."""
 
-    name: str
+    family: str
     params: tuple[tuple[str, Any], ...]
 
     @classmethod
@@ -43,7 +43,7 @@ class StrategySpec:
             raise ValueError("strategy params are given with a strategy name, not with a Strategy object")
         if not isinstance(strategy, Strategy):
             raise ValueError(f"strategy must be a catalog name or a Strategy, got {type(strategy).__name__}")
-        spec = cls(strategy.kind, tuple(sorted(strategy.params.items())))
+        spec = cls(strategy.family, tuple(sorted(strategy.params.items())))
         _BUILT.setdefault(spec, strategy)
         return spec
 
@@ -52,7 +52,7 @@ class StrategySpec:
         if self not in _BUILT:
             from chunklab.chunkers.catalog import get_strategy
 
-            _BUILT[self] = get_strategy(self.name, **dict(self.params))
+            _BUILT[self] = get_strategy(self.family, **dict(self.params))
         return _BUILT[self]
 
 
@@ -134,7 +134,7 @@ def collection_config(
     whichever engine wrote, so a store built by one engine is updated by any other.
     """
     config: dict[str, Any] = {
-        "strategy": spec.name,
+        "strategy": spec.family,
         "params": dict(spec.params),
         "root": root,
         "context": bool(context),
