@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chunklab.evaluate._validate import CONVENTIONS, check_positive_int
+from chunklab._validate import check_positive_int
 from chunklab.evaluate.loader import BUILT_IN
+from chunklab.evaluate.metrics import CONVENTIONS
 from chunklab.evaluate.userdata import FORMATS
 from chunklab.words import counted
 
@@ -169,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         written = write_outputs(result, args.out, sweep=bool(args.sweep))
         print(f"wrote {', '.join(written)} to {args.out}")
     if args.report:
-        from chunklab.evaluate.report import write_report
+        from chunklab.evaluate.html_report import write_report
 
         write_report(result, bench, args.report)
         print(f"wrote {args.report}")

@@ -95,7 +95,7 @@ def add_where_argument(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Search the store; 0 on success (also when nothing matches)."""
-    from chunklab.evaluate._validate import check_positive_int
+    from chunklab._validate import check_positive_int
 
     check_positive_int(args.k, "--k")
     where = parse_where(args.where)

@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from chunklab._validate import check_positive_int, check_share
 from chunklab.chunk import Chunk
 from chunklab.datasets.model import Dataset, GoldQuestion, SourceDocument
-from chunklab.evaluate._validate import check_convention, check_positive_int, check_share
 from chunklab.evaluate.bootstrap import N_RESAMPLES
 from chunklab.evaluate.metrics import (
     MIN_GOLD_OVERLAP,
+    check_convention,
     hits_by_document,
     hits_by_span,
     hits_by_text,

@@ -25,11 +25,12 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from chunklab.evaluate._validate import CONVENTIONS, check_convention, check_positive_int, is_int
+from chunklab._validate import check_choice, check_positive_int, is_int
 
 __all__ = [
     "CONVENTIONS",
     "MIN_GOLD_OVERLAP",
+    "check_convention",
     "hits_by_document",
     "hits_by_span",
     "hits_by_text",
@@ -46,6 +47,8 @@ __all__ = [
 
 #: A retrieved span is relevant when it covers at least this share of a gold span.
 MIN_GOLD_OVERLAP = 0.5
+#: How span metrics count retrieved characters: as a set, or summed as Chroma's report does.
+CONVENTIONS = ("union", "chroma")
 
 Span = tuple[str, int, int]
 _SPACE = re.compile(r"\s+")
@@ -401,3 +404,8 @@ def _intersect(a: list[Span], b: list[Span]) -> list[Span]:
 
 def _length(spans: Iterable[Span]) -> int:
     return sum(e - s for _, s, e in spans)
+
+
+def check_convention(convention: Any) -> str:
+    """``convention`` if it is one of :data:`CONVENTIONS` (``"union"`` or ``"chroma"``)."""
+    return check_choice(convention, CONVENTIONS, "convention")

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chunklab._validate import check_choice, is_int
 from chunklab.datasets.model import QuestionSet, locate_answers, preview
 from chunklab.documents import Document
-from chunklab.evaluate._validate import check_choice, is_int
 
 __all__ = ["FORMATS", "UserQuestion", "detect_format", "load_user_dataset"]
 
