@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def check_text(text: Any, name: str = "text") -> str:
@@ -92,3 +96,24 @@ def check_share(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
         raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
     return float(value)
+
+
+def renamed_keyword(old: str, new: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Decorator: accept the deprecated keyword ``old`` as ``new`` (giving both is a ValueError).
+
+    Used where a parameter was renamed but the chapters publish the old name, e.g. ``max_chars``
+    for ``max_size`` (a budget measured in ``unit``, not always characters).
+    """
+
+    def rename(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            if old in kwargs:
+                if new in kwargs:
+                    raise ValueError(f"give {new} (or its deprecated name {old}), not both")
+                kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+
+        return call
+
+    return rename

@@ -67,7 +67,7 @@ def _structural(p: StructuralParams) -> StrategyParts:
     def chunk(document: DocumentLike) -> list[Chunk]:
         return chunk_document(
             document,
-            max_chars=p.max_chars,
+            max_size=p.max_chars,
             min_chars=p.min_chars,
             keep_boilerplate=p.keep_boilerplate,
             unit=p.unit,
@@ -108,7 +108,7 @@ def _markdown_hierarchy(p: MarkdownHierarchyParams) -> StrategyParts:
             return other(document)
         return chunk_markdown_hierarchy(
             document.text,
-            max_chars=p.max_chars,
+            max_size=p.max_chars,
             doc_id=document.doc_id,
             title=getattr(document, "title", None),
             unit=p.unit,

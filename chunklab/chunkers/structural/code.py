@@ -15,7 +15,7 @@ import re
 from bisect import bisect_right
 from typing import Any
 
-from chunklab._validate import check_choice
+from chunklab._validate import check_choice, renamed_keyword
 from chunklab.chunk import Chunk
 from chunklab.chunkers.structural._code_errors import (
     FALLBACK_ERROR_SHARE,
@@ -27,7 +27,7 @@ from chunklab.chunkers.structural._code_languages import LANGUAGES, LanguageSpec
 from chunklab.chunkers.structural._code_meta import Describer
 from chunklab.chunkers.structural._code_names import Definition, definition
 from chunklab.chunkers.structural._common import (
-    check_max_chars,
+    check_max_size,
     check_source,
     fallback_chunks,
     resolve_doc_id,
@@ -54,10 +54,11 @@ _RETRY_SHARE = 0.05  # ... when C++ leaves more than this share of the bytes in 
 _MAX_DEPTH = 200  # deeper than this, an oversize node is cut by lines (no recursion limit hit)
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_code(
     source: str | bytes,
     language: str = "auto",
-    max_chars: int = 1500,
+    max_size: int = 1500,
     path: str | None = None,
     *,
     doc_id: str | None = None,
@@ -65,7 +66,7 @@ def chunk_code(
     engine: str = "auto",
     min_chars: int = 200,
 ) -> list[Chunk]:
-    """Chunk source code along its syntax tree, each chunk at most ``max_chars`` (in ``unit``).
+    """Chunk source code along its syntax tree, each chunk at most ``max_size`` (in ``unit``).
 
     ``language`` is one of :data:`CODE_LANGUAGES`, or ``"auto"``: from the extension of
     ``path``, else the ``#!`` line. Python goes to :func:`chunk_python` (``ast``) unless
@@ -83,7 +84,7 @@ def chunk_code(
     the C one too if C++ leaves over 5% of its bytes in error; ``grammar`` then says which won.
     """
     check_source(source, "source")
-    max_chars = check_max_chars(max_chars)
+    max_size = check_max_size(max_size)
     check_unit(unit)
     check_choice(language, ("auto", *CODE_LANGUAGES), "language")
     check_choice(engine, ("auto", "tree-sitter"), "engine")
@@ -92,21 +93,21 @@ def chunk_code(
     doc_id = resolve_doc_id(doc_id, path)
     if language == "auto":
         language = detect_format(path, source[:4096])
-    params = {"format": "code", "language": language, "max_chars": max_chars, **unit_params(unit)}
+    params = {"format": "code", "language": language, "max_chars": max_size, **unit_params(unit)}
     extra: dict[str, Any] = {"path": path, "language": language}
     if isinstance(source, (bytes, bytearray)):
         text, _enc, problem = decode_bytes(bytes(source), language)
         if problem:
-            return fallback_chunks(text, max_chars, doc_id, params, problem, extra, unit)
+            return fallback_chunks(text, max_size, doc_id, params, problem, extra, unit)
     else:
         text = source
     if language not in LANGUAGES:
         reason = f"not a known programming language (kind {language!r})"
-        return fallback_chunks(text, max_chars, doc_id, params, reason, extra, unit)
+        return fallback_chunks(text, max_size, doc_id, params, reason, extra, unit)
     if language == "python" and engine == "auto":
         from chunklab.chunkers.structural.python import chunk_python
 
-        return chunk_python(text, max_chars, min_chars, path, doc_id=doc_id, unit=unit)
+        return chunk_python(text, max_size, min_chars, path, doc_id=doc_id, unit=unit)
     if not text.strip():
         return []
     data = encode_for_parser(text)
@@ -114,10 +115,10 @@ def chunk_code(
     try:
         root = parse(grammar, data).root_node
     except GrammarMissing as exc:
-        return fallback_chunks(text, max_chars, doc_id, params, str(exc), extra, unit)
+        return fallback_chunks(text, max_size, doc_id, params, str(exc), extra, unit)
     except (ValueError, MemoryError) as exc:  # tree-sitter gave up
-        return fallback_chunks(text, max_chars, doc_id, params, f"tree-sitter: {exc}", extra, unit)
-    chunker = _CodeChunker(text, LANGUAGES[grammar], language, max_chars, unit, doc_id, params, path)
+        return fallback_chunks(text, max_size, doc_id, params, f"tree-sitter: {exc}", extra, unit)
+    chunker = _CodeChunker(text, LANGUAGES[grammar], language, max_size, unit, doc_id, params, path)
     chunker.grammar = grammar
     errors = chunker.errors_in(root, len(data))
     if errors is not None and grammar != language and errors.share > _RETRY_SHARE:  # C after all?
@@ -131,7 +132,7 @@ def chunk_code(
             f"nodes (over {FALLBACK_ERROR_SHARE:.0%}; first at line {errors.first_line})"
         )
         extra["parse_errors"] = errors.summary()
-        return fallback_chunks(text, max_chars, doc_id, params, reason, extra, unit)
+        return fallback_chunks(text, max_size, doc_id, params, reason, extra, unit)
     return chunker.run(root, errors)
 
 
@@ -172,11 +173,11 @@ class _Piece:
 
 
 class _CodeChunker(Describer):
-    def __init__(self, text, spec: LanguageSpec, language, max_chars, unit, doc_id, params, path) -> None:
+    def __init__(self, text, spec: LanguageSpec, language, max_size, unit, doc_id, params, path) -> None:
         self.text = text
         self.spec = spec
         self.language = language
-        self.max = max_chars
+        self.max = max_size
         self.unit = unit
         self.doc_id = doc_id
         self.params = params

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from pathlib import PurePath
 from typing import Any
 
-from chunklab._validate import check_choice
+from chunklab._validate import check_choice, renamed_keyword
 from chunklab.chunk import Chunk
-from chunklab.chunkers.structural._common import check_max_chars, check_source, resolve_doc_id
+from chunklab.chunkers.structural._common import check_max_size, check_source, resolve_doc_id
 from chunklab.chunkers.structural.code import CODE_LANGUAGES, chunk_code
 from chunklab.chunkers.structural.elements import chunk_elements
 from chunklab.chunkers.structural.html import chunk_html
@@ -29,12 +29,13 @@ from chunklab.words import counted
 __all__ = ["FORMATS", "FallbackStats", "chunk_document", "chunk_text"]
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_document(
     source: str | bytes | DocumentLike,
     format: str = "auto",
     path: str | PurePath | None = None,
     *,
-    max_chars: int = 1500,
+    max_size: int = 1500,
     min_chars: int = 200,
     max_level: int = 3,
     keep_boilerplate: bool = False,
@@ -53,7 +54,7 @@ def chunk_document(
     Python, ``max_level`` to Markdown and reStructuredText, ``keep_boilerplate`` to HTML.
     ``unit`` (any unit of
     :mod:`chunklab.units`: ``"chars"``, ``"words"``, ``"tokens"``, ``"tokenizer:PATH"``)
-    measures ``max_chars`` and ``min_chars``, for every format.
+    measures ``max_size`` and ``min_chars``, for every format.
     """
     document: Any = None
     if not isinstance(source, (str, bytes, bytearray)) and isinstance(getattr(source, "text", None), str):
@@ -69,20 +70,20 @@ def chunk_document(
         format = detect_format(path_str, source[:4096])
     if format in LAID_OUT:  # PDF, Word, notebooks: by the elements their loader mapped
         laid_out = document if document is not None else Document.from_text(_as_text(source), "doc", format)
-        return chunk_elements(laid_out, max_chars, unit=unit, doc_id=doc_id, path=path_str)
+        return chunk_elements(laid_out, max_size, unit=unit, doc_id=doc_id, path=path_str)
     if format == "python":
-        return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id, unit=unit)
+        return chunk_python(source, max_size, min_chars, path_str, doc_id=doc_id, unit=unit)
     if format in CODE_LANGUAGES:
-        return chunk_code(source, format, max_chars, path_str, doc_id=doc_id, unit=unit)
+        return chunk_code(source, format, max_size, path_str, doc_id=doc_id, unit=unit)
     if format == "html":
         return chunk_html(
-            source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate, unit=unit
+            source, max_size, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate, unit=unit
         )
     if format == "markdown":
-        return chunk_markdown(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
+        return chunk_markdown(source, max_size, max_level, doc_id=doc_id, path=path_str, unit=unit)
     if format == "rst":
-        return chunk_rst(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
-    return chunk_text(source, max_chars, doc_id=doc_id, path=path_str, role=format, unit=unit)
+        return chunk_rst(source, max_size, max_level, doc_id=doc_id, path=path_str, unit=unit)
+    return chunk_text(source, max_size, doc_id=doc_id, path=path_str, role=format, unit=unit)
 
 
 def _as_text(source: str | bytes) -> str:
@@ -91,9 +92,10 @@ def _as_text(source: str | bytes) -> str:
     return check_text(source)
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_text(
     text: str | bytes,
-    max_chars: int = 1500,
+    max_size: int = 1500,
     *,
     doc_id: str | None = None,
     path: str | None = None,
@@ -106,11 +108,11 @@ def chunk_text(
     from chunklab.units import unit_params
 
     check_source(text, "text")
-    max_chars = check_max_chars(max_chars)
+    max_size = check_max_size(max_size)
     text = check_text(text)
     doc_id = resolve_doc_id(doc_id, path)
-    chunks = chunk_recursive(text, max_chars, max_chars // 10, unit, doc_id=doc_id, strategy="structural")
-    params = {"format": "text", "max_chars": max_chars, **unit_params(unit)}
+    chunks = chunk_recursive(text, max_size, max_size // 10, unit, doc_id=doc_id, strategy="structural")
+    params = {"format": "text", "max_chars": max_size, **unit_params(unit)}
     extra = {"params": params, "kind": role, "path": path}
     return [dataclasses.replace(c, metadata={**c.metadata, **extra}) for c in chunks]
 
