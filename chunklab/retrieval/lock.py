@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LOCK_NAME", "StoreBusyError", "StoreLock", "holder", "lock_store"]
+__all__ = ["BUSY_EXIT", "LOCK_NAME", "StoreBusyError", "StoreLock", "holder", "lock_store"]
 
 #: the lock file inside a store folder
 LOCK_NAME = "chunklab.lock"
