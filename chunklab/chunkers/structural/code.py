@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chunklab._validate import check_choice, renamed_keyword
 from chunklab.chunk import Chunk
@@ -37,6 +37,9 @@ from chunklab.chunkers.structural._treesitter import ByteToChar, GrammarMissing,
 from chunklab.documents import decode_bytes, detect_format
 from chunklab.text import LineIndex
 from chunklab.units import UnitIndex, check_unit, unit_params
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 __all__ = ["CODE_LANGUAGES", "chunk_code"]
 
@@ -143,7 +146,7 @@ def looks_like_cpp(text: str) -> bool:
     return any(m.start() and text[m.start() - 1].isidentifier() for m in _SCOPE.finditer(text))
 
 
-def _has_sound_child(node: Any) -> bool:
+def _has_sound_child(node: Node) -> bool:
     """Whether an ERROR node holds syntax tree-sitter recovered (then it is split at its children)."""
     return any(c.is_named and c.child_count and not c.has_error for c in node.children)
 
@@ -153,11 +156,11 @@ class _Group:
 
     __slots__ = ("s", "e", "owner", "docs")
 
-    def __init__(self, s: int, owner: Any) -> None:
+    def __init__(self, s: int, owner: Node | None) -> None:
         self.s = s
         self.e = s
         self.owner = owner  # the first child that is not a comment or attribute (None: comments only)
-        self.docs: list[Any] = []
+        self.docs: list[Node] = []
 
 
 class _Piece:
@@ -169,7 +172,7 @@ class _Piece:
         self.s, self.e, self.groups, self.inside = s, e, groups, inside
         self.oversize = False
         self.partial = partial
-        self.head_docs: list[Any] | None = None  # set on the first piece of a definition split up
+        self.head_docs: list[Node] | None = None  # set on the first piece of a definition split up
 
 
 class _CodeChunker(Describer):
@@ -187,9 +190,9 @@ class _CodeChunker(Describer):
         self.count = UnitIndex(text, unit).count
         self._indent: dict[int, int] = {}
         self.grammar = language  # "cpp" for C the C++ grammar parsed better
-        self._docstrings: dict[int, Any] = {}  # Python: a definition's docstring by node id
+        self._docstrings: dict[int, str | None] = {}  # Python: a definition's docstring by node id
 
-    def errors_in(self, root: Any, n_bytes: int) -> ParseErrors | None:
+    def errors_in(self, root: Node, n_bytes: int) -> ParseErrors | None:
         """The error regions of the tree ``root`` of this text (:func:`find_parse_errors`)."""
         return find_parse_errors(root, self.char, self.lines.line_of, n_bytes, self.spec.comments)
 
@@ -206,12 +209,18 @@ class _CodeChunker(Describer):
         return s, False
 
     # -- the walk ----------------------------------------------------------------------
-    def run(self, root: Any, errors: ParseErrors | None) -> list[Chunk]:
+    def run(self, root: Node, errors: ParseErrors | None) -> list[Chunk]:
         pieces = self.merge_across_levels(self.split(root, 0, len(self.text), [], 0))
         return self.emit(pieces, root, errors)
 
     def split(
-        self, node: Any, lo: int, hi: int, inside: list[Definition], depth: int, docs: list[Any] | None = None
+        self,
+        node: Node,
+        lo: int,
+        hi: int,
+        inside: list[Definition],
+        depth: int,
+        docs: list[Node] | None = None,
     ) -> list[_Piece]:
         """cAST: ``[lo, hi)`` (``node``'s span) as pieces: children within budget merged, others split."""
         groups = self.groups(node, lo, hi) if depth < _MAX_DEPTH else []
@@ -278,7 +287,7 @@ class _CodeChunker(Describer):
             pieces[0].head_docs = g.docs  # the first piece holds the signature: it names the definition
         return pieces
 
-    def groups(self, node: Any, lo: int, hi: int) -> list[_Group]:
+    def groups(self, node: Node, lo: int, hi: int) -> list[_Group]:
         """The children of ``node`` as groups tiling ``[lo, hi)``.
 
         The hot loop of the walk (every child of every node over budget): ``line_start`` is
@@ -290,7 +299,7 @@ class _CodeChunker(Describer):
         text, starts, indents = self.text, self.lines.starts, self._indent
         out: list[_Group] = []
         cur: _Group | None = None
-        prev: Any = None
+        prev: Node | None = None
         for child in node.children:
             s = child.start_byte if char is None else char(child.start_byte)
             if s >= hi:
@@ -307,6 +316,7 @@ class _CodeChunker(Describer):
             elif (
                 cur is not None
                 and cur.owner is None
+                and prev is not None  # set whenever cur is
                 and text.count("\n", prev.end_byte if char is None else char(prev.end_byte), s) <= 1
             ):
                 pass  # directly under a comment or attribute: documented by it
@@ -345,7 +355,7 @@ class _CodeChunker(Describer):
         return out
 
     # -- chunks ------------------------------------------------------------------------
-    def emit(self, pieces: list[_Piece], root: Any, errors: ParseErrors | None) -> list[Chunk]:
+    def emit(self, pieces: list[_Piece], root: Node, errors: ParseErrors | None) -> list[Chunk]:
         text = self.text
         line_of = self.lines.line_of
         bounds: list[tuple[int, int]] = []
