@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from chunklab._validate import check_choice, check_positive_int, is_int
 
@@ -54,6 +54,20 @@ Span = tuple[str, int, int]
 _SPACE = re.compile(r"\s+")
 
 
+class HasSpan(Protocol):
+    """Anything with character offsets (a :class:`~chunklab.chunk.Chunk`); ``doc_id`` is read when present."""
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+
+#: a span as callers give it: ``(start, end)``, ``(doc_id, start, end)``, or a :class:`HasSpan`
+SpanLike = Sequence[str | int] | HasSpan
+
+
 # --------------------------------------------------------------------------- hit tests
 
 
@@ -71,9 +85,7 @@ def text_hit(chunk_text: str, gold_text: str) -> bool:
     return gold in chunk or chunk in gold
 
 
-def span_hit(
-    chunk_span: Sequence[Any], gold_span: Sequence[Any], min_gold_overlap: float = MIN_GOLD_OVERLAP
-) -> bool:
+def span_hit(chunk_span: SpanLike, gold_span: SpanLike, min_gold_overlap: float = MIN_GOLD_OVERLAP) -> bool:
     """Offset-based hit test: is the retrieved span relevant to the gold span?
 
     Both spans must be in the same document. The retrieved span ``[s, e)`` is relevant when
@@ -102,8 +114,8 @@ def hits_by_text(
 
 
 def hits_by_span(
-    retrieved_spans: Sequence[Sequence[Any]],
-    gold_spans: Sequence[Sequence[Any]],
+    retrieved_spans: Sequence[SpanLike],
+    gold_spans: Sequence[SpanLike],
     k: int | None = None,
     min_gold_overlap: float = MIN_GOLD_OVERLAP,
 ) -> list[set[int]]:
@@ -246,8 +258,8 @@ def _ndcg(hits: Sequence[set[int]], n_gold: int, k: int) -> float:
 
 
 def span_metrics(
-    retrieved_spans: Sequence[Sequence[Any]],
-    gold_spans: Sequence[Sequence[Any]],
+    retrieved_spans: Sequence[SpanLike],
+    gold_spans: Sequence[SpanLike],
     convention: str = "union",
 ) -> dict[str, float]:
     """Character-level recall, precision and IoU of retrieved spans against gold spans.
@@ -293,7 +305,7 @@ def span_metrics(
 
 
 def precision_omega(
-    chunk_spans: Sequence[Sequence[Any]], gold_spans: Sequence[Sequence[Any]], convention: str = "union"
+    chunk_spans: Sequence[SpanLike], gold_spans: Sequence[SpanLike], convention: str = "union"
 ) -> float:
     """Precision if retrieval were perfect: a property of the chunker alone.
 
@@ -342,7 +354,7 @@ def _nonempty(items: Any, name: str) -> list[Any]:
     return items
 
 
-def _check_k(k: Any) -> int:
+def _check_k(k: object) -> int:
     return check_positive_int(k, "k")
 
 
@@ -353,7 +365,7 @@ def _top(items: Any, k: int | None) -> list[Any]:
     return items if k is None else items[:k]
 
 
-def _span(span: Any) -> Span:
+def _span(span: object) -> Span:
     """Normalize ``(start, end)`` or ``(doc_id, start, end)`` (or an object with those attributes)."""
     if hasattr(span, "start") and hasattr(span, "end") and not isinstance(span, (tuple, list)):
         doc, s, e = getattr(span, "doc_id", ""), span.start, span.end
@@ -406,6 +418,6 @@ def _length(spans: Iterable[Span]) -> int:
     return sum(e - s for _, s, e in spans)
 
 
-def check_convention(convention: Any) -> str:
+def check_convention(convention: object) -> str:
     """``convention`` if it is one of :data:`CONVENTIONS` (``"union"`` or ``"chroma"``)."""
     return check_choice(convention, CONVENTIONS, "convention")
