@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -92,14 +92,14 @@ def chunk_from_stored(document: str | None, stored: Mapping[str, Any] | None) ->
     return Chunk(document or "", start, end, doc_id, meta)
 
 
-def check_query(query: Any) -> str:
+def check_query(query: object) -> str:
     """``query`` when it is a non-empty string, else a ValueError (every search takes one)."""
     if not isinstance(query, str) or not query.strip():
         raise ValueError(f"query must be a non-empty string, got {query!r}")
     return query
 
 
-def check_queries(queries: Any) -> list[str]:
+def check_queries(queries: Iterable[str]) -> list[str]:
     """``queries`` as a list of strings (a single string is refused: pass ``[query]``)."""
     if isinstance(queries, str):
         raise ValueError("search_many expects a list of query strings, not a single string")
@@ -169,7 +169,7 @@ def _field_matches(record: Mapping[str, Any], key: str, cond: Any) -> bool:
     raise ValueError(f"where: unsupported operator {op!r} on {key!r}")
 
 
-def _equal(value: Any, operand: Any) -> bool:
+def _equal(value: object, operand: object) -> bool:
     """Chroma's equality: bools only equal bools, strings only strings, numbers compare by value."""
     if isinstance(value, bool) or isinstance(operand, bool):
         return isinstance(value, bool) and isinstance(operand, bool) and value == operand
@@ -178,7 +178,7 @@ def _equal(value: Any, operand: Any) -> bool:
     return value == _as_stored(value, operand)
 
 
-def _as_stored(value: Any, operand: Any) -> Any:
+def _as_stored(value: object, operand: Any) -> Any:
     """Chroma compares an integer field with a float operand truncated toward zero (2.5 -> 2, -1.5 -> -1)."""
     if isinstance(value, int) and not isinstance(value, bool) and isinstance(operand, float):
         return int(operand)
@@ -197,7 +197,7 @@ def _check_where_keys(where: Mapping[str, Any]) -> None:
             )
 
 
-def _json_default(value: Any) -> Any:
+def _json_default(value: object) -> object:
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=str)
     if isinstance(value, np.generic):
