@@ -248,11 +248,11 @@ def test_iter_paths_is_sorted_skips_hidden_and_cache_folders_and_gives_each_file
         ("a.csv", "text"),
     ],
 )
-def test_detect_kind_table(name, kind):
+def test_detect_format_table(name, kind):
     assert detect_format(name) == kind
 
 
-def test_detect_kind_sniffs_content_only_without_a_known_extension():
+def test_detect_format_sniffs_content_only_without_a_known_extension():
     assert detect_format("README", "<!DOCTYPE html><p>x") == "html"
     assert detect_format("script", "#!/usr/bin/env python\nprint(1)\n") == "python"
     assert detect_format("notes", "# Title\n\ntext\n") == "markdown"
