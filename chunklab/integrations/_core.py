@@ -8,6 +8,7 @@ from typing import Any
 from chunklab.chunk import Chunk
 from chunklab.chunkers.catalog import Strategy, get_strategy
 from chunklab.documents import FORMATS, Document, detect_format
+from chunklab.protocols import EncoderLike
 
 #: metadata keys under which the frameworks' loaders keep a document's path
 PATH_KEYS = ("source", "file_path", "path")
@@ -31,7 +32,7 @@ def chunk_text(
     doc_id: str,
     metadata: Mapping[str, Any] | None = None,
     format: str | None = None,
-    encoder: Any = None,
+    encoder: EncoderLike | None = None,
 ) -> list[Chunk]:
     """Chunk ``text`` as a document of ``format`` (else detected from a path in ``metadata``, else text).
 

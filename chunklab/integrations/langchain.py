@@ -21,8 +21,10 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.embeddings import Embeddings
 from langchain_text_splitters import TextSplitter
 
+from chunklab.chunk import Chunk
 from chunklab.chunkers.catalog import Strategy
 from chunklab.integrations._core import build_strategy, chunk_metadata, chunk_text
+from chunklab.protocols import EncoderLike
 
 __all__ = ["ChunklabEmbeddings", "ChunklabTextSplitter"]
 
@@ -42,7 +44,7 @@ class ChunklabTextSplitter(TextSplitter):
         *,
         format: str | None = None,
         leaves_only: bool = True,
-        encoder: Any = None,
+        encoder: EncoderLike | None = None,
         **params: Any,
     ) -> None:
         built = build_strategy(strategy, params)
@@ -78,7 +80,7 @@ class ChunklabTextSplitter(TextSplitter):
         docs = list(documents)
         return self.create_documents([d.page_content for d in docs], [dict(d.metadata) for d in docs])
 
-    def _chunks(self, text: str, *, doc_id: str, metadata: dict[Any, Any]) -> list[Any]:
+    def _chunks(self, text: str, *, doc_id: str, metadata: dict[Any, Any]) -> list[Chunk]:
         chunks = chunk_text(
             self.strategy, text, doc_id=doc_id, metadata=metadata, format=self.format, encoder=self.encoder
         )
@@ -88,7 +90,7 @@ class ChunklabTextSplitter(TextSplitter):
 class ChunklabEmbeddings(Embeddings):
     """LangChain ``Embeddings`` over chunklab's local encoder (MiniLM or the static model), cached on disk."""
 
-    def __init__(self, model: str = "minilm", *, encoder: Any = None) -> None:
+    def __init__(self, model: str = "minilm", *, encoder: EncoderLike | None = None) -> None:
         if encoder is None:
             from chunklab.embed import get_encoder
 

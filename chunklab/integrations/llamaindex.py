@@ -27,6 +27,7 @@ from llama_index.core.utils import get_tqdm_iterable
 from chunklab.chunk import Chunk
 from chunklab.chunkers.catalog import Strategy
 from chunklab.integrations._core import build_strategy, chunk_metadata, chunk_text
+from chunklab.protocols import EncoderLike
 
 __all__ = ["ChunklabEmbedding", "ChunklabNodeParser"]
 
@@ -48,7 +49,7 @@ class ChunklabNodeParser(NodeParser):
         strategy: str | Strategy = "recursive",
         *,
         format: str | None = None,
-        encoder: Any = None,
+        encoder: EncoderLike | None = None,
         **params: Any,
     ) -> None:
         built = build_strategy(strategy, params)
@@ -125,7 +126,7 @@ class ChunklabEmbedding(BaseEmbedding):
 
     _encoder: Any = PrivateAttr()
 
-    def __init__(self, model: str = "minilm", *, encoder: Any = None, **kwargs: Any) -> None:
+    def __init__(self, model: str = "minilm", *, encoder: EncoderLike | None = None, **kwargs: Any) -> None:
         super().__init__(model_name=f"chunklab-{model}", **kwargs)
         if encoder is None:
             from chunklab.embed import get_encoder
