@@ -132,11 +132,11 @@ def _build(name: str, unit: str, budget: int):
 def _budgets(strategy, chunk) -> int | None:
     """The budget ``chunk`` must keep: its level's size, or None where no size applies."""
     p = strategy.params
-    if strategy.kind == "hierarchical" or (
-        strategy.kind == "markdown-hierarchy" and "levels" in chunk.metadata["params"]
+    if strategy.family == "hierarchical" or (
+        strategy.family == "markdown-hierarchy" and "levels" in chunk.metadata["params"]
     ):
         return chunk.metadata["params"]["levels"][chunk.level]
-    if strategy.kind == "markdown-hierarchy":
+    if strategy.family == "markdown-hierarchy":
         return p["max_chars"] if chunk.level == 1 else None  # a section is a parent whatever its size
     return p.get("size", p.get("max_chars"))
 
@@ -193,7 +193,7 @@ def test_every_strategy_keeps_its_budget_in_every_unit(trained, name, unit_name,
         # in characters, which falls back to MiniLM token levels
         unit_c = c.metadata["params"].get("unit", "chars")
         fallback = (
-            strategy.kind == "markdown-hierarchy" and unit == "chars" and "levels" in c.metadata["params"]
+            strategy.family == "markdown-hierarchy" and unit == "chars" and "levels" in c.metadata["params"]
         )
         assert unit_c == ("tokens" if fallback else unit)
         if unit_c not in measures:
@@ -209,7 +209,7 @@ def test_every_strategy_keeps_its_budget_in_every_unit(trained, name, unit_name,
             continue
         # a chunk over budget is one line that cannot be cut (structural Python), an atom no cut
         # can shrink, or a piece that fits where it lies and re-tokenizes longer on its own
-        one_line = "\n" not in c.text.strip() and strategy.kind == "structural"
+        one_line = "\n" not in c.text.strip() and strategy.family == "structural"
         fits = in_place(c.start, c.end) <= budget_c
         assert one_line or fits or indivisible(c.start, c.end), (c.metadata, c.text)
 

@@ -5,7 +5,7 @@ and can be re-parametrized for a sweep (``get_strategy("recursive", size=400, ov
 or :func:`sweep_strategies`). This is the only catalog: the commands, the benchmark and the
 notebooks build chunkers here, by name (:func:`get_strategy`, or :func:`strategy_from_options`
 for the command-line flags). A document is a :class:`chunklab.documents.Document` or anything
-with ``text`` and ``doc_id`` (and optionally ``kind``/``format``, ``title``, ``path``).
+with ``text`` and ``doc_id`` (and optionally ``format``, ``title``, ``path``).
 
 Each strategy's parameters are one typed dataclass (:mod:`chunklab.chunkers._params`),
 validated once when the strategy is built; its factory (:mod:`chunklab.chunkers._factories`)
@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from chunklab.chunk import Chunk
 from chunklab.chunkers._factories import COURSE_STRATEGIES, ChunkFn, PostFn, StrategyParts
 from chunklab.chunkers._params import StrategyParams, parse_param_value, show_param
-from chunklab.documents import document_kind, locate
+from chunklab.documents import document_format, locate
 from chunklab.protocols import DocumentLike, EncoderLike
 
 __all__ = [
@@ -56,7 +56,7 @@ class Strategy:
     """A named, parametrized chunker, callable on a document.
 
     ``name`` is what tables show (``"recursive"`` or ``"recursive[size=400,overlap=40]"``);
-    ``kind`` is the registry entry it came from; ``params`` the parameters it runs with (as
+    ``family`` is the registry entry it came from; ``params`` the parameters it runs with (as
     recorded in stores and results) and ``settings`` the same as their typed dataclass.
     ``index_filter`` picks the chunks that get embedded (all by default) and ``postprocess``
     rewrites the retrieved ``(chunk, score)`` list given every chunk of the strategy by id
@@ -64,7 +64,7 @@ class Strategy:
     """
 
     name: str
-    kind: str
+    family: str
     params: dict[str, Any]
     chunker: ChunkFn = field(repr=False, compare=False)
     index_filter: Callable[[Chunk], bool] | None = field(default=None, repr=False, compare=False)
@@ -88,15 +88,15 @@ class Strategy:
         Word, notebook) gives every chunk its ``page``/``page_end`` or ``cell`` from its elements.
         """
         _check_document(document)
-        if self.kind != "structural":  # a markup format is chunked by what a reader sees of it
+        if self.family != "structural":  # a markup format is chunked by what a reader sees of it
             from chunklab.chunkers.structural.dispatch import STRUCTURAL
 
-            visible_text = STRUCTURAL[document_kind(document)].visible_text
+            visible_text = STRUCTURAL[document_format(document)].visible_text
             if visible_text is not None:
                 return visible_text(document, lambda visible: self._chunk(visible, encoder))
         chunks = self._chunk(document, encoder)
         elements = getattr(document, "elements", ())
-        if elements and self.kind != "structural":  # a PDF's page or a notebook's cell, on every chunk
+        if elements and self.family != "structural":  # a PDF's page or a notebook's cell, on every chunk
             chunks = [replace(c, metadata={**c.metadata, **locate(elements, c.start, c.end)}) for c in chunks]
         return chunks
 
@@ -142,26 +142,26 @@ class Strategy:
         fit = int(window * CHARS_PER_TOKEN) // 50 * 50
         if self.params[key] <= fit:
             return self
-        return _build(self.kind, {**{k: self.params[k] for k in self.given}, key: fit}, sweep=self.sweep)
+        return _build(self.family, {**{k: self.params[k] for k in self.given}, key: fit}, sweep=self.sweep)
 
     @property
     def spec(self) -> StrategySpec:
-        """This strategy's picklable form (its registry name and parameters); ``spec.build()`` is ``self``."""
-        spec = StrategySpec(self.kind, tuple(sorted(self.params.items())))
+        """This strategy's picklable form (its family and parameters); ``spec.build()`` is ``self``."""
+        spec = StrategySpec(self.family, tuple(sorted(self.params.items())))
         _BUILT.setdefault(spec, self)
         return spec
 
 
 @dataclass(frozen=True)
 class StrategySpec:
-    """A catalog strategy by registry name and parameters: picklable, built once per process.
+    """A catalog strategy by family (its registry name) and parameters: picklable, built once per process.
 
     What crosses a process boundary (a worker pool, Ray tasks) instead of the strategy, whose
     chunk function is a closure: :attr:`Strategy.spec` gives it, :meth:`build` gives the
     strategy back (the same object in the process that made the spec).
     """
 
-    name: str
+    family: str
     params: tuple[tuple[str, Any], ...]
 
     @classmethod
@@ -180,7 +180,7 @@ class StrategySpec:
     def build(self) -> Strategy:
         """The strategy itself (built once per process, then cached)."""
         if self not in _BUILT:
-            _BUILT[self] = get_strategy(self.name, **dict(self.params))
+            _BUILT[self] = get_strategy(self.family, **dict(self.params))
         return _BUILT[self]
 
 

@@ -192,7 +192,7 @@ def chunk_file(path: str, config: _Config) -> FileResult:
     try:
         chunks = chunk(doc, config.chunking)
     except Exception as exc:  # a chunker bug on one file: reported as failed, the run goes on
-        return FileResult(path, doc.metadata["bytes"], doc.kind, problem=problem_of(exc))
+        return FileResult(path, doc.metadata["bytes"], doc.format, problem=problem_of(exc))
     from chunklab.units import length_function
 
     sizes = [length_function(config.chunking.spec.build().unit)(c.text) for c in chunks]
@@ -209,7 +209,7 @@ def chunk_file(path: str, config: _Config) -> FileResult:
     return FileResult(
         path,
         doc.metadata["bytes"],
-        doc.kind,
+        doc.format,
         lines,
         sizes,
         len(over),

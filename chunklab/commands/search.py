@@ -52,7 +52,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Search the store; 0 on success (also when nothing matches)."""
-    from chunklab.evaluate._validate import check_positive_int
+    from chunklab._validate import check_positive_int
 
     check_positive_int(args.k, "--k")
     where = parse_where(args.where)

@@ -33,7 +33,7 @@ class CorpusFile:
     """One file of a corpus: where it is, which root it came from, its size in bytes, its format.
 
     An installed Python file here; a subclass reads members of wheels or archives. ``format``
-    is the document format it is loaded as (:data:`chunklab.documents.KINDS`).
+    is the document format it is loaded as (a key of :data:`chunklab.documents.FORMATS`).
     """
 
     path: str
@@ -57,9 +57,9 @@ class CorpusFile:
     @property
     def format(self) -> str:
         """The document format the file is loaded as, by its extension (``.py``, ``.pdf``, ``.docx``)."""
-        from chunklab.documents import detect_kind
+        from chunklab.documents import detect_format
 
-        return detect_kind(self.relpath)
+        return detect_format(self.relpath)
 
     @property
     def doc_id(self) -> str:

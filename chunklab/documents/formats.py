@@ -80,7 +80,7 @@ FORMATS: dict[str, DocumentFormat] = {
         DocumentFormat("bash", (".sh", ".bash")),
     )
 }
-#: document kind -> the file name extensions that have it (read from :data:`FORMATS`)
+#: document format -> the file name extensions that have it (read from :data:`FORMATS`)
 EXTENSIONS: dict[str, tuple[str, ...]] = {name: f.extensions for name, f in FORMATS.items()}
-#: kinds read by a layout-aware loader into text plus an element map (not decoded as text)
+#: formats read by a layout-aware loader into text plus an element map (not decoded as text)
 LAID_OUT = tuple(name for name, f in FORMATS.items() if f.laid_out)

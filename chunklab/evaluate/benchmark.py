@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from chunklab._validate import check_positive_int, check_share
 from chunklab.chunk import Chunk
-from chunklab.datasets.model import Dataset, GoldQuestion, SourceDocument
-from chunklab.evaluate._validate import check_convention, check_positive_int, check_share
+from chunklab.datasets.model import Dataset, GoldQuestion
 from chunklab.evaluate.bootstrap import N_RESAMPLES
 from chunklab.evaluate.metrics import (
     MIN_GOLD_OVERLAP,
+    check_convention,
     hits_by_document,
     hits_by_span,
     hits_by_text,
@@ -42,6 +43,7 @@ from chunklab.evaluate.metrics import (
     span_metrics,
 )
 from chunklab.evaluate.result import METRICS, SPAN_METRICS, BenchmarkResult, measured_metrics, summarize
+from chunklab.protocols import DocumentLike
 
 if TYPE_CHECKING:
     from chunklab.chunkers.catalog import Strategy
@@ -93,7 +95,7 @@ class Benchmark:
         self.n_resamples = check_positive_int(n_resamples, "n_resamples")
         self.min_gold_overlap = check_share(min_gold_overlap, "min_gold_overlap")
         self.convention = check_convention(convention)
-        self.documents: list[SourceDocument] = list(dataset.documents)
+        self.documents: list[DocumentLike] = list(dataset.documents)
         self.questions: list[GoldQuestion] = list(dataset.questions)
         if not self.documents:
             raise ValueError("the dataset has no documents")
@@ -113,7 +115,7 @@ class Benchmark:
         return measured_metrics(self.relevance)
 
     def _check_dataset(self) -> None:
-        docs: dict[str, SourceDocument] = {}
+        docs: dict[str, DocumentLike] = {}
         for d in self.documents:
             if not isinstance(getattr(d, "doc_id", None), str) or not isinstance(
                 getattr(d, "text", None), str
@@ -195,7 +197,7 @@ class Benchmark:
             self.dataset_name,
             {
                 s.name: {
-                    "kind": s.kind,
+                    "kind": s.family,  # the on-disk key stays "kind": stored results read it
                     **s.params,
                     **({"sweep": s.sweep} if s.sweep else {}),
                 }

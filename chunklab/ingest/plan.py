@@ -101,7 +101,7 @@ def collection_config(
     """
     spec = StrategySpec.of(strategy)
     config: dict[str, Any] = {
-        "strategy": spec.name,
+        "strategy": spec.family,
         "params": dict(spec.params),
         "root": root,
         "context": bool(context),

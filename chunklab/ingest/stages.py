@@ -93,7 +93,7 @@ def load(item: WorkItem, strict: bool = False) -> Document:
 
     if item.member is not None:
         f = item.member
-        return load_bytes(f.read_bytes(), f.path, kind=f.format, strict=strict, doc_id=item.doc_id)
+        return load_bytes(f.read_bytes(), f.path, format=f.format, strict=strict, doc_id=item.doc_id)
     return load_document(item.source, root=item.root, strict=strict)
 
 
@@ -121,7 +121,7 @@ def context(chunks: list[Chunk], doc: Document) -> list[Chunk]:
     """The context stage: the document title and section path on each chunk (:func:`add_context`)."""
     from chunklab.chunkers.context import add_context
 
-    return add_context(chunks, title=doc.title, source=doc.text if doc.kind == "markdown" else None)
+    return add_context(chunks, title=doc.title, source=doc.text if doc.format == "markdown" else None)
 
 
 # -- one chunking task ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -113,14 +113,14 @@ def chunk_fingerprint(chunk: Chunk) -> int:
     return fingerprint(chunk.id, chunk.text, metadata_json(chunk.metadata))
 
 
-def check_query(query: Any) -> str:
+def check_query(query: object) -> str:
     """``query`` when it is a non-empty string, else a ValueError (every search takes one)."""
     if not isinstance(query, str) or not query.strip():
         raise ValueError(f"query must be a non-empty string, got {query!r}")
     return query
 
 
-def check_queries(queries: Any) -> list[str]:
+def check_queries(queries: Iterable[str]) -> list[str]:
     """``queries`` as a list of strings (a single string is refused: pass ``[query]``)."""
     if isinstance(queries, str):
         raise ValueError("search_many expects a list of query strings, not a single string")
@@ -190,7 +190,7 @@ def _field_matches(record: Mapping[str, Any], key: str, cond: Any) -> bool:
     raise ValueError(f"where: unsupported operator {op!r} on {key!r}")
 
 
-def _equal(value: Any, operand: Any) -> bool:
+def _equal(value: object, operand: object) -> bool:
     """Chroma's equality: bools only equal bools, strings only strings, numbers compare by value."""
     if isinstance(value, bool) or isinstance(operand, bool):
         return isinstance(value, bool) and isinstance(operand, bool) and value == operand
@@ -199,7 +199,7 @@ def _equal(value: Any, operand: Any) -> bool:
     return value == _as_stored(value, operand)
 
 
-def _as_stored(value: Any, operand: Any) -> Any:
+def _as_stored(value: object, operand: Any) -> Any:
     """Chroma compares an integer field with a float operand truncated toward zero (2.5 -> 2, -1.5 -> -1)."""
     if isinstance(value, int) and not isinstance(value, bool) and isinstance(operand, float):
         return int(operand)
@@ -218,7 +218,7 @@ def _check_where_keys(where: Mapping[str, Any]) -> None:
             )
 
 
-def json_default(value: Any) -> Any:
+def json_default(value: object) -> object:
     """JSON for the values a chunk's metadata or a strategy's parameters may hold (sets, numpy values)."""
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=str)
