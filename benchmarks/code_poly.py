@@ -44,7 +44,7 @@ from chunklab.chunk import uncovered
 from chunklab.chunkers.structural._code_languages import LANGUAGES
 from chunklab.chunkers.structural._treesitter import get_language
 from chunklab.chunkers.structural.code import chunk_code
-from chunklab.documents import decode_bytes, detect_kind, shebang_kind
+from chunklab.documents import decode_bytes, detect_format, shebang_format
 
 Span = tuple[int, int, str]
 RESULTS = Path(__file__).parent / "results" / "code_poly.json"
@@ -104,7 +104,7 @@ def collect(args: argparse.Namespace) -> dict[str, list[tuple[str, str]]]:
 
         for f in corpus(args.corpus):
             path = str(getattr(f, "path", f))
-            language = getattr(f, "language", None) or detect_kind(path)
+            language = getattr(f, "language", None) or detect_format(path)
             reader = f.read_bytes if hasattr(f, "read_bytes") else (lambda p=path: Path(p).read_bytes())
             found[language].append((path, reader))
     for root in args.dir:
@@ -117,9 +117,9 @@ def collect(args: argparse.Namespace) -> dict[str, list[tuple[str, str]]]:
                     and not os.path.islink(path)
                     and 0 < os.path.getsize(path) <= MAX_FILE_BYTES
                 ):
-                    language = detect_kind(path)  # by extension; a file without one by its #! line
+                    language = detect_format(path)  # by extension; a file without one by its #! line
                     if "." not in name:
-                        language = shebang_kind(_head(path)) or language
+                        language = shebang_format(_head(path)) or language
                     found[language].append((path, lambda p=path: Path(p).read_bytes()))
     if args.manifest:
         base = Path(args.manifest).parent

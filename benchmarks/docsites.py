@@ -114,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     deb = args.deb or fetch_deb(args.cache or chunklab_dir() / "corpora" / "python-docs")
     pages = library_pages(deb)
-    docs = [Document.from_text(raw.decode("utf-8"), doc_id=name, kind="html") for name, raw in pages.items()]
+    docs = [
+        Document.from_text(raw.decode("utf-8"), doc_id=name, format="html") for name, raw in pages.items()
+    ]
     strategies = {
         "structural": get_strategy("structural", max_chars=args.size),
         "structural+furniture": get_strategy("structural", max_chars=args.size, keep_boilerplate=True),

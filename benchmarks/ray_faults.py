@@ -58,9 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(SHIM))
     import chunklab_faults as faults
 
+    from chunklab.chunkers.catalog import StrategySpec
     from chunklab.ingest import get_engine
     from chunklab.ingest.parquet import read_dataset
-    from chunklab.ingest.plan import StrategySpec
 
     options: dict[str, Any] = {
         "model": "static",

@@ -60,7 +60,7 @@ def _run_method(name: str, files: list[str], size: int, queue) -> None:
     if name == "chunklab structural":
 
         def fn(i):
-            chunks = chunk_html(raws[i], max_chars=size)
+            chunks = chunk_html(raws[i], max_size=size)
             reason = next(
                 (c.metadata.get("fallback_reason") for c in chunks if c.metadata.get("fallback")), None
             )

@@ -3,7 +3,7 @@
 Runs over the Markdown files installed on the machine (the virtualenv and ``/usr``) plus
 this repository's chapters. Methods, interleaved in every repetition:
 
-- ``chunklab structural``: ``chunk_markdown(md, max_chars=SIZE)`` (size budget enforced);
+- ``chunklab structural``: ``chunk_markdown(md, max_size=SIZE)`` (size budget enforced);
 - ``LangChain MarkdownHeaderTextSplitter``: sections only, no size budget;
 - ``LangChain header + recursive``: those sections re-split by
   ``RecursiveCharacterTextSplitter(SIZE, 0)``, LangChain's way to enforce a budget.
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         return [d.page_content for d in recursive.split_documents(header_splitter.split_text(t))]
 
     methods = {
-        "chunklab structural": lambda t: [c.text for c in chunk_markdown(t, max_chars=args.size)],
+        "chunklab structural": lambda t: [c.text for c in chunk_markdown(t, max_size=args.size)],
         "LangChain MarkdownHeaderTextSplitter": lc_headers,
         "LangChain header + recursive": lc_budget,
     }

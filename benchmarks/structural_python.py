@@ -5,7 +5,7 @@ in one run, with the methods interleaved in every repetition so that a busy mach
 them alike:
 
 - ``ast.parse``: the physical floor of any AST method (parse only, no chunks);
-- ``chunklab structural``: ``chunk_python(text, max_chars=SIZE)``;
+- ``chunklab structural``: ``chunk_python(text, max_size=SIZE)``;
 - ``naive AST``: one chunk per top-level statement (``lines[lineno-1:end_lineno]``), no budget;
 - ``LangChain``: ``RecursiveCharacterTextSplitter.from_language(Language.PYTHON, SIZE, 0)``.
 
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     methods = {
         "ast.parse (floor)": parse_only,
-        "chunklab structural": lambda t: [c.text for c in chunk_python(t, max_chars=args.size)],
+        "chunklab structural": lambda t: [c.text for c in chunk_python(t, max_size=args.size)],
         "naive AST (1 chunk/top-level node)": naive_ast_chunks,
         "LangChain Python splitter": lc.split_text,
     }

@@ -1,17 +1,21 @@
-"""Argument checks shared by the chunkers: wrong types and impossible parameters raise ValueError."""
+"""Argument checks shared by the package: a wrong type or an impossible value raises a ValueError."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def check_text(text: Any, name: str = "text") -> str:
-    """``text`` as str: bytes decoded by :func:`chunklab.documents.decode_bytes`, anything else refused."""
+    """``text`` as str: bytes decoded by :func:`chunklab.decoding.decode_bytes`, anything else refused."""
     if isinstance(text, str):
         return text
     if isinstance(text, (bytes, bytearray)):
-        from chunklab.documents import decode_bytes
+        from chunklab.decoding import decode_bytes
 
         return decode_bytes(bytes(text), "text", name=name).text
     raise ValueError(f"{name} must be a str (or bytes), got {type(text).__name__}")
@@ -73,3 +77,43 @@ def check_doc_id(doc_id: Any) -> str:
     if not isinstance(doc_id, str):
         raise ValueError(f"doc_id must be a str, got {type(doc_id).__name__}")
     return doc_id
+
+
+def is_int(value: Any) -> bool:
+    """True for an ``int`` that is not a ``bool``."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_number(value: Any, name: str) -> float:
+    """``value`` as a float (an int or float, not a bool, not NaN), else a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return float(value)
+
+
+def check_share(value: Any, name: str) -> float:
+    """``value`` as a float in ``(0, 1]``, else a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
+    return float(value)
+
+
+def renamed_keyword(old: str, new: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Decorator: accept the deprecated keyword ``old`` as ``new`` (giving both is a ValueError).
+
+    Used where a parameter was renamed but the chapters publish the old name, e.g. ``max_chars``
+    for ``max_size`` (a budget measured in ``unit``, not always characters).
+    """
+
+    def rename(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            if old in kwargs:
+                if new in kwargs:
+                    raise ValueError(f"give {new} (or its deprecated name {old}), not both")
+                kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+
+        return call
+
+    return rename

@@ -70,8 +70,12 @@ class Chunk:
         return self.metadata.get("parent_id")
 
     @property
-    def kind(self) -> str | None:
-        """What the chunk is (``metadata["kind"]``: function, section, table, fallback...), if known."""
+    def role(self) -> str | None:
+        """What the chunk is (function, section, table, fallback...), if known.
+
+        Read from ``metadata["kind"]``: stores, ``--where kind=table`` filters and the chapters
+        use that key, so the stored key keeps its name.
+        """
         return self.metadata.get("kind")
 
     def __len__(self) -> int:

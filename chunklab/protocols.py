@@ -5,7 +5,8 @@ by a class: an encoder is MiniLM, the static model or a test's random one; a str
 the catalog's or a learner's; a retriever is the Chroma store, BM25 or their fusion.
 
 - :class:`EncoderLike`: what embeds text (:class:`chunklab.embed.Encoder` is one).
-- :class:`DocumentLike`: what a strategy chunks (:class:`chunklab.documents.Document` is one).
+- :class:`DocumentLike`: what a strategy chunks and a question is about (:class:`chunklab.documents.Document`
+  is one).
 - :class:`StrategyLike`: a named chunker (:class:`chunklab.chunkers.catalog.Strategy` is one).
 - :class:`Retriever`: ranked ``(chunk, score)`` lists for queries (``ChunkStore``,
   ``BM25Index``, ``HybridRetriever``); :class:`StoreLike` adds fetching chunks by id.
@@ -49,9 +50,9 @@ class EncoderLike(Protocol):
 
 @runtime_checkable
 class DocumentLike(Protocol):
-    """What a strategy chunks: the text and the id its chunks carry.
+    """What a strategy chunks and a question is about: the exact text (gold spans index it) and its id.
 
-    Strategies also read ``kind``/``format``, ``title`` and ``path`` when a document has them.
+    Strategies also read ``format``, ``title`` and ``path`` when a document has them.
     """
 
     @property

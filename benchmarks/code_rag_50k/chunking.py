@@ -143,7 +143,7 @@ def chunk_light(
 ) -> Iterator[tuple[str, list[Light], int]]:
     """``(strategy, [(start, end, text, fallback_reason)], cpu_ns)`` per strategy: chunks without
     their objects."""
-    doc = Document(doc_id(f), text, kind="python")
+    doc = Document(doc_id(f), text, format="python")
     for name in strategies:
         strategy = _strategy(name.split()[0], tuple(sorted(config.params(name).items())))
         t0 = time.process_time_ns()

@@ -6,7 +6,7 @@ more functions whole", "auto-merge rarely merges at k = 5") is registered in
 the sentence asserts, and a fragment of the sentence itself (``says``). The chapter hands the
 computed quantity to :func:`record`, which checks the page's claims on it while the book
 builds (a claim that no longer holds stops the chapter with :class:`ClaimError`) and glues
-the value into the executed notebook, where ``tests/test_claims.py`` checks it again.
+the value into the executed notebook, where ``tests/unit/test_claims.py`` checks it again.
 
 Sentences whose verdict can change are not registered: they are computed
 (:func:`chunklab.book.labels.fmt_verdict` and glue).

@@ -21,10 +21,14 @@ import numbers
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.ticker import Formatter
 
 __all__ = [
     "ENV_VAR",
@@ -127,7 +131,7 @@ def _by_english() -> dict[str, str]:
     return out
 
 
-def _check_lang(lang: Any, name: str = "lang") -> str:
+def _check_lang(lang: object, name: str = "lang") -> str:
     if lang not in LANGUAGES:
         raise ValueError(f"{name} must be one of {', '.join(LANGUAGES)}; got {lang!r}")
     return lang
@@ -291,8 +295,8 @@ def localize(s: str, lang: str | None = None) -> str:
 
 
 def frame(
-    df: Any, lang: str | None = None, *, keep: tuple[str, ...] = (), words: tuple[str, ...] = ()
-) -> Any:
+    df: pd.DataFrame, lang: str | None = None, *, keep: tuple[str, ...] = (), words: tuple[str, ...] = ()
+) -> pd.DataFrame:
     """A copy of DataFrame ``df`` shown in ``lang``: headers, index names and worded labels translated.
 
     Column headers and index names are English label texts (see :func:`text`); one that is
@@ -315,12 +319,12 @@ def frame(
     if missing:
         raise ValueError(f"words names columns that df does not have: {missing}")
 
-    def header(name: Any) -> Any:
+    def header(name: Hashable) -> Hashable:
         if not isinstance(name, str) or name in keep:
             return name
         return text(name, lang)
 
-    def worded(v: Any) -> Any:
+    def worded(v: object) -> object:
         if not isinstance(v, str) or not any(ch.isalpha() for ch in v):  # numbers, dashes, empty
             return localize(v, lang) if isinstance(v, str) else v
         return text(v, lang)
@@ -330,14 +334,14 @@ def frame(
         fn = worded if column in words else (lambda v: localize(v, lang) if isinstance(v, str) else v)
         out[column] = out[column].map(fn)
     out.columns = _relabel(out.columns, header)
-    out.index = _relabel(out.index, lambda v: display_name(v, lang))
+    out.index = _relabel(out.index, lambda v: display_name(v, lang) if isinstance(v, str) else v)
     out.index.names = [header(n) for n in out.index.names]
     out.columns.names = [header(n) for n in out.columns.names]
     out.attrs["chunklab_lang"] = lang  # the book's table display writes its numbers in this language
     return out
 
 
-def _relabel(index: Any, fn: Any) -> Any:
+def _relabel(index: pd.Index, fn: Callable[[Hashable], Hashable]) -> pd.Index:
     import pandas as pd
 
     if isinstance(index, pd.MultiIndex):
@@ -361,7 +365,7 @@ def localize_axes(axes: Any, lang: str | None = None) -> None:
             axis.isDefault_majfmt = True
 
 
-def _decimal_comma_formatter() -> Any:
+def _decimal_comma_formatter() -> Formatter:
     from matplotlib.ticker import ScalarFormatter
 
     class DecimalComma(ScalarFormatter):

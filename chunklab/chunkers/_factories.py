@@ -23,7 +23,7 @@ from chunklab.chunkers._params import (
     StrategyParams,
     StructuralParams,
 )
-from chunklab.documents import document_kind
+from chunklab.documents import document_format
 from chunklab.protocols import DocumentLike, EncoderLike, Hit
 
 __all__ = ["COURSE_STRATEGIES", "StrategyParts"]
@@ -67,7 +67,7 @@ def _structural(p: StructuralParams) -> StrategyParts:
     def chunk(document: DocumentLike) -> list[Chunk]:
         return chunk_document(
             document,
-            max_chars=p.max_chars,
+            max_size=p.max_chars,
             min_chars=p.min_chars,
             keep_boilerplate=p.keep_boilerplate,
             unit=p.unit,
@@ -104,11 +104,11 @@ def _markdown_hierarchy(p: MarkdownHierarchyParams) -> StrategyParts:
     other = _hierarchical(levels).chunker
 
     def chunk(document: DocumentLike) -> list[Chunk]:
-        if document_kind(document) != "markdown":
+        if document_format(document) != "markdown":
             return other(document)
         return chunk_markdown_hierarchy(
             document.text,
-            max_chars=p.max_chars,
+            max_size=p.max_chars,
             doc_id=document.doc_id,
             title=getattr(document, "title", None),
             unit=p.unit,

@@ -1,5 +1,6 @@
-"""Contextual headers: embed each chunk with its document title and section path in front.
+"""The enrich step, not a chunker: what is added to chunks after chunking and before embedding.
 
+Contextual headers: each chunk is embedded with its document title and section path in front.
 :func:`add_context` returns copies of the chunks whose ``metadata["context"]`` holds
 ``"{title} > {section path}"``; :func:`chunklab.chunk.embedding_text` (the one place that
 decides what is embedded) then embeds ``"{context}\\n\\n{text}"``. ``text`` and offsets are

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from chunklab._validate import check_doc_id, check_positive_int, check_text
+from chunklab._validate import check_doc_id, check_positive_int, check_text, renamed_keyword
 from chunklab.chunk import Chunk, is_leaf
 from chunklab.chunkers.recursive import DEFAULT_SEPARATORS, chunk_recursive, recursive_spans
 from chunklab.protocols import StoreLike
@@ -97,9 +97,10 @@ def check_levels(levels: Sequence[int]) -> list[int]:
     return sizes
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_markdown_hierarchy(
     md: str,
-    max_chars: int = 1000,
+    max_size: int = 1000,
     doc_id: str = "doc",
     title: str | None = None,
     *,
@@ -109,17 +110,17 @@ def chunk_markdown_hierarchy(
 
     A section runs from a heading to the next heading (text before the first heading is
     a section too); children are blank-line separated blocks, a fenced code block kept
-    whole, a heading joined to the block after it; a block over ``max_chars`` is cut by
+    whole, a heading joined to the block after it; a block over ``max_size`` is cut by
     the recursive separators (:func:`chunklab.chunkers.recursive.recursive_spans`). Both
     levels carry ``headings`` (the section path) and, when given, ``title``. Headings
-    and blocks come from :func:`chunklab.text.markdown_blocks`. ``max_chars`` counts
+    and blocks come from :func:`chunklab.text.markdown_blocks`. ``max_size`` counts
     characters, or the units of ``unit`` (any of :mod:`chunklab.units`).
     """
     md = check_text(md, "md")
-    max_chars = check_positive_int(max_chars, "max_chars")
+    max_size = check_positive_int(max_size, "max_size")
     doc_id = check_doc_id(doc_id)
     params = {
-        "max_chars": max_chars,
+        "max_chars": max_size,
         "format": "markdown",
         **unit_params(check_unit(unit)),
     }
@@ -146,11 +147,11 @@ def chunk_markdown_hierarchy(
         for ps, pe in _paragraphs(md, section_blocks):
             spans = (
                 [(ps, pe)]
-                if index.count(ps, pe) <= max_chars
+                if index.count(ps, pe) <= max_size
                 else [
                     (ps + a, ps + b)
                     for a, b, _lv, _sh in recursive_spans(
-                        md[ps:pe], max_chars, 0, unit, _LEVELS, index.slice(ps, pe)
+                        md[ps:pe], max_size, 0, unit, _LEVELS, index.slice(ps, pe)
                     )
                 ]
             )
@@ -158,7 +159,7 @@ def chunk_markdown_hierarchy(
                 at = len(out_children) + len(kids)
                 meta = {**base, "level": 1, "parent_id": parent.id, "index": at}
                 # only a piece that re-tokenizes longer alone
-                if over_budget(md[cs:ce], max_chars, unit):
+                if over_budget(md[cs:ce], max_size, unit):
                     meta["oversize"] = True
                 kids.append(Chunk(md[cs:ce], cs, ce, doc_id, meta))
         out_parents.append(_with_children(parent, kids))

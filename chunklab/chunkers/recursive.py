@@ -20,6 +20,7 @@ from chunklab._validate import (
     check_overlap,
     check_positive_int,
     check_text,
+    renamed_keyword,
 )
 from chunklab.chunk import Chunk
 from chunklab.text import prose_sentences
@@ -207,9 +208,10 @@ def _boundary_finder(text: str, levels: Sequence[tuple[str, ...]]):
     return general
 
 
+@renamed_keyword("max_chars", "max_size")
 def pack_paragraphs(
     text: str,
-    max_chars: int,
+    max_size: int,
     overlap_paragraphs: int = 1,
     doc_id: str = "doc",
     *,
@@ -217,32 +219,32 @@ def pack_paragraphs(
 ) -> list[Chunk]:
     """The course's paragraph packer: whole paragraphs per chunk and as overlap.
 
-    Paragraphs (separated by blank lines) are packed greedily up to ``max_chars``. A
-    paragraph longer than ``max_chars`` is split into sentences by
+    Paragraphs (separated by blank lines) are packed greedily up to ``max_size``. A
+    paragraph longer than ``max_size`` is split into sentences by
     :func:`chunklab.text.prose_sentences` (and a sentence longer than that by
     :func:`chunk_recursive`). Each chunk starts by repeating the last
     ``overlap_paragraphs`` units of the previous one, but fewer when repeating them
-    would push the chunk past ``max_chars``: the limit always wins. ``max_chars`` counts
+    would push the chunk past ``max_size``: the limit always wins. ``max_size`` counts
     characters, or the units of ``unit`` (``size(s, e)`` measures ``text[s:e]``).
     """
     text = check_text(text)
-    max_chars = check_positive_int(max_chars, "max_chars")
+    max_size = check_positive_int(max_size, "max_size")
     check_non_negative_int(overlap_paragraphs, "overlap_paragraphs")
     doc_id = check_doc_id(doc_id)
     params = {
-        "max_chars": max_chars,
+        "max_chars": max_size,
         "overlap_paragraphs": overlap_paragraphs,
         **unit_params(check_unit(unit)),
     }
     index = UnitIndex(text, unit)
     size = index.count
-    units = _paragraph_units(text, max_chars, index)
+    units = _paragraph_units(text, max_size, index)
     chunks: list[Chunk] = []
     i = 0
     reason = ""
     while i < len(units):
         j = i + 1
-        while j < len(units) and size(units[i][0], units[j][1]) <= max_chars:
+        while j < len(units) and size(units[i][0], units[j][1]) <= max_size:
             j += 1
         s, e = units[i][0], units[j - 1][1]
         meta: dict[str, Any] = {
@@ -254,14 +256,14 @@ def pack_paragraphs(
         if reason:
             meta["no_overlap_reason"] = reason
         # only a piece that re-tokenizes longer on its own
-        if over_budget(text[s:e], max_chars, unit):
+        if over_budget(text[s:e], max_size, unit):
             meta["oversize"] = True
         chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
         if j >= len(units):
             break
         k = j
         while j - k < overlap_paragraphs and k - 1 > i:
-            if size(units[k - 1][0], units[j][1]) > max_chars:
+            if size(units[k - 1][0], units[j][1]) > max_size:
                 break
             k -= 1
         reason = ""
@@ -274,7 +276,7 @@ def pack_paragraphs(
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 
 
-def _paragraph_units(text: str, max_chars: int, index: UnitIndex) -> list[tuple[int, int]]:
+def _paragraph_units(text: str, max_size: int, index: UnitIndex) -> list[tuple[int, int]]:
     """Paragraph spans, with over-long paragraphs replaced by their sentences (or pieces)."""
     size = index.count
     units: list[tuple[int, int]] = []
@@ -285,26 +287,26 @@ def _paragraph_units(text: str, max_chars: int, index: UnitIndex) -> list[tuple[
         if seg.strip():
             ps = pos + len(seg) - len(seg.lstrip())
             pe = pos + len(seg.rstrip())
-            if size(ps, pe) <= max_chars:
+            if size(ps, pe) <= max_size:
                 units.append((ps, pe))
             else:
-                units.extend(_sentence_units(text, ps, pe, max_chars, index))
+                units.extend(_sentence_units(text, ps, pe, max_size, index))
         pos = brk_end
     return units
 
 
 def _sentence_units(
-    text: str, start: int, end: int, max_chars: int, index: UnitIndex
+    text: str, start: int, end: int, max_size: int, index: UnitIndex
 ) -> list[tuple[int, int]]:
     """The sentences of a paragraph (by :func:`chunklab.text.prose_sentences`), long ones cut."""
     out: list[tuple[int, int]] = []
     for ss, se in prose_sentences(text, start, end):
-        if index.count(ss, se) <= max_chars:
+        if index.count(ss, se) <= max_size:
             out.append((ss, se))
         else:
             sub = None if index.unit == "chars" else index.slice(ss, se)
             for a, b, _lvl, _sh in recursive_spans(
-                text[ss:se], max_chars, 0, index.unit, _levels(None)[0], sub
+                text[ss:se], max_size, 0, index.unit, _levels(None)[0], sub
             ):
                 out.append((ss + a, ss + b))
     return out

@@ -8,8 +8,8 @@ the cosine distance between consecutive windows is the "distance curve"; a break
 Kamradt's "five levels" notebook, LangChain's SemanticChunker and LlamaIndex's
 SemanticSplitterNodeParser) picks the cuts. Small groups merge into their more similar
 neighbour; over-long groups split at their strongest internal cut, and a single sentence
-longer than ``max_chars`` is cut by the recursive separators
-(:func:`chunklab.chunkers.recursive.recursive_spans`). ``min_chars`` and ``max_chars`` are characters
+longer than ``max_size`` is cut by the recursive separators
+(:func:`chunklab.chunkers.recursive.recursive_spans`). ``min_chars`` and ``max_size`` are characters
 unless ``unit`` names another unit of :mod:`chunklab.units` (``"tokens"``,
 ``"tokenizer:PATH"``, ``"words"``); spans are then measured on one encoding of the whole text.
 """
@@ -26,6 +26,7 @@ import numpy as np
 from chunklab._validate import (
     check_doc_id,
     check_text,
+    renamed_keyword,
 )
 from chunklab.chunk import Chunk
 from chunklab.chunkers._params import METHODS, check_method, check_semantic_params
@@ -72,13 +73,14 @@ class SemanticAnalysis:
         return [c.start for c in self.chunks[1:]]
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_semantic(
     text: str,
     threshold: float | None = None,
     percentile: float = 95,
     buffer_size: int = 1,
     min_chars: int = 100,
-    max_chars: int = 2000,
+    max_size: int = 2000,
     encoder: EncoderLike | None = None,
     method: str = "percentile",
     doc_id: str = "doc",
@@ -94,7 +96,7 @@ def chunk_semantic(
     interquartile (default 1.5) rules. ``window="centered"`` (Kamradt's) compares the
     windows centred on consecutive sentences; ``window="split"`` compares the ``buffer_size
     + 1`` sentences before each gap with those after it, which puts the peak right on the
-    gap. ``unit`` measures ``min_chars``/``max_chars`` (characters by default). Chunks are
+    gap. ``unit`` measures ``min_chars``/``max_size`` (characters by default). Chunks are
     exact slices of ``text``.
     """
     return analyze_semantic(
@@ -103,7 +105,7 @@ def chunk_semantic(
         percentile=percentile,
         buffer_size=buffer_size,
         min_chars=min_chars,
-        max_chars=max_chars,
+        max_size=max_size,
         encoder=encoder,
         method=method,
         doc_id=doc_id,
@@ -113,13 +115,14 @@ def chunk_semantic(
     ).chunks
 
 
+@renamed_keyword("max_chars", "max_size")
 def analyze_semantic(
     text: str,
     threshold: float | None = None,
     percentile: float = 95,
     buffer_size: int = 1,
     min_chars: int = 100,
-    max_chars: int = 2000,
+    max_size: int = 2000,
     encoder: EncoderLike | None = None,
     method: str = "percentile",
     doc_id: str = "doc",
@@ -132,13 +135,13 @@ def analyze_semantic(
     text = check_text(text)
     doc_id = check_doc_id(doc_id)
     method = check_semantic_params(
-        method, threshold, percentile, buffer_size, min_chars, max_chars, amount, window, unit
+        method, threshold, percentile, buffer_size, min_chars, max_size, amount, window, unit
     )
     params: dict[str, Any] = {
         "method": method,
         "buffer_size": buffer_size,
         "min_chars": min_chars,
-        "max_chars": max_chars,
+        "max_chars": max_size,
     }
     if window != "centered":
         params["window"] = window
@@ -167,7 +170,7 @@ def analyze_semantic(
     groups = _groups(len(sentences), breakpoints)
     index = UnitIndex(text, unit)
     groups = _merge_small(groups, sentences, distances, min_chars, index.count)
-    chunks = _build_chunks(text, sentences, distances, groups, min_chars, max_chars, doc_id, params, index)
+    chunks = _build_chunks(text, sentences, distances, groups, min_chars, max_size, doc_id, params, index)
     timings["breakpoints"] = time.perf_counter() - t0
     return SemanticAnalysis(sentences, distances, signal, thr, breakpoints, chunks, method, timings)
 
@@ -216,10 +219,8 @@ def _window_distances(
     n = len(sentences)
     if n < 2:
         return np.zeros(0, dtype=np.float64)
-    if encoder is None:
-        from chunklab.embed import get_encoder
-
-        encoder = get_encoder()
+    if encoder is None:  # chunkers sit below embed: the caller brings the model
+        raise ValueError("semantic chunking needs encoder=chunklab.embed.get_encoder()")
     b = buffer_size
 
     def joined(lo: int, hi: int) -> str:  # sentences lo..hi (inclusive) as one window
@@ -296,7 +297,7 @@ def _build_chunks(
     distances: np.ndarray,
     groups: list[list[int]],
     min_chars: int,
-    max_chars: int,
+    max_size: int,
     doc_id: str,
     params: dict[str, Any],
     index: UnitIndex,
@@ -305,13 +306,13 @@ def _build_chunks(
     spans: list[tuple[int, int, int, str]] = []  # start, end, sentences, cut reason
     for gi, (a, b) in enumerate(groups):
         reason = "breakpoint" if gi + 1 < len(groups) else "end"
-        pieces = _split_long(sentences, distances, a, b, min_chars, max_chars, measure)
+        pieces = _split_long(sentences, distances, a, b, min_chars, max_size, measure)
         for pi, (pa, pb) in enumerate(pieces):
             s, e = sentences[pa][0], sentences[pb][1]
             why = reason if pi + 1 == len(pieces) else "max_chars"
-            if measure(s, e) > max_chars:  # one sentence longer than max_chars
+            if measure(s, e) > max_size:  # one sentence longer than max_size
                 sub = None if unit == "chars" else index.slice(s, e)
-                for a, b, _lv, _sh in recursive_spans(text[s:e], max_chars, 0, unit, _LEVELS, sub):
+                for a, b, _lv, _sh in recursive_spans(text[s:e], max_size, 0, unit, _LEVELS, sub):
                     spans.append((s + a, s + b, 1, "max_chars"))
                 spans[-1] = (*spans[-1][:3], why)
             else:
@@ -319,7 +320,7 @@ def _build_chunks(
     chunks = []
     for i, (s, e, count, why) in enumerate(spans):
         meta = {"strategy": "semantic", "params": params, "index": i, "sentences": count, "cut": why}
-        if unit != "chars" and over_budget(text[s:e], max_chars, unit):
+        if unit != "chars" and over_budget(text[s:e], max_size, unit):
             meta["oversize"] = True
             meta["oversize_reason"] = "longer on its own than in the text (re-tokenized)"
         chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
@@ -332,7 +333,7 @@ def _split_long(
     a: int,
     b: int,
     min_chars: int,
-    max_chars: int,
+    max_size: int,
     measure: Callable[[int, int], int],
 ) -> list[tuple[int, int]]:
     """Split sentence range ``[a, b]`` at its strongest internal cuts until each piece fits."""
@@ -340,7 +341,7 @@ def _split_long(
     stack = [(a, b)]
     while stack:
         x, y = stack.pop()
-        if measure(sentences[x][0], sentences[y][1]) <= max_chars or x == y:
+        if measure(sentences[x][0], sentences[y][1]) <= max_size or x == y:
             out.append((x, y))
             continue
         cuts = range(x, y)  # cut after sentence c

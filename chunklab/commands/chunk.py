@@ -26,9 +26,11 @@ from functools import partial
 from typing import Any, TextIO
 
 from chunklab.commands._output import atomic_output
-from chunklab.ingest.plan import StrategySpec
+from chunklab.commands.arguments import add_strategy_arguments, strategy_from_args
+from chunklab.ingest.plan import WorkItem
 from chunklab.ingest.pool import map_ordered
 from chunklab.ingest.report import IngestReport, problem_of, report_lines
+from chunklab.ingest.stages import ChunkConfig
 from chunklab.words import counted, plural
 
 
@@ -61,62 +63,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--summary-json", default=None, metavar="FILE", help="also write the summary as JSON")
     p.set_defaults(func=run)
     return p
-
-
-def add_strategy_arguments(p: argparse.ArgumentParser, names: list[str]) -> None:
-    """The strategy flags ``chunk`` and ``index`` share (unset flags keep the strategy's defaults)."""
-    p.add_argument(
-        "--strategy",
-        default="structural",
-        metavar="NAME",
-        help=f"one of {', '.join(names)} (default structural; defaults: chunklab evaluate --help)",
-    )
-    p.add_argument("--size", type=int, default=None, help="chunk size (size or max_chars of the strategy)")
-    p.add_argument("--overlap", type=int, default=None, help="overlap, for fixed and recursive")
-    p.add_argument(
-        "--unit",
-        default=None,
-        metavar="UNIT",
-        help="what --size (and --min-chars) count, for every strategy: chars, words, tokens (MiniLM's) "
-        "or tokenizer:PATH (any tokenizer.json)",
-    )
-    p.add_argument("--levels", default=None, help="hierarchical level sizes, largest first: 2048/512/128")
-    p.add_argument(
-        "--min-chars", type=int, default=None, help="structural Python: merge units below this (in --unit)"
-    )
-    p.add_argument(
-        "--keep-boilerplate",
-        action="store_const",
-        const=True,
-        default=None,
-        help="structural HTML: keep nav/header/footer/aside text (dropped by default)",
-    )
-    p.add_argument(
-        "--root",
-        default=None,
-        metavar="DIR",
-        help="corpus root: doc_ids are paths relative to it (default: the common folder of PATHs)",
-    )
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="skip files that are not valid in their encoding instead of decoding them by a fallback",
-    )
-
-
-def strategy_from_args(args: argparse.Namespace) -> Any:
-    """The catalog strategy the flags of :func:`add_strategy_arguments` name."""
-    from chunklab.chunkers.catalog import strategy_from_options
-
-    return strategy_from_options(
-        args.strategy,
-        size=args.size,
-        overlap=args.overlap,
-        unit=args.unit,
-        levels=args.levels,
-        min_chars=args.min_chars,
-        keep_boilerplate=args.keep_boilerplate,
-    )
 
 
 @dataclass
@@ -183,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     root = args.root if args.root is not None else corpus_root([*args.paths, *installed])
     for path in files:
         doc_id_for(path, root)  # a file outside --root: an error now, not in a worker
-    config = _Config(root, StrategySpec.of(strategy), args.strict, args.out is not None, strategy.budget)
+    config = _Config(root, ChunkConfig(strategy.spec, args.strict), args.out is not None, strategy.budget)
     stats = FallbackStats()
     summary = Summary()
     t0 = time.perf_counter()
@@ -224,27 +170,32 @@ class _Config:
     """What every worker needs to chunk a file (picklable: the strategy is rebuilt by name)."""
 
     root: str
-    spec: StrategySpec
-    strict: bool
+    chunking: ChunkConfig  # the load-and-chunk stage's config (strategy spec, strict)
     want_lines: bool
     budget: int | None
 
 
 def chunk_file(path: str, config: _Config) -> FileResult:
-    """Read and chunk one file (runs in a worker process); never raises, problems are reported."""
-    from chunklab.documents import DocumentError, load_document
+    """Read and chunk one file (runs in a worker process); never raises, problems are reported.
+
+    The document and its chunks come from the load-and-chunk stage every ingest engine runs
+    (:func:`chunklab.ingest.stages.load`, :func:`~chunklab.ingest.stages.chunk`), so ``chunk``
+    and ``index`` give the same chunks; this adds the sizes, over-budget and fallback counts.
+    """
+    from chunklab.documents import DocumentError
+    from chunklab.ingest.stages import chunk, load
 
     try:
-        doc = load_document(path, root=config.root, strict=config.strict)
+        doc = load(WorkItem(path, config.root), config.chunking.strict)
     except DocumentError as exc:
         return FileResult(path, problem=problem_of(exc))
     try:
-        chunks = config.spec.build()(doc)
+        chunks = chunk(doc, config.chunking)
     except Exception as exc:  # a chunker bug on one file: reported as failed, the run goes on
-        return FileResult(path, doc.metadata["bytes"], doc.kind, problem=problem_of(exc))
+        return FileResult(path, doc.metadata["bytes"], doc.format, problem=problem_of(exc))
     from chunklab.units import length_function
 
-    sizes = [length_function(config.spec.build().unit)(c.text) for c in chunks]
+    sizes = [length_function(config.chunking.spec.build().unit)(c.text) for c in chunks]
     over = (
         [] if config.budget is None else [c for c, n in zip(chunks, sizes, strict=True) if n > config.budget]
     )
@@ -258,7 +209,7 @@ def chunk_file(path: str, config: _Config) -> FileResult:
     return FileResult(
         path,
         doc.metadata["bytes"],
-        doc.kind,
+        doc.format,
         lines,
         sizes,
         len(over),

@@ -14,8 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chunklab.evaluate._validate import CONVENTIONS, check_positive_int
+from chunklab._validate import check_positive_int
+from chunklab.commands.arguments import add_model_argument
 from chunklab.evaluate.loader import BUILT_IN
+from chunklab.evaluate.metrics import CONVENTIONS
 from chunklab.evaluate.userdata import FORMATS
 from chunklab.words import counted
 
@@ -70,9 +72,7 @@ def add_parser(subparsers) -> None:
         help="span metrics: 'union' counts a retrieved character once (default); 'chroma' sums "
         "retrieved lengths as Chroma's chunking_evaluation report does",
     )
-    p.add_argument(
-        "--model", choices=("minilm", "static"), default="minilm", help="embedding model (default minilm)"
-    )
+    add_model_argument(p)
     p.add_argument(
         "--tokenizer",
         metavar="PATH",
@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         written = write_outputs(result, args.out, sweep=bool(args.sweep))
         print(f"wrote {', '.join(written)} to {args.out}")
     if args.report:
-        from chunklab.evaluate.report import write_report
+        from chunklab.evaluate.html_report import write_report
 
         write_report(result, bench, args.report)
         print(f"wrote {args.report}")
@@ -199,9 +199,9 @@ def _with_unit(strategy: Any, unit: str) -> Any:
 
     from chunklab.chunkers.catalog import DEFAULTS, get_strategy
 
-    if "unit" not in DEFAULTS.get(strategy.kind, {}):  # a strategy registered without a size unit
-        raise ValueError(f"--tokenizer: strategy {strategy.kind!r} has no size unit to measure in tokens")
-    rebuilt = get_strategy(strategy.kind, **{**strategy.params, "unit": unit})
+    if "unit" not in DEFAULTS.get(strategy.family, {}):  # a strategy registered without a size unit
+        raise ValueError(f"--tokenizer: strategy {strategy.family!r} has no size unit to measure in tokens")
+    rebuilt = get_strategy(strategy.family, **{**strategy.params, "unit": unit})
     return dataclasses.replace(rebuilt, name=strategy.name, sweep=strategy.sweep)
 
 
@@ -245,9 +245,3 @@ def write_outputs(result: Any, out_dir: str, sweep: bool = False) -> list[str]:
     written = ["results.csv", "per_question.csv", "pairwise.csv", "results.json"]
     written += save_figures(result, out, sweep=sweep)
     return written
-
-
-if __name__ == "__main__":  # pragma: no cover
-    from chunklab.cli import main
-
-    sys.exit(main(["evaluate", *sys.argv[1:]]))

@@ -151,8 +151,7 @@ def run(args: argparse.Namespace) -> int:
     if feedback and not args.feedback and len(found) == 1:
         feedback = None  # one notebook: the terminal says it all
     book = Gradebook(args.report, feedback, resume=args.resume)
-    done = book.done()
-    todo = [p for p in found if str(p) not in done]
+    todo = [p for p in found if not book.graded(p)]
     print(describe_grading(options), flush=True)
     if args.resume:
         print(

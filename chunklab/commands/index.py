@@ -17,20 +17,16 @@ import argparse
 import json
 from typing import Any
 
-from chunklab.commands.chunk import add_strategy_arguments, strategy_from_args
-from chunklab.commands.search import (
+from chunklab.commands.arguments import (
+    add_model_argument,
+    add_strategy_arguments,
     add_wait_arguments,
     add_where_argument,
     busy,
-    is_url,
-    open_store,
     parse_where,
+    strategy_from_args,
     wait_of,
 )
-
-#: characters per model token on the densest text measured (standard-library code: 600
-#: structural characters put 0.2 % of chunks over MiniLM's 256 tokens, 1500 put 33 %)
-CHARS_PER_TOKEN = 2.4
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -94,11 +90,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give PATHs to index, --query to search, or both")
     check_positive_int(args.k, "-k")
     where = parse_where(args.where)
-    if is_url(args.store):  # one store argument: a folder or a server URL
+    from chunklab.retrieval.location import is_url, open_store
+    from chunklab.retrieval.lock import StoreBusyError
+
+    if is_url(args.store):  # --store names a server: the same as --server
         if args.chroma_url is not None and args.chroma_url != args.store:
             raise ValueError(f"--store {args.store!r} and --chroma-url {args.chroma_url!r} name two stores")
         args.store, args.chroma_url = None, args.store
-    from chunklab.retrieval.lock import StoreBusyError
 
     try:
         if args.repair:
@@ -132,11 +130,12 @@ def run(args: argparse.Namespace) -> int:
 
 def index(args: argparse.Namespace) -> int:
     """Run the ingest pipeline on ``args.paths`` (in this process, or ``--engine``) and print its report."""
+    from chunklab.embed import DEFAULT_MODEL
     from chunklab.ingest.local import LocalEngine
     from chunklab.ingest.pipeline import Engine, IngestOptions
     from chunklab.ingest.pipeline import run as run_pipeline
 
-    args.model = args.model or "minilm"
+    args.model = args.model or DEFAULT_MODEL
     engine_run = bool(args.engine or args.out or args.chroma_url)
     if args.query and engine_run:
         raise ValueError(
@@ -164,15 +163,11 @@ def index(args: argparse.Namespace) -> int:
         prune=args.prune,
         progress=not args.no_progress,
         retry_budget=args.retry_budget,
+        wait=wait_of(args),  # the store's writer lock, taken once for the whole run
     )
-    engine: Engine = LocalEngine()
-    held = None
-    if args.out is None and args.chroma_url is None:
-        # the writer lock for the whole run, taken here so --wait/--no-wait decide how long to wait
-        from chunklab.retrieval.lock import lock_store
-        from chunklab.retrieval.store_files import store_folder
+    from chunklab.retrieval.lock import StoreBusyError
 
-        held = lock_store(store_folder(args.store, create=True), exclusive=True, wait=wait_of(args))
+    engine: Engine = LocalEngine()
     try:
         if args.engine == "ray":
             from chunklab.ingest.ray import RayEngine
@@ -181,11 +176,10 @@ def index(args: argparse.Namespace) -> int:
         report = run_pipeline(args.paths, options, engine)
     except ImportError as exc:  # --engine ray without Ray: say how to install it
         raise ValueError(str(exc)) from exc
+    except StoreBusyError:
+        raise
     except Exception as exc:
         raise write_failure(exc, args) from exc
-    finally:
-        if held is not None:
-            held.release()
     print(report.summary())
     return report.exit_code
 
@@ -229,11 +223,8 @@ def repair(args: argparse.Namespace) -> None:
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     """``--engine`` and its options (chunklab.ingest: worker processes or a Ray cluster)."""
-    p.add_argument(
-        "--model",
-        choices=("minilm", "static"),
-        default=None,
-        help="embedding model (default minilm; --query alone: the model the store was built with)",
+    add_model_argument(
+        p, "embedding model (default {model}; --query alone: the model the store was built with)", True
     )
     p.add_argument(
         "--engine",
@@ -271,20 +262,15 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def fitted_strategy(args: argparse.Namespace) -> Any:
-    """The strategy of the flags; without ``--size``, a character budget that fits the model's window."""
-    from chunklab.embed import Encoder
+    """The strategy of the flags, fitted to the model's window (:meth:`Strategy.fit_to`); prints the note."""
+    from chunklab.embed import get_encoder
 
-    window = Encoder(args.model).max_seq_length
     strategy = strategy_from_args(args)
-    measured_in_chars = strategy.unit == "chars"
-    key = strategy.size_param
-    if args.size is None and window and key and measured_in_chars:
-        fit = int(window * CHARS_PER_TOKEN) // 50 * 50
-        if strategy.params[key] > fit:
-            args.size = fit
-            strategy = strategy_from_args(args)
-            print(
-                f"--size defaults to {fit} characters here, "
-                f"so that chunks fit the model's {window}-token window"
-            )
-    return strategy
+    encoder = get_encoder(args.model)
+    fitted = strategy.fit_to(encoder)
+    if fitted is not strategy:
+        print(
+            f"--size defaults to {fitted.budget} characters here, "
+            f"so that chunks fit the model's {encoder.max_seq_length}-token window"
+        )
+    return fitted

@@ -17,7 +17,7 @@ Adding a notebook:
    start with ``# NBVAL_IGNORE_OUTPUT``;
 2. ``chunklab course execute solutions/NN-name.ipynb`` (stores outputs, no timing noise);
 3. ``chunklab course make-exercises`` (refuses a solution that :func:`lint_solution` faults);
-4. add its plausible wrong solutions to ``WRONG`` in ``tests/test_wrong_solutions.py``.
+4. add its plausible wrong solutions to ``WRONG`` in ``tests/notebooks/test_wrong_solutions.py``.
 """
 
 from __future__ import annotations

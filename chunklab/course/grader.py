@@ -128,7 +128,7 @@ def grade_notebooks(
             ref_nb = read_notebook(ref_path)
             if not checkpoint_cells(ref_nb):
                 raise GradingError(f"{ref_path}: the reference has no checkpoint cells")
-            _Run(result, learner, ref_nb, opts, clean, cache).grade()
+            _Run(result, learner, ref_nb, opts, clean, cache, started=t0).grade()
         except GradingError as exc:
             result.error = _capped(str(exc))
         except MalformedMessage as exc:
@@ -167,7 +167,10 @@ class _Run:
         opts: GradeOptions,
         clean: Callable[[str], str],
         cache: Path | None,
+        *,
+        started: float | None = None,
     ) -> None:
+        self.started = time.monotonic() if started is None else started  # reading the notebook began
         self.result, self.learner, self.reference, self.opts = result, learner, reference, opts
         self.clean, self.cache = clean, cache
         self.graded = build_graded_notebook(learner, reference)
@@ -187,6 +190,13 @@ class _Run:
             for folder in (scratch, scratch / ".tmp", runtime, copy_dir):
                 folder.mkdir()
             submission = self._seal(copy_dir, runtime)
+            # the notebook's time limit covers reading, building and sealing it too (not the kernel's start)
+            spent = time.monotonic() - self.started
+            if spent > self.notebook_limit:
+                raise GradingError(
+                    f"{result.path}: reading and preparing the notebook took {spent:.0f} s, past its "
+                    f"{self.notebook_limit:g} s limit"
+                )
             kernel = Kernel(
                 scratch,
                 runtime,
@@ -201,7 +211,7 @@ class _Run:
                     kernel.start(timeout=opts.startup_timeout)
                 except RuntimeError as exc:
                     raise GradingError(f"{result.path}: {exc} ({kernel.log_tail()})") from exc
-                self.deadline = time.monotonic() + self.notebook_limit
+                self.deadline = time.monotonic() + self.notebook_limit - spent
                 install = f"{_GUARD}.install({self.helpers!r}, {self.shortcuts!r})"
                 setup = kernel.run("", 60, silent=True, user_expressions={"g": install})
                 if _value(setup, "g") != "installed":

@@ -16,7 +16,6 @@ descriptor, never by path). Everything the kernel sends is data to validate, nev
 from __future__ import annotations
 
 import os
-import queue
 import shutil
 import sys
 import tempfile
@@ -61,7 +60,6 @@ __all__ = [
 #: default address-space limit of a graded kernel
 _LOG_TAIL_BYTES = 8192
 _QUEUED_MESSAGES = 128
-_IDLE_GRACE = 3.0  # seconds of silence after the reply that mean the output connection was dropped
 
 
 @dataclass
@@ -132,6 +130,11 @@ class Kernel:
         self._log: Any = None
         self._started_at = 0
         self._stored = 0  # bytes of output kept so far in this notebook
+        self._outputs = 0  # outputs kept so far in this notebook
+        self._monitor: Any = None  # reports a dropped output connection
+        self._monitored: Any = None
+        self._poll: Any = None
+        self._unproven = False  # the output connection was renewed and has heard nothing since
 
     def describe(self) -> str:
         """One line: which sandbox and which limits."""
@@ -154,7 +157,10 @@ class Kernel:
             def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
                 if uid is not None:  # the unprivileged kernel must read its connection file
                     os.chown(self.connection_file, uid, uid)
-                return [*prefix, *super().format_kernel_cmd(extra_arguments)]
+                command = super().format_kernel_cmd(extra_arguments)
+                # ipykernel, with an output socket that queues for a slow grader instead of dropping
+                command = ["chunklab.course.kernel_main" if c == "ipykernel_launcher" else c for c in command]
+                return [*prefix, *command]
 
         if uid is not None:
             os.chown(runtime, uid, uid)
@@ -176,6 +182,7 @@ class Kernel:
             kc.wait_for_ready(timeout=timeout)
         except RuntimeError as exc:
             raise RuntimeError(f"the kernel did not start within {timeout:g} s ({exc})") from exc
+        self._watch_output()
         self._started_at = os.fstat(self._log.fileno()).st_size  # past ipykernel's start-up banner
 
     def alive(self) -> bool:
@@ -211,19 +218,29 @@ class Kernel:
             stop_on_error=False,
         )
         result = Execution("ok")
-        kept = 0
+        kept = count = 0  # bytes and outputs kept for this cell
         idle = reply = interrupted = False
-        replied_at = heard_at = 0.0
-        while not (idle and reply):
-            if reply and time.monotonic() - max(replied_at, heard_at) > _IDLE_GRACE:
-                # the reply came, then nothing more on the output connection, not even the idle
-                # status: a message past the cap dropped that connection (and what it carried);
-                # connect it afresh for the cells after this one. (While output still arrives, as
-                # from a busy kernel on a loaded machine, the idle status is only late: wait for it.)
-                result.truncated = True
-                result.outputs.append(_dropped(f"output past {_size(self._iopub_cap)} in one message"))
+        markers: set[str] = set()  # kernel_info requests sent after the output connection was renewed
+        marked = False  # one of them came back on the new connection: it hears everything from then on
+        marker_sent = 0.0
+        renewed = self._unproven  # a connection renewed in an earlier cell that has heard nothing yet
+        stream = _Stream()  # the stream output that the next message to the same stream continues
+        while not (reply and (idle or marked)):
+            if self._output_dropped():
+                # a message past the cap dropped the output connection (and what it carried); connect
+                # afresh, and ask the kernel something: its answer on the new connection comes after
+                # this cell's idle status, so once it arrives nothing of this cell is still on its way
+                if not result.truncated:
+                    result.truncated = True
+                    stream.close()
+                    result.outputs.append(_dropped(f"output past {_size(self._iopub_cap)} in one message"))
                 self._reconnect_output()
-                break
+                renewed, marked, marker_sent = True, False, 0.0
+            if renewed and not marked and (not markers or (reply and time.monotonic() - marker_sent > 1.0)):
+                # the first at once; once the cell has replied, again each second: one answered before the
+                # new subscription reached the kernel is lost (the kernel answers them after the cell)
+                markers.add(kc.kernel_info())
+                marker_sent = time.monotonic()
             if time.monotonic() > deadline:
                 if interrupt > 0 and not interrupted:
                     kc.control_channel.send(kc.session.msg("interrupt_request", {}))
@@ -233,79 +250,150 @@ class Kernel:
                     continue
                 result.status = "timeout"
                 break
-            if not self.alive():
-                result.status = "died"
-                break
-            try:
-                msg = kc.get_iopub_msg(timeout=0.05)
-            except queue.Empty:
-                msg = None
-            if msg is not None:
-                heard_at = time.monotonic()
-            if msg is not None and _parent_id(msg) == msg_id:
-                kind = msg.get("msg_type")
-                content = _content(msg)
-                if kind == "status" and content.get("execution_state") == "idle":
-                    idle = True
-                elif kind == "clear_output":
-                    self._stored -= kept
-                    kept = 0
-                    result.outputs.clear()
-                elif kind in ("stream", "display_data", "execute_result", "error"):
-                    output = notebook_output(kind, content)
-                    size = _output_size(output)
-                    if (
-                        kept + size > self.limits.output_cell
-                        or self._stored + size > self.limits.output_notebook
-                    ):
-                        if not result.truncated:
-                            result.truncated = True
-                            which = "cell" if kept + size > self.limits.output_cell else "notebook"
-                            cap = self.limits.output_cell if which == "cell" else self.limits.output_notebook
-                            result.outputs.append(_dropped(f"output past {_size(cap)} per {which}"))
-                    else:
-                        kept += size
-                        self._stored += size
-                        result.outputs.append(output)
+            ready = dict(self._poller().poll(50))
+            if not ready:
+                if not self.alive():
+                    result.status = "died"
+                    break
                 continue
-            try:
-                rep = kc.get_shell_msg(timeout=0.05)
-            except queue.Empty:
-                continue
-            if _parent_id(rep) == msg_id:
-                reply, replied_at = True, time.monotonic()
-                content = _content(rep)
-                if content.get("status") != "ok":
-                    result.status = "error"
-                    result.ename = _text(content.get("ename", "Error"), "ename")[:200]
-                    result.evalue = _text(content.get("evalue", ""), "evalue")[:2000]
-                expressions = content.get("user_expressions") or {}
-                if not isinstance(expressions, dict):
-                    raise MalformedMessage(f"user_expressions is a {type(expressions).__name__}, not a dict")
-                result.user_expressions = expressions
+            if ready.get(kc.iopub_channel.socket):
+                msg = kc.iopub_channel.get_msg(timeout=0)
+                self._unproven = False
+                parent = _parent_id(msg)
+                if parent in markers:
+                    marked = True
+                elif parent == msg_id:
+                    kind = msg.get("msg_type")
+                    content = _content(msg)
+                    if kind == "status" and content.get("execution_state") == "idle":
+                        idle = True
+                    elif kind == "clear_output":
+                        self._stored -= kept
+                        self._outputs -= count
+                        kept = count = 0
+                        stream.close()
+                        result.outputs.clear()
+                    elif kind in ("stream", "display_data", "execute_result", "error"):
+                        output = notebook_output(kind, content)
+                        joins = stream.continued_by(output)
+                        # a message that continues a stream costs its text and a slot, not a new output
+                        size = len(output["text"]) + 8 if joins else _output_size(output)
+                        new = 0 if joins else 1
+                        past = self._past_caps(kept + size, self._stored + size, count + new)
+                        if past:
+                            if not result.truncated:
+                                result.truncated = True
+                                stream.close()
+                                result.outputs.append(_dropped(past))
+                        else:
+                            kept += size
+                            count += new
+                            self._stored += size
+                            self._outputs += new
+                            if joins:
+                                stream.parts.append(output["text"])
+                            else:
+                                stream.close()
+                                result.outputs.append(output)
+                                stream.open(output)
+                continue  # every output message waiting is read before the next reply
+            if ready.get(kc.shell_channel.socket):
+                rep = kc.shell_channel.get_msg(timeout=0)
+                if _parent_id(rep) == msg_id:
+                    reply = True
+                    content = _content(rep)
+                    if content.get("status") != "ok":
+                        result.status = "error"
+                        result.ename = _text(content.get("ename", "Error"), "ename")[:200]
+                        result.evalue = _text(content.get("evalue", ""), "evalue")[:2000]
+                    expressions = content.get("user_expressions") or {}
+                    if not isinstance(expressions, dict):
+                        raise MalformedMessage(
+                            f"user_expressions is a {type(expressions).__name__}, not a dict"
+                        )
+                    result.user_expressions = expressions
+        stream.close()
         if interrupted:
-            if result.status != "timeout" and idle and reply:
+            if result.status != "timeout" and reply and (idle or marked):
                 result.status = "interrupted"
             return result  # seconds: when the limit was reached
         result.seconds = time.monotonic() - t0
         return result
+
+    def _past_caps(self, cell_bytes: int, notebook_bytes: int, cell_outputs: int) -> str:
+        """What an output would go past (``output past 1 MiB per cell``), or '' when it can be kept."""
+        lim = self.limits
+        if cell_bytes > lim.output_cell:
+            return f"output past {_size(lim.output_cell)} per cell"
+        if notebook_bytes > lim.output_notebook:
+            return f"output past {_size(lim.output_notebook)} per notebook"
+        if cell_outputs > lim.outputs_cell:
+            return f"outputs past {lim.outputs_cell:,} per cell"
+        if self._outputs + 1 > lim.outputs_notebook:
+            return f"outputs past {lim.outputs_notebook:,} per notebook"
+        return ""
 
     @property
     def _iopub_cap(self) -> int:
         return int(min(self.limits.message, self.limits.output_cell + 4096))
 
     def _reconnect_output(self) -> None:
-        """A fresh connection to the kernel's output socket (ZeroMQ gives up after a refused message)."""
+        """A fresh connection to the kernel's output socket (ZeroMQ gives up after a refused message).
+
+        Until a message arrives on it, the new subscription may not have reached the kernel yet:
+        :meth:`run` asks the kernel something and waits for the answer there before it trusts it.
+        """
         kc = self.kc
         old = kc._iopub_channel
         kc._iopub_channel = None
         if old is not None:
+            self._close_monitor()
             old.close()
-        kc.iopub_channel  # noqa: B018 -- the property connects a new socket
+        self._watch_output()
+        self._unproven = True
+
+    def _watch_output(self) -> None:
+        """Connect the output channel with a monitor that reports when ZeroMQ drops the connection."""
+        import zmq
+
+        socket = self.kc.iopub_channel.socket
+        self._monitor = socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self._monitored = socket
+        self._poll = None
+
+    def _close_monitor(self) -> None:
+        if self._monitor is not None:
+            try:
+                self._monitored.disable_monitor()
+            finally:
+                self._monitor.close(linger=0)
+                self._monitor = self._monitored = None
+
+    def _output_dropped(self) -> bool:
+        """Whether the output connection was dropped (a message past the cap), read without waiting."""
+        import zmq
+        from zmq.utils.monitor import parse_monitor_message
+
+        dropped = False
+        while self._monitor is not None and self._monitor.poll(0):
+            frames = self._monitor.recv_multipart()
+            dropped = dropped or parse_monitor_message(frames)["event"] == zmq.EVENT_DISCONNECTED
+        return dropped
+
+    def _poller(self) -> Any:
+        """A poller on the output and reply sockets (made again when the output connection is renewed)."""
+        import zmq
+
+        if self._poll is None:
+            self._poll = zmq.Poller()
+            self._poll.register(self.kc.iopub_channel.socket, zmq.POLLIN)
+            self._poll.register(self.kc.shell_channel.socket, zmq.POLLIN)
+        return self._poll
 
     def shutdown(self) -> None:
         """Kill the kernel (and, in the sandbox, everything it started) and close the channels."""
         if self.kc is not None:
+            self._close_monitor()
             context = self.kc.context
             self.kc.stop_channels()
             self.kc = None
@@ -337,6 +425,38 @@ class Kernel:
         """The kernel process's exit status once it has died (None while it runs)."""
         proc = getattr(getattr(self.km, "provisioner", None), "process", None)
         return proc.poll() if proc is not None else None
+
+
+class _Stream:
+    """The stream output a cell's next message to the same stream is joined to.
+
+    How a cell's prints are cut into messages depends on the kernel's flush timer (on a loaded
+    machine ``print('x')`` can arrive as ``'x'`` and ``'\\n'``); what is stored, and what counts as
+    one output toward the caps, does not. The grader's own notes are never continued.
+    """
+
+    def __init__(self) -> None:
+        self.output: dict[str, Any] | None = None
+        self.parts: list[str] = []
+
+    def continued_by(self, output: dict[str, Any]) -> bool:
+        """Whether ``output`` is more of the open stream (same stream name)."""
+        return (
+            self.output is not None
+            and output["output_type"] == "stream"
+            and output["name"] == self.output["name"]
+        )
+
+    def open(self, output: dict[str, Any]) -> None:
+        """Make ``output`` the open stream when it is one."""
+        if output["output_type"] == "stream":
+            self.output, self.parts = output, [output["text"]]
+
+    def close(self) -> None:
+        """Join the open stream's parts into its text; nothing continues it any more."""
+        if self.output is not None and len(self.parts) > 1:
+            self.output["text"] = "".join(self.parts)
+        self.output, self.parts = None, []
 
 
 def _capped_client(limits: Limits) -> type:

@@ -78,9 +78,19 @@ def _parent_id(msg: Any) -> Any:
     return parent.get("msg_id") if isinstance(parent, dict) else None
 
 
+#: what one kept output costs beyond its text (its dict and fields): an empty message is not free
+OUTPUT_OVERHEAD = 64
+
+
 def _output_size(output: dict[str, Any]) -> int:
+    """What keeping ``output`` costs toward the output caps: every key and value, and the output itself."""
     if output["output_type"] == "stream":
-        return len(output["text"])
+        return OUTPUT_OVERHEAD + len(output["text"])
     if output["output_type"] == "error":
-        return len(output["evalue"]) + sum(map(len, output["traceback"]))
-    return sum(len(v) for v in output["data"].values())
+        return (
+            OUTPUT_OVERHEAD
+            + len(output["ename"])
+            + len(output["evalue"])
+            + sum(map(len, output["traceback"]))
+        )
+    return OUTPUT_OVERHEAD + sum(len(k) + len(v) for k, v in output["data"].items())

@@ -25,15 +25,21 @@ class GradingError(ValueError):
     """A notebook cannot be graded: missing, malformed, or not one of the course's."""
 
 
-#: the largest notebook file read (a bigger one is refused, not loaded)
-MAX_NOTEBOOK_BYTES = 64 * 1024**2
+#: the largest notebook file read (a bigger one is refused, not loaded); the course's are under 100 KB
+MAX_NOTEBOOK_BYTES = 16 * 1024**2
+#: the most cells a notebook may have (the course's have under 50); counted before it is parsed
+MAX_NOTEBOOK_CELLS = 2000
 
 
-def read_notebook(path: str | os.PathLike, max_bytes: int = MAX_NOTEBOOK_BYTES):
+def read_notebook(
+    path: str | os.PathLike, max_bytes: int = MAX_NOTEBOOK_BYTES, max_cells: int = MAX_NOTEBOOK_CELLS
+):
     """Read a notebook (nbformat 4), raising :class:`GradingError` with a clear message if it can't.
 
     A submission is hostile data: a link is not followed, a FIFO or device is not opened for
-    long (non-blocking, then refused), and a file past ``max_bytes`` is refused unread.
+    long (non-blocking, then refused), a file past ``max_bytes`` is refused unread, and one with
+    more than ``max_cells`` cells is refused before nbformat parses and validates it (what made a
+    600,000-cell notebook cost minutes and gigabytes).
     """
     import nbformat
     from nbformat.validator import ValidationError
@@ -48,15 +54,21 @@ def read_notebook(path: str | os.PathLike, max_bytes: int = MAX_NOTEBOOK_BYTES):
     if p.suffix != ".ipynb":
         raise GradingError(f"{p}: not a notebook (expected a .ipynb file)")
     try:
-        text = _read_regular(p, max_bytes).decode("utf-8")
+        raw = _read_regular(p, max_bytes)
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise GradingError(f"{p}: cannot be read ({exc})") from exc
+    # a quoted "cell_type" outside a string can only be a JSON key or value: at least one per cell
+    if raw.count(b'"cell_type"') > max_cells:
+        raise GradingError(f"{p}: more than {max_cells:,} cells (the limit for a notebook)")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise GradingError(f"{p}: malformed notebook, not valid JSON (line {exc.lineno}: {exc.msg})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise GradingError(f"{p}: malformed notebook (no list of cells)")
+    if len(data["cells"]) > max_cells:
+        raise GradingError(f"{p}: {len(data['cells']):,} cells, more than the limit of {max_cells:,}")
     try:
         nb = nbformat.reads(text, as_version=4)
         nbformat.validate(nb)

@@ -10,6 +10,7 @@ it is graded, and reads back what an interrupted run already wrote (``--resume``
 from __future__ import annotations
 
 import csv
+import hashlib
 import html
 import os
 import re
@@ -46,7 +47,11 @@ CSV_COLUMNS = [
     "error",
     "flags",
     "seed",
+    "submission",
 ]
+
+#: what a spreadsheet takes for the start of a formula (OWASP's CSV-injection list)
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def printable(text: object, *, keep_newlines: bool = True) -> str:
@@ -219,8 +224,19 @@ def report_row(r: GradeResult) -> list[str]:
         r.error or "; ".join([*r.timeouts, *([r.stopped] if r.stopped else [])]),
         "; ".join(r.flags),
         "" if r.seed is None else str(r.seed),
+        submission_key(r.path),
     ]
-    return [printable(v) for v in row]
+    return [spreadsheet_safe(printable(v)) for v in row]
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """``cell`` with a leading ``'`` when a spreadsheet would take it for a formula (``= + - @``, tab, CR)."""
+    return "'" + cell if cell.startswith(_FORMULA_STARTS) else cell
+
+
+def submission_key(path: Path) -> str:
+    """A short hash of the submission's exact path (its bytes): the identity ``--resume`` keys on."""
+    return hashlib.sha256(os.fsencode(str(path))).hexdigest()[:16]
 
 
 def write_report(results: Sequence[GradeResult], path: str | os.PathLike) -> Path:
@@ -247,6 +263,7 @@ class Gradebook:
         self.csv_path = Path(csv_path) if csv_path else None
         self.feedback = Path(feedback) if feedback else None
         self.rows: list[dict[str, str]] = []
+        self.pages: dict[str, str] = {}  # page name -> the submission it is for (no two share one)
         if self.csv_path is not None:
             self.csv_path.parent.mkdir(parents=True, exist_ok=True)
             if resume and self.csv_path.is_file():
@@ -259,9 +276,20 @@ class Gradebook:
         if self.feedback is not None:
             self.feedback.mkdir(parents=True, exist_ok=True)
 
-    def done(self) -> set[str]:
-        """The notebooks (as written in the CSV's first column) already graded."""
-        return {row["notebook"] for row in self.rows}
+    def graded(self, path: Path) -> bool:
+        """Whether the submission at exactly ``path`` already has a row (``--resume``).
+
+        Keyed by :func:`submission_key`, not by the escaped file name shown in the CSV (two names
+        can escape alike, and a name with an invisible character would never match its row). A
+        row from a gradebook written before that column existed matches by its escaped name.
+        """
+        key = submission_key(path)
+        return any(
+            row.get("submission") == key
+            if row.get("submission")
+            else row["notebook"] == spreadsheet_safe(printable(path))
+            for row in self.rows
+        )
 
     def add(self, r: GradeResult) -> None:
         """Append ``r``'s row (flushed), write its feedback page and refresh the index."""
@@ -273,7 +301,7 @@ class Gradebook:
                 fh.flush()
                 os.fsync(fh.fileno())
         if self.feedback is not None:
-            page = self.feedback / f"{_page_name(r)}.html"
+            page = self.feedback / f"{_page_name(r, self.pages)}.html"
             page.write_text(_page(f"Feedback: {printable(r.path.name)}", _feedback_body(r)), encoding="utf-8")
             self.write_index()
 
@@ -315,8 +343,21 @@ def _float(text: str) -> float:
         return 0.0
 
 
-def _page_name(r: GradeResult) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{r.path.parent.name}-{r.path.stem}").strip("_")[:150]
+def _page_name(r: GradeResult, taken: dict[str, str]) -> str:
+    """The feedback page's name: readable (folder and file name, Unicode letters kept) and one per path.
+
+    A short hash of the exact path follows the readable part, so ``bob/alice/01-fixed.ipynb`` and
+    ``alice/01-fixed.ipynb``, or ``jürgen`` written composed and decomposed, get pages of their own;
+    ``taken`` (name -> submission key) is checked, and a longer hash is used should two ever meet.
+    """
+    readable = unicodedata.normalize("NFKC", f"{r.path.parent.name}-{r.path.stem}")
+    readable = re.sub(r"[^\w.-]+", "_", readable, flags=re.UNICODE).strip("_.")[:120] or "notebook"
+    key = hashlib.sha256(os.fsencode(str(r.path))).hexdigest()
+    for length in (8, 16, 64):
+        name = f"{readable}-{key[:length]}"
+        if taken.setdefault(name, key) == key:
+            return name
+    raise ValueError(f"two submissions share the page name {name!r}")  # a SHA-256 collision
 
 
 def _index(totals: object) -> str:
@@ -341,9 +382,10 @@ def write_feedback(results: Sequence[GradeResult], folder: str | os.PathLike) ->
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     totals: dict[str, list[GradeResult]] = {}
+    taken: dict[str, str] = {}
     for r in results:
         totals.setdefault(r.student or student_of(r.path, r.reference), []).append(r)
-        page = out / f"{_page_name(r)}.html"
+        page = out / f"{_page_name(r, taken)}.html"
         page.write_text(_page(f"Feedback: {printable(r.path.name)}", _feedback_body(r)), encoding="utf-8")
         written.append(page)
     index = out / "index.html"

@@ -43,14 +43,16 @@ class Limits:
     output_cell: int = 1024**2  # output kept per cell; the rest is dropped with a note
     output_notebook: int = 8 * 1024**2  # output kept per notebook
     message: int = 8 * 1024**2  # a bigger message from the kernel is refused by the socket
+    outputs_cell: int = 5000  # output messages kept per cell; the rest are dropped with a note
+    outputs_notebook: int = 20000  # output messages kept per notebook
 
     def describe(self) -> str:
         """The limits in one phrase (for the line that says how notebooks are graded)."""
         mem = _size(self.memory) if self.memory else "no"
         return (
             f"memory {mem}, /tmp {_size(self.tmp)}, scratch {_size(self.scratch)}, output "
-            f"{_size(self.output_cell)} per cell / {_size(self.output_notebook)} per notebook, "
-            f"messages {_size(self.message)}"
+            f"{_size(self.output_cell)} per cell / {_size(self.output_notebook)} per notebook "
+            f"({self.outputs_cell:,} / {self.outputs_notebook:,} outputs), messages {_size(self.message)}"
         )
 
 

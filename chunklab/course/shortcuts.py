@@ -61,7 +61,12 @@ SHORTCUTS: dict[str, Shortcut] = {
     ),
     "07-retrieval": Shortcut(
         ("rrf", "hybrid_search"),
-        ("chunklab.retrieval.hybrid:reciprocal_rank_fusion", "chunklab.retrieval.hybrid:weighted_fusion"),
+        (
+            "chunklab.retrieval.hybrid:reciprocal_rank_fusion",
+            "chunklab.retrieval.hybrid:reciprocal_rank_fusion_ids",
+            "chunklab.retrieval.hybrid:weighted_fusion",
+            "chunklab.retrieval.hybrid:weighted_fusion_ids",
+        ),
     ),
     "08-code-rag": Shortcut(("char_recall",), ("chunklab.evaluate.metrics:span_metrics",)),
 }

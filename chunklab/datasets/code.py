@@ -22,15 +22,19 @@ from typing import overload
 
 from chunklab.words import counted
 
-__all__ = ["CodeCorpus", "CodeFile", "code_corpus"]
+__all__ = ["CodeCorpus", "CodeFile", "CorpusFile", "code_corpus"]
 
 _SKIP_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn"})
 _NESTED_SITE = frozenset({"site-packages", "dist-packages"})
 
 
 @dataclass(frozen=True, slots=True)
-class CodeFile:
-    """One installed Python file: where it is, which root it came from, and its size in bytes."""
+class CorpusFile:
+    """One file of a corpus: where it is, which root it came from, its size in bytes, its format.
+
+    An installed Python file here; a subclass reads members of wheels or archives. ``format``
+    is the document format it is loaded as (a key of :data:`chunklab.documents.FORMATS`).
+    """
 
     path: str
     root: str  # "stdlib" or "site-packages"
@@ -49,6 +53,13 @@ class CodeFile:
     def language(self) -> str:
         """The file's language, as :func:`chunklab.chunkers.structural.chunk_code` names it: Python."""
         return "python"
+
+    @property
+    def format(self) -> str:
+        """The document format the file is loaded as, by its extension (``.py``, ``.pdf``, ``.docx``)."""
+        from chunklab.documents import detect_format
+
+        return detect_format(self.relpath)
 
     @property
     def doc_id(self) -> str:
@@ -76,17 +87,21 @@ class CodeFile:
         return decode_bytes(self.read_bytes(), "python", name=self.path).text
 
 
-class CodeCorpus(Sequence[CodeFile]):
+#: the former name, kept as an alias for chapter 8's published text (``CodeFile`` there)
+CodeFile = CorpusFile
+
+
+class CodeCorpus(Sequence[CorpusFile]):
     """An ordered, duplicate-free list of installed Python files (see :func:`code_corpus`)."""
 
-    def __init__(self, files: Sequence[CodeFile]) -> None:
-        self.files: tuple[CodeFile, ...] = tuple(files)
+    def __init__(self, files: Sequence[CorpusFile]) -> None:
+        self.files: tuple[CorpusFile, ...] = tuple(files)
 
     def __len__(self) -> int:
         return len(self.files)
 
     @overload
-    def __getitem__(self, index: int) -> CodeFile: ...
+    def __getitem__(self, index: int) -> CorpusFile: ...
 
     @overload
     def __getitem__(self, index: slice) -> CodeCorpus: ...
@@ -96,7 +111,7 @@ class CodeCorpus(Sequence[CodeFile]):
             return CodeCorpus(self.files[index])
         return self.files[index]
 
-    def __iter__(self) -> Iterator[CodeFile]:
+    def __iter__(self) -> Iterator[CorpusFile]:
         return iter(self.files)
 
     def __repr__(self) -> str:
@@ -142,7 +157,7 @@ class CodeCorpus(Sequence[CodeFile]):
             ]
         )
 
-    def iter_sources(self) -> Iterator[tuple[CodeFile, bytes]]:
+    def iter_sources(self) -> Iterator[tuple[CorpusFile, bytes]]:
         """Each file with its bytes, read one at a time (the corpus is never held whole)."""
         for f in self.files:
             yield f, f.read_bytes()
@@ -182,7 +197,7 @@ def _code_corpus(include_stdlib: bool, include_site_packages: bool, dedupe: str)
         for d in site_package_dirs():
             roots.append(("site-packages", d))
     seen_paths: set[str] = set()
-    files: list[CodeFile] = []
+    files: list[CorpusFile] = []
     for label, root in roots:
         for path, rel in sorted(_walk_py(root, skip_nested_site=label == "stdlib"), key=lambda t: t[1]):
             real = os.path.realpath(path)
@@ -193,7 +208,7 @@ def _code_corpus(include_stdlib: bool, include_site_packages: bool, dedupe: str)
                 size = os.stat(real).st_size
             except OSError:
                 continue
-            files.append(CodeFile(real, label, rel, size))
+            files.append(CorpusFile(real, label, rel, size))
     if dedupe == "content":
         files = _drop_identical(files)
     return CodeCorpus(files)
@@ -232,7 +247,7 @@ def _walk_py(root: str, skip_nested_site: bool) -> Iterator[tuple[str, str]]:
                 yield full, rel
 
 
-def _drop_identical(files: list[CodeFile]) -> list[CodeFile]:
+def _drop_identical(files: list[CorpusFile]) -> list[CorpusFile]:
     """Keep the first of each group of files with identical bytes (only same-size files are read)."""
     by_size: dict[int, list[int]] = defaultdict(list)
     for i, f in enumerate(files):

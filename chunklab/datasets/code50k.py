@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from chunklab.datasets.code import CodeCorpus, CodeFile
+from chunklab.datasets.code import CodeCorpus, CorpusFile
 from chunklab.datasets.pinned import check_fetched, corpus_dir
 from chunklab.datasets.wheels import WheelPin, load_pins
 
@@ -25,7 +25,7 @@ __all__ = ["WheelFile", "module_path", "wheel_corpus"]
 
 
 @dataclass(frozen=True, slots=True)
-class WheelFile(CodeFile):
+class WheelFile(CorpusFile):
     """One ``.py`` member of a wheel. ``path`` is ``<wheel>!/<member>``; ``root`` is ``project==version``."""
 
     wheel: str = ""

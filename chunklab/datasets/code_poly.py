@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from chunklab.datasets.archives import ArchivePin, load_archive_pins, read_members
-from chunklab.datasets.code import CodeCorpus, CodeFile
+from chunklab.datasets.code import CodeCorpus, CorpusFile
 from chunklab.datasets.pinned import check_fetched, corpus_dir
 
 __all__ = ["EXTENSIONS", "PolyCorpus", "PolyFile", "language_of", "poly_corpus"]
@@ -94,7 +94,7 @@ def language_of(path: str, head: bytes = b"") -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class PolyFile(CodeFile):
+class PolyFile(CorpusFile):
     """One source file inside a pinned archive. ``path`` is ``<archive>!/<member>``; ``root`` is the kind."""
 
     archive: str = ""
@@ -112,6 +112,11 @@ class PolyFile(CodeFile):
     def doc_id(self) -> str:
         """``"project:relpath"``: a relative path alone repeats across packages (``index.js``)."""
         return f"{self.project}:{self.relpath}"
+
+    @property
+    def format(self) -> str:
+        """The document format it is loaded as: its language (the grammar that chunks it)."""
+        return self.language
 
     @property
     def metadata(self) -> dict[str, str]:
@@ -156,7 +161,7 @@ class PolyCorpus(CodeCorpus):
         from chunklab._validate import check_non_negative_int
 
         n = check_non_negative_int(n, "n")
-        picked: set[CodeFile] = set()
+        picked: set[CorpusFile] = set()
         for language in sorted(self.languages()):
             files = self.language(language)
             picked.update(files.sample(min(n, len(files)), seed))

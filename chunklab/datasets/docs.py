@@ -134,10 +134,10 @@ def _children(folder: Traversable, suffix: str) -> list[Traversable]:
 
 def _read_text(path: Traversable, problems: list[str]) -> str | None:
     """The file decoded by :func:`chunklab.documents.decode_bytes` (strict: the corpus is valid text)."""
-    from chunklab.documents import DocumentError, decode_bytes, detect_kind
+    from chunklab.documents import DocumentError, decode_bytes, detect_format
 
     try:
-        return decode_bytes(path.read_bytes(), detect_kind(path.name), name=path.name, strict=True).text
+        return decode_bytes(path.read_bytes(), detect_format(path.name), name=path.name, strict=True).text
     except DocumentError as exc:
         problems.append(str(exc))
         return None

@@ -15,25 +15,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
+from chunklab.protocols import DocumentLike
+
 __all__ = [
     "Dataset",
     "GoldQuestion",
     "QuestionSet",
-    "SourceDocument",
     "locate_answers",
     "locate_quote",
     "preview",
 ]
-
-
-class SourceDocument(Protocol):
-    """A document a question can be about: an id and the exact text the gold spans index."""
-
-    @property
-    def doc_id(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
 
 
 class GoldQuestion(Protocol):
@@ -68,7 +59,7 @@ class Dataset(Protocol):
     def name(self) -> str: ...
 
     @property
-    def documents(self) -> Sequence[SourceDocument]: ...
+    def documents(self) -> Sequence[DocumentLike]: ...
 
     @property
     def questions(self) -> Sequence[GoldQuestion]: ...
@@ -79,12 +70,12 @@ class Dataset(Protocol):
     @property
     def splits(self) -> tuple[str, ...]: ...
 
-    def doc(self, doc_id: str) -> SourceDocument: ...
+    def doc(self, doc_id: str) -> DocumentLike: ...
 
     def split(self, name: str) -> Dataset: ...
 
 
-D = TypeVar("D", bound=SourceDocument)
+D = TypeVar("D", bound=DocumentLike)
 Q = TypeVar("Q", bound=GoldQuestion)
 
 

@@ -31,7 +31,7 @@ from typing import IO, Any
 
 from chunklab.datasets import pinned
 from chunklab.datasets.archives import read_members
-from chunklab.datasets.code import CodeCorpus, CodeFile
+from chunklab.datasets.code import CodeCorpus, CorpusFile
 from chunklab.datasets.pinned import CORPORA_DIR, Pin, corpus_dir, sha256_of
 
 __all__ = [
@@ -279,4 +279,4 @@ def pdf_docs_corpus(
     manifest = manifest or load_manifest()
     directory = corpus_dir(NAME, cache_dir)
     pinned.check_fetched(NAME, [f.pin for f in manifest.files], directory, "file")
-    return CodeCorpus([CodeFile(str(directory / f.path), NAME, f.path, f.size) for f in manifest.files])
+    return CodeCorpus([CorpusFile(str(directory / f.path), NAME, f.path, f.size) for f in manifest.files])

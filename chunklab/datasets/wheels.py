@@ -27,8 +27,8 @@ from chunklab.datasets.pinned import CORPORA_DIR, Pin, corpus_dir, sha256_of
 
 __all__ = [
     "CORPORA_DIR",
-    "FetchReport",
     "WheelPin",
+    "WheelReport",
     "corpus_dir",
     "corpus_names",
     "fetch_corpus",
@@ -62,7 +62,7 @@ class WheelPin:
         return Pin(self.filename, self.spec, self.size, self.sha256)
 
 
-class FetchReport(pinned.FetchReport):
+class WheelReport(pinned.FetchReport):
     """What :func:`fetch_corpus` did: wheels already present, downloaded, bytes and seconds."""
 
     noun = "wheel"
@@ -116,7 +116,7 @@ def fetch_corpus(
     progress: bool = True,
     batch_size: int = 16,
     downloader: Callable[[list[WheelPin], Path], None] | None = None,
-) -> FetchReport:
+) -> WheelReport:
     """Download every wheel of corpus ``name`` that is not already present and verified.
 
     Wheels are fetched ``batch_size`` at a time by ``downloader`` (default: ``pip download
@@ -133,7 +133,7 @@ def fetch_corpus(
         directory=corpus_dir(name, cache_dir),
         batches=batches,
         progress=progress,
-        report=FetchReport,
+        report=WheelReport,
     )
 
 

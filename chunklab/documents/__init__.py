@@ -1,11 +1,12 @@
 """The one way in: files become :class:`Document` objects here, and nowhere else.
 
 ``load_document(path, root=...)`` reads one regular file, refuses binary data, decodes it by
-its kind (PEP 263 cookie for Python; byte order mark, XML declaration or ``<meta charset>`` for
+its format (PEP 263 cookie for Python; byte order mark, XML declaration or ``<meta charset>`` for
 HTML; byte order mark, then UTF-8 for everything else) and names it with the one ``doc_id``
 rule: the path relative to a corpus root, with POSIX separators, so the same file gets the
 same id from any working directory. ``iter_documents(paths)`` does the same for files and
-directories in a deterministic order. ``detect_kind`` holds the one table of file extensions.
+directories in a deterministic order. :data:`FORMATS` (:mod:`chunklab.documents.formats`) is the
+one table of formats: extensions, and the loader of each laid-out format.
 
 Bytes that are not valid in the expected encoding are decoded by an explicit fallback
 (windows-1252, else Latin-1, which decode any byte) and the reason is kept in
@@ -27,56 +28,35 @@ from pathlib import PurePath
 from typing import Any
 
 from chunklab.decoding import Decoded, DocumentError, binary_reason, decode_bytes
-from chunklab.documents.layout import Element, Extracted, locate, where
+from chunklab.documents.formats import EXTENSIONS, FORMATS, LAID_OUT, DocumentFormat
+from chunklab.documents.layout import Element, locate, where
 
 __all__ = [
     "EXTENSIONS",
-    "KINDS",
+    "FORMATS",
     "SHEBANGS",
     "Decoded",
     "Document",
     "DocumentError",
+    "DocumentFormat",
     "Element",
     "LAID_OUT",
     "binary_reason",
     "corpus_root",
     "decode_bytes",
-    "detect_kind",
+    "detect_format",
     "doc_id_for",
-    "document_kind",
+    "document_format",
     "iter_documents",
     "iter_paths",
+    "load_bytes",
     "load_document",
     "locate",
     "where",
-    "shebang_kind",
+    "shebang_format",
 ]
 
-#: document kind -> the file name extensions that have it (the one extension table)
-EXTENSIONS: dict[str, tuple[str, ...]] = {
-    "python": (".py", ".pyi", ".pyw"),
-    "markdown": (".md", ".markdown", ".mdown", ".mkd"),
-    "html": (".html", ".htm", ".xhtml"),
-    "rst": (".rst", ".rest"),
-    "text": (".txt", ".text"),
-    "pdf": (".pdf",),
-    "docx": (".docx",),
-    "ipynb": (".ipynb",),
-    # source code chunked by tree-sitter grammars (chunklab.chunkers.structural.code)
-    "javascript": (".js", ".mjs", ".cjs", ".jsx"),
-    "typescript": (".ts", ".mts", ".cts"),
-    "tsx": (".tsx",),
-    "go": (".go",),
-    "rust": (".rs",),
-    "java": (".java",),
-    "c": (".c", ".h"),
-    "cpp": (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tcc", ".inl"),
-    "csharp": (".cs",),
-    "ruby": (".rb", ".rake", ".gemspec"),
-    "php": (".php",),
-    "bash": (".sh", ".bash"),
-}
-#: interpreter named by a ``#!`` line -> the kind of code it runs (scripts without an extension)
+#: interpreter named by a ``#!`` line -> the code format it runs (scripts without an extension)
 SHEBANGS: dict[str, str] = {
     **dict.fromkeys(("node", "nodejs", "deno", "bun"), "javascript"),
     "ts-node": "typescript",
@@ -85,8 +65,7 @@ SHEBANGS: dict[str, str] = {
     "php": "php",
 }
 _SHEBANG = re.compile(r"#!\s*(\S+)(?:\s+(?:-\S+\s+)*(\S+))?")
-KINDS = tuple(EXTENSIONS)
-_BY_SUFFIX = {ext: kind for kind, exts in EXTENSIONS.items() for ext in exts}
+_BY_SUFFIX = {ext: fmt for fmt, exts in EXTENSIONS.items() for ext in exts}
 _HTML_SNIFF = re.compile(
     r"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
 )
@@ -97,8 +76,6 @@ _MD_SNIFF = re.compile(r"^(?: {0,3}#{1,6}\s+\S|```|~~~|\s*[-*+]\s+\S|.*\n\s*(?:=
 _MD_TITLE = re.compile(r"\A\s*#[ \t]+(.+?)[ \t#]*$", re.M)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title", re.I | re.S)
 _SKIP_DIRS = ("__pycache__",)
-#: kinds read by a layout-aware loader into text plus an element map (not decoded as text)
-LAID_OUT = ("pdf", "docx", "ipynb")
 
 
 @dataclass(frozen=True)
@@ -106,49 +83,49 @@ class Document:
     """One document: its decoded text, its id, and what it is.
 
     ``doc_id`` is the file's path relative to the corpus root (POSIX separators); ``path``
-    the file's absolute path; ``kind`` one of :data:`KINDS`; ``title`` the first Markdown
+    the file's absolute path; ``format`` one of :data:`FORMATS`; ``title`` the first Markdown
     heading or the HTML ``<title>``, else the file name; ``metadata`` how it was read
     (``encoding``, ``bytes``, ``decode_problem`` when a fallback encoding was used).
     ``elements`` maps spans of ``text`` back to pages and boxes (PDF), paragraphs, styles and
     the pages the file records (Word) or cells (notebooks): see
-    :mod:`chunklab.documents.layout`; empty for text kinds.
+    :mod:`chunklab.documents.layout`; empty for text formats.
     """
 
     doc_id: str
     text: str = field(repr=False)
     path: str | None = None
-    kind: str = "text"
+    format: str = "text"
     title: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     elements: tuple[Element, ...] = field(default=(), compare=False, repr=False)
 
     @property
-    def format(self) -> str:
-        """The kind, under the name the kit's datasets use."""
-        return self.kind
+    def kind(self) -> str:
+        """Deprecated alias of :attr:`format`, kept because the published chapters read ``d.kind``."""
+        return self.format
 
     @classmethod
-    def from_text(cls, text: str, doc_id: str = "doc", kind: str = "text", **fields: Any) -> Document:
+    def from_text(cls, text: str, doc_id: str = "doc", format: str = "text", **fields: Any) -> Document:
         """A document made from a string (no file): for notebooks and tests."""
         if not isinstance(text, str):
             raise ValueError(f"text must be a str, got {type(text).__name__}")
-        if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-        return cls(doc_id, text, kind=kind, **fields)
+        if format not in FORMATS:
+            raise ValueError(f"format must be one of {tuple(FORMATS)}, got {format!r}")
+        return cls(doc_id, text, format=format, **fields)
 
 
-def detect_kind(path: str | os.PathLike[str] | None, head: str | bytes | None = None) -> str:
-    """The kind of a file (one of :data:`KINDS`): by extension, else by sniffing ``head``, else text."""
+def detect_format(path: str | os.PathLike[str] | None, head: str | bytes | None = None) -> str:
+    """The format of a file (one of :data:`FORMATS`): by extension, else by sniffing ``head``, else text."""
     if path is not None:
-        kind = _BY_SUFFIX.get(PurePath(os.fspath(path)).suffix.lower())
-        if kind is not None:
-            return kind
+        fmt = _BY_SUFFIX.get(PurePath(os.fspath(path)).suffix.lower())
+        if fmt is not None:
+            return fmt
     if head is None:
         return "text"
     if isinstance(head, (bytes, bytearray)):
         head = decode_bytes(bytes(head[:4096]), "text").text
     head = head[:4096].lstrip("\ufeff")
-    shebang = shebang_kind(head)
+    shebang = shebang_format(head)
     if shebang is not None:
         return shebang
     if _HTML_SNIFF.match(head):
@@ -160,8 +137,8 @@ def detect_kind(path: str | os.PathLike[str] | None, head: str | bytes | None = 
     return "text"
 
 
-def shebang_kind(head: str) -> str | None:
-    """The code kind a ``#!`` first line names (``/usr/bin/env node`` -> javascript), else None."""
+def shebang_format(head: str) -> str | None:
+    """The code format a ``#!`` first line names (``/usr/bin/env node`` -> javascript), else None."""
     m = _SHEBANG.match(head)
     if m is None:
         return None
@@ -171,57 +148,73 @@ def shebang_kind(head: str) -> str | None:
     return SHEBANGS.get(interpreter.rstrip("0123456789.") or interpreter)
 
 
-def document_kind(document: object) -> str:
-    """The kind of any document-like object: ``kind``, else ``format``, else from its path or id."""
-    for attr in ("kind", "format"):
+def document_format(document: object) -> str:
+    """The format of any document-like object: ``format``, else ``kind``, else from its path or id."""
+    for attr in ("format", "kind"):
         value = getattr(document, attr, None)
-        if isinstance(value, str) and value in KINDS:
+        if isinstance(value, str) and value in FORMATS:
             return value
-    return detect_kind(getattr(document, "path", None) or getattr(document, "doc_id", None))
+    return detect_format(getattr(document, "path", None) or getattr(document, "doc_id", None))
 
 
 def load_document(
     path: str | os.PathLike[str],
     *,
     root: str | os.PathLike[str] | None = None,
-    kind: str | None = None,
+    format: str | None = None,
     strict: bool = False,
 ) -> Document:
     """Read one regular file as a :class:`Document`; a :class:`DocumentError` says why not.
 
     ``root`` is the corpus root the ``doc_id`` is relative to (default: the file's folder).
-    ``kind`` overrides :func:`detect_kind`. FIFOs, devices, sockets and directories are
+    ``format`` overrides :func:`detect_format`. FIFOs, devices, sockets and directories are
     refused without being opened for a blocking read, binary files are refused, and with
     ``strict=True`` so are files that need a fallback encoding.
     """
+    name = os.fspath(path)
+    return load_bytes(_read_regular(name), name, root=root, format=format, strict=strict)
+
+
+def load_bytes(
+    raw: bytes,
+    name: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    format: str | None = None,
+    strict: bool = False,
+    doc_id: str | None = None,
+) -> Document:
+    """A :class:`Document` from the bytes of a file called ``name``, as :func:`load_document` reads one.
+
+    For what is not a file of its own (a corpus member read from an archive): ``doc_id``,
+    when given, replaces the id :func:`doc_id_for` would give ``name`` under ``root``.
+    """
     if not isinstance(strict, bool):
         raise ValueError(f"strict must be a bool, got {strict!r}")
-    name = os.fspath(path)
-    raw = _read_regular(name)
-    if kind is None and _BY_SUFFIX.get(PurePath(name).suffix.lower()) in LAID_OUT:
-        kind = _BY_SUFFIX[PurePath(name).suffix.lower()]
-    elif kind is None and PurePath(name).suffix.lower() not in _BY_SUFFIX and raw.startswith(b"%PDF-"):
-        kind = "pdf"  # a PDF without its extension
-    if kind in LAID_OUT:
-        return _load_laid_out(name, raw, kind, root)
+    if format is None and _BY_SUFFIX.get(PurePath(name).suffix.lower()) in LAID_OUT:
+        format = _BY_SUFFIX[PurePath(name).suffix.lower()]
+    elif format is None and PurePath(name).suffix.lower() not in _BY_SUFFIX:
+        format = next((f.name for f in FORMATS.values() if f.signature and raw.startswith(f.signature)), None)
+    if format in LAID_OUT:
+        return _load_laid_out(name, raw, format, root, doc_id)
     binary = binary_reason(raw)
     if binary:
         raise DocumentError(name, "binary", f"binary file ({binary}), skipped")
-    if kind is None:
-        kind = detect_kind(name, raw[:4096])
-    elif kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    decoded = decode_bytes(raw, kind, name=name, strict=strict)
+    if format is None:
+        format = detect_format(name, raw[:4096])
+    elif format not in FORMATS:
+        raise ValueError(f"format must be one of {tuple(FORMATS)}, got {format!r}")
+    decoded = decode_bytes(raw, format, name=name, strict=strict)
     meta: dict[str, Any] = {"encoding": decoded.encoding, "bytes": len(raw)}
     if decoded.problem:
         meta["decode_problem"] = decoded.problem
     where = os.path.abspath(name)  # chunk metadata keeps it: the same from any working directory
     return Document(
-        doc_id_for(where, root if root is not None else os.path.dirname(where)),
+        doc_id or doc_id_for(where, root if root is not None else os.path.dirname(where)),
         decoded.text,
         where,
-        kind,
-        _title(decoded.text, kind) or os.path.basename(name),
+        format,
+        _title(decoded.text, format) or os.path.basename(name),
         meta,
     )
 
@@ -320,29 +313,22 @@ def doc_id_for(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> st
 # --------------------------------------------------------------------------- helpers
 
 
-def _load_laid_out(name: str, raw: bytes, kind: str, root: str | os.PathLike[str] | None) -> Document:
-    """A PDF, Word file or notebook through its loader: canonical text plus the element map."""
-    if kind == "pdf":
-        from chunklab.documents.pdf import extract_pdf
-
-        got: Extracted = extract_pdf(raw, name)
-    elif kind == "docx":
-        from chunklab.documents.docx import extract_docx
-
-        got = extract_docx(raw, name)
-    else:
-        from chunklab.documents.notebook import extract_notebook
-
-        got = extract_notebook(raw, name)
+def _load_laid_out(
+    name: str, raw: bytes, fmt: str, root: str | os.PathLike[str] | None, doc_id: str | None = None
+) -> Document:
+    """A PDF, Word file or notebook through its format's loader: canonical text plus the element map."""
+    loader = FORMATS[fmt].loader
+    assert loader is not None  # only laid-out formats come here
+    got = loader(raw, name)
     if not got.text.strip():
-        raise DocumentError(name, "empty", f"no text in this {kind} file")
+        raise DocumentError(name, "empty", f"no text in this {fmt} file")
     where_ = os.path.abspath(name)
     meta = {"bytes": len(raw), "extracted_chars": len(got.text), **(got.metadata or {})}
     return Document(
-        doc_id_for(where_, root if root is not None else os.path.dirname(where_)),
+        doc_id or doc_id_for(where_, root if root is not None else os.path.dirname(where_)),
         got.text,
         where_,
-        kind,
+        fmt,
         got.title or os.path.basename(name),
         meta,
         got.elements,
@@ -388,11 +374,11 @@ def _file_type(mode: int) -> str:
     return "special file"
 
 
-def _title(text: str, kind: str) -> str | None:
+def _title(text: str, fmt: str) -> str | None:
     head = text[:8192]
-    if kind == "markdown":
+    if fmt == "markdown":
         m = _MD_TITLE.match(head)
-    elif kind == "html":
+    elif fmt == "html":
         m = _HTML_TITLE.search(head)
     else:
         return None

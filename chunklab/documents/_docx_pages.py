@@ -17,7 +17,11 @@ import re
 import zipfile
 from dataclasses import dataclass
 from io import BytesIO
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from docx.section import Section
+    from docx.styles.style import ParagraphStyle
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
@@ -150,7 +154,7 @@ def row_pages(tr: Any, pages: PageTracker) -> int:
     return min(starts) if starts else pages.page
 
 
-def style_breaks_page(style: Any) -> bool:
+def style_breaks_page(style: ParagraphStyle | None) -> bool:
     """Whether a paragraph style (or a style it is based on) sets "page break before"."""
     seen = 0
     while style is not None and seen < 32:
@@ -161,7 +165,7 @@ def style_breaks_page(style: Any) -> bool:
     return False
 
 
-def section_layout(section: Any) -> tuple[str, int]:
+def section_layout(section: Section) -> tuple[str, int]:
     """How a section starts (``nextPage``, ``continuous``, ...) and its number of columns."""
     sect = section._sectPr
     kind = sect.find(qn("w:type"))

@@ -21,7 +21,7 @@ import io
 import re
 import zipfile
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chunklab.decoding import DocumentError
 from chunklab.documents._docx_pages import (
@@ -34,6 +34,11 @@ from chunklab.documents._docx_pages import (
     style_breaks_page,
 )
 from chunklab.documents.layout import Element, Extracted
+
+if TYPE_CHECKING:
+    from docx.document import Document as DocxDocument
+    from docx.table import _Cell
+    from docx.text.paragraph import Paragraph
 
 __all__ = ["extract_docx"]
 
@@ -123,7 +128,7 @@ def extract_docx(raw: bytes, name: str = "<docx>") -> Extracted:
     return Extracted("".join(parts), tuple(elements), title, meta)
 
 
-def _paragraph_type(paragraph: Any, style: str) -> tuple[str, int | None]:
+def _paragraph_type(paragraph: Paragraph, style: str) -> tuple[str, int | None]:
     m = _HEADING.match(style)
     if m:
         return "heading", int(m.group(1))
@@ -137,16 +142,16 @@ def _paragraph_type(paragraph: Any, style: str) -> tuple[str, int | None]:
     return "paragraph", None
 
 
-def _unique_cells(cells: list[Any]) -> list[Any]:
+def _unique_cells(cells: list[_Cell]) -> list[_Cell]:
     """A row's cells with horizontally merged cells given once."""
-    out: list[Any] = []
+    out: list[_Cell] = []
     for c in cells:
         if not out or c._tc is not out[-1]._tc:
             out.append(c)
     return out
 
 
-def _margins(document: Any) -> list[dict[str, Any]]:
+def _margins(document: DocxDocument) -> list[dict[str, Any]]:
     removed: list[dict[str, Any]] = []
     for k, section in enumerate(document.sections, 1):
         for role, part in (("header", section.header), ("footer", section.footer)):

@@ -31,8 +31,6 @@ __all__ = ["extract_pdf"]
 
 _LIGATURES = {chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}
 _HYPHENS = {0x02, 0xAD, 0x2D, 0x2010, 0x2011}
-_BULLET = re.compile(r"^(?:[•◦▪‣∙·*\-–—]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
-_CAPTION = re.compile(r"^(?:Table|Figure|Fig\.|Tabla|Figura)\s*\d+", re.I)
 #: a well-formed roman numeral, i (1) to mmmcmxcix (3999), in lower case
 _ROMAN = "m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
 _ROMAN_DIGITS = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}

@@ -5,6 +5,7 @@ counting and the on-disk embedding cache.
 """
 
 from chunklab.embed.encoder import (
+    DEFAULT_MODEL,
     DEFAULT_MODEL_NAME,
     DIM,
     MAX_SEQ_LENGTH,
@@ -15,6 +16,7 @@ from chunklab.embed.encoder import (
 )
 
 __all__ = [
+    "DEFAULT_MODEL",
     "DEFAULT_MODEL_NAME",
     "DIM",
     "MAX_SEQ_LENGTH",

@@ -31,6 +31,7 @@ from chunklab.paths import cache_dir as resolve_cache_dir
 from chunklab.units import count_tokens
 
 __all__ = [
+    "DEFAULT_MODEL",
     "DEFAULT_MODEL_NAME",
     "MODELS",
     "EmbeddingCache",
@@ -40,6 +41,8 @@ __all__ = [
 ]
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+#: the one default encoder model of the kit (library, ingest engines and CLI): the packaged MiniLM
+DEFAULT_MODEL = "minilm"
 DIM = 384
 MAX_SEQ_LENGTH = 256
 #: batches at least this large show a progress bar when ``show_progress`` is None
@@ -182,7 +185,7 @@ class Encoder:
 
     def __init__(
         self,
-        model: str = "minilm",
+        model: str = DEFAULT_MODEL,
         device: str = "auto",
         *,
         model_path: str | Path | None = None,
@@ -274,14 +277,21 @@ class Encoder:
         """Number of MiniLM tokens in ``text`` (special tokens excluded; the static model shares them)."""
         return count_tokens(text)
 
-    def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:
-        """Embed ``texts``: an (n, dim) float32 array of unit vectors, cached on disk for MiniLM."""
+    def encode(
+        self, texts: Sequence[str], show_progress: bool | None = None, batch_size: int | None = None
+    ) -> np.ndarray:
+        """Embed ``texts``: an (n, dim) float32 array of unit vectors, cached on disk for MiniLM.
+
+        ``batch_size`` overrides the encoder's own for this call (texts per model batch).
+        """
         if isinstance(texts, str):
             raise ValueError("encode expects a list of strings, not a single string")
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise ValueError(f"encode: item {i} is {type(t).__name__}, expected str")
+        if batch_size is not None:
+            check_positive_int(batch_size, "batch_size")
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
         cache = self.cache
@@ -304,7 +314,7 @@ class Encoder:
             progress = show_progress if show_progress is not None else self.show_progress
             if progress is None:
                 progress = len(todo) >= PROGRESS_MIN
-            vecs = self._embed(todo, progress)
+            vecs = self._embed(todo, progress, batch_size or self.batch_size)
             for t, v in zip(todo, vecs, strict=True):
                 out[missing[t]] = v
             if cache is not None:
@@ -313,26 +323,26 @@ class Encoder:
                 )
         return out
 
-    def _embed(self, texts: list[str], progress: bool) -> np.ndarray:
+    def _embed(self, texts: list[str], progress: bool, batch_size: int) -> np.ndarray:
         model = self.model
         t0 = time.perf_counter()
         if progress:
             from tqdm.auto import tqdm
 
             parts = []
-            step = max(self.batch_size, 256)
+            step = max(batch_size, 256)
             with tqdm(total=len(texts), desc="embedding", unit="text") as bar:
                 for i in range(0, len(texts), step):
-                    parts.append(self._model_encode(model, texts[i : i + step]))
+                    parts.append(self._model_encode(model, texts[i : i + step], batch_size))
                     bar.update(len(texts[i : i + step]))
             vecs = np.concatenate(parts)
         else:
-            vecs = self._model_encode(model, texts)
+            vecs = self._model_encode(model, texts, batch_size)
         self.embed_seconds += time.perf_counter() - t0
         self.model_calls += len(texts)
         return vecs
 
-    def _model_encode(self, model: Any, texts: list[str]) -> np.ndarray:
+    def _model_encode(self, model: Any, texts: list[str], batch_size: int) -> np.ndarray:
         if self.model_kind == "static":
             vecs = model.encode(
                 texts, max_length=None, batch_size=1024, show_progress_bar=False, use_multiprocessing=False
@@ -342,7 +352,7 @@ class Encoder:
             return vecs / np.where(norms > 0, norms, 1.0)  # a text of unknown tokens only stays a zero row
         vecs = model.encode(
             texts,
-            batch_size=self.batch_size,
+            batch_size=batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
@@ -361,23 +371,38 @@ def _env_threads() -> int | None:
     return max(1, value)
 
 
-_DEFAULT: Encoder | None = None
-_DEFAULT_LOCK = threading.Lock()
+#: the process's encoders, one per (model, device, cache folder, threads): see :func:`get_encoder`
+_ENCODERS: dict[tuple[str, str, str | bool, int | None], Encoder] = {}
+_ENCODERS_LOCK = threading.Lock()
 
 
-_STATIC_DEFAULT: Encoder | None = None
+def get_encoder(
+    model: str = DEFAULT_MODEL,
+    *,
+    device: str = "auto",
+    cache_dir: str | Path | None | bool = None,
+    threads: int | None = None,
+) -> Encoder:
+    """The process's shared :class:`Encoder` for ``model`` and these options (one per distinct options).
 
-
-def get_encoder(model: str = "minilm") -> Encoder:
-    """The shared default :class:`Encoder` for ``model`` (one model in memory per process)."""
-    global _DEFAULT, _STATIC_DEFAULT
+    The one encoder cache: the library, the CLI and every ingest stage get their encoder here,
+    so one process builds one encoder per configuration and loads its model once. ``device``,
+    ``cache_dir`` (resolved now, so ``$CHUNKLAB_CACHE`` is read at the call) and ``threads``
+    are as for :class:`Encoder`; a batch size is given per call (``encode(..., batch_size=)``).
+    """
     if model not in MODELS:
         raise ValueError(f"model must be one of {', '.join(MODELS)}; got {model!r}")
-    with _DEFAULT_LOCK:
-        if model == "static":
-            if _STATIC_DEFAULT is None:
-                _STATIC_DEFAULT = Encoder("static")
-            return _STATIC_DEFAULT
-        if _DEFAULT is None:
-            _DEFAULT = Encoder()
-        return _DEFAULT
+    if device != "auto":
+        resolve_device(device)
+    if threads is not None:
+        check_positive_int(threads, "threads")
+    if cache_dir is True:  # True is the default folder, as for Encoder
+        cache_dir = None
+    folder: str | bool = cache_dir if isinstance(cache_dir, bool) else str(resolve_cache_dir(cache_dir))
+    key = (model, device, folder, threads)
+    with _ENCODERS_LOCK:
+        if key not in _ENCODERS:
+            _ENCODERS[key] = Encoder(
+                model, device, cache_dir=folder if isinstance(folder, bool) else Path(folder), threads=threads
+            )
+        return _ENCODERS[key]

@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from chunklab._validate import check_positive_int, check_share
 from chunklab.chunk import Chunk
-from chunklab.datasets.model import Dataset, GoldQuestion, SourceDocument
-from chunklab.evaluate._validate import check_convention, check_positive_int, check_share
+from chunklab.datasets.model import Dataset, GoldQuestion
 from chunklab.evaluate.bootstrap import N_RESAMPLES
 from chunklab.evaluate.metrics import (
     MIN_GOLD_OVERLAP,
+    check_convention,
     hits_by_document,
     hits_by_span,
     hits_by_text,
@@ -42,6 +43,7 @@ from chunklab.evaluate.metrics import (
     span_metrics,
 )
 from chunklab.evaluate.result import METRICS, SPAN_METRICS, BenchmarkResult, measured_metrics, summarize
+from chunklab.protocols import DocumentLike
 
 if TYPE_CHECKING:
     from chunklab.chunkers.catalog import Strategy
@@ -93,7 +95,7 @@ class Benchmark:
         self.n_resamples = check_positive_int(n_resamples, "n_resamples")
         self.min_gold_overlap = check_share(min_gold_overlap, "min_gold_overlap")
         self.convention = check_convention(convention)
-        self.documents: list[SourceDocument] = list(dataset.documents)
+        self.documents: list[DocumentLike] = list(dataset.documents)
         self.questions: list[GoldQuestion] = list(dataset.questions)
         if not self.documents:
             raise ValueError("the dataset has no documents")
@@ -113,7 +115,7 @@ class Benchmark:
         return measured_metrics(self.relevance)
 
     def _check_dataset(self) -> None:
-        docs: dict[str, SourceDocument] = {}
+        docs: dict[str, DocumentLike] = {}
         for d in self.documents:
             if not isinstance(getattr(d, "doc_id", None), str) or not isinstance(
                 getattr(d, "text", None), str
@@ -195,7 +197,7 @@ class Benchmark:
             self.dataset_name,
             {
                 s.name: {
-                    "kind": s.kind,
+                    "kind": s.family,  # the on-disk key stays "kind": stored results read it
                     **s.params,
                     **({"sweep": s.sweep} if s.sweep else {}),
                 }
@@ -210,16 +212,17 @@ class Benchmark:
 
     # ------------------------------------------------------------------------------ steps
     def chunk_corpus(self, strategy: Strategy, encoder: Any) -> tuple[list[Chunk], float, int]:
-        """Every non-blank chunk of every document: ``(chunks, seconds, texts the chunker embedded)``."""
+        """Every non-blank chunk of every document: ``(chunks, seconds, texts the chunker embedded)``.
+
+        Chunked by :func:`chunklab.ingest.stages.chunk_document`, the rule ``chunk`` and ``index`` use.
+        """
         t0 = time.perf_counter()
         texts_before = _texts_seen(encoder)
+        from chunklab.ingest.stages import chunk_document
+
         chunks: list[Chunk] = []
         for doc in self.documents:
-            got = strategy(doc, encoder=encoder)
-            for c in got:
-                if not isinstance(c, Chunk):
-                    raise ValueError(f"strategy {strategy.name!r} returned {type(c).__name__}, not Chunk")
-            chunks.extend(c for c in got if c.text.strip())
+            chunks.extend(chunk_document(doc, strategy, encoder))
         if not chunks:
             raise ValueError(f"strategy {strategy.name!r} produced no chunks")
         return chunks, time.perf_counter() - t0, _texts_seen(encoder) - texts_before
@@ -229,7 +232,9 @@ class Benchmark:
         from chunklab.retrieval.store import ChunkStore
 
         name = f"s{index:02d}-" + re.sub(r"[^A-Za-z0-9._-]+", "-", strategy.name).strip("-._")[:60]
-        config = {"strategy": strategy.name, "kind": strategy.kind, "params": strategy.params}
+        from chunklab.ingest.plan import collection_config
+
+        config = collection_config(strategy)
         # replace=True: a reused store_dir built with another model or chunking is emptied, not mixed
         store = ChunkStore(path=root / name, collection=name, encoder=encoder, config=config, replace=True)
         if store.count() or store.count(parents=True):  # a reused store_dir: start clean

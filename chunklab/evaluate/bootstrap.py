@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from chunklab.evaluate._validate import check_number, check_positive_int
+from chunklab._validate import check_number, check_positive_int
 
 __all__ = [
     "N_RESAMPLES",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from chunklab._validate import check_choice, check_positive_int
 from chunklab.datasets.model import Dataset
-from chunklab.evaluate._validate import check_choice, check_positive_int
 from chunklab.evaluate.userdata import FORMATS, load_user_dataset
 
 __all__ = ["BUILT_IN", "load_dataset"]

@@ -23,13 +23,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from chunklab.evaluate._validate import CONVENTIONS, check_convention, check_positive_int, is_int
+from chunklab._validate import check_choice, check_positive_int, is_int
 
 __all__ = [
     "CONVENTIONS",
     "MIN_GOLD_OVERLAP",
+    "check_convention",
     "hits_by_document",
     "hits_by_span",
     "hits_by_text",
@@ -46,9 +47,25 @@ __all__ = [
 
 #: A retrieved span is relevant when it covers at least this share of a gold span.
 MIN_GOLD_OVERLAP = 0.5
+#: How span metrics count retrieved characters: as a set, or summed as Chroma's report does.
+CONVENTIONS = ("union", "chroma")
 
 Span = tuple[str, int, int]
 _SPACE = re.compile(r"\s+")
+
+
+class HasSpan(Protocol):
+    """Anything with character offsets (a :class:`~chunklab.chunk.Chunk`); ``doc_id`` is read when present."""
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+
+#: a span as callers give it: ``(start, end)``, ``(doc_id, start, end)``, or a :class:`HasSpan`
+SpanLike = Sequence[str | int] | HasSpan
 
 
 # --------------------------------------------------------------------------- hit tests
@@ -68,9 +85,7 @@ def text_hit(chunk_text: str, gold_text: str) -> bool:
     return gold in chunk or chunk in gold
 
 
-def span_hit(
-    chunk_span: Sequence[Any], gold_span: Sequence[Any], min_gold_overlap: float = MIN_GOLD_OVERLAP
-) -> bool:
+def span_hit(chunk_span: SpanLike, gold_span: SpanLike, min_gold_overlap: float = MIN_GOLD_OVERLAP) -> bool:
     """Offset-based hit test: is the retrieved span relevant to the gold span?
 
     Both spans must be in the same document. The retrieved span ``[s, e)`` is relevant when
@@ -99,8 +114,8 @@ def hits_by_text(
 
 
 def hits_by_span(
-    retrieved_spans: Sequence[Sequence[Any]],
-    gold_spans: Sequence[Sequence[Any]],
+    retrieved_spans: Sequence[SpanLike],
+    gold_spans: Sequence[SpanLike],
     k: int | None = None,
     min_gold_overlap: float = MIN_GOLD_OVERLAP,
 ) -> list[set[int]]:
@@ -243,8 +258,8 @@ def _ndcg(hits: Sequence[set[int]], n_gold: int, k: int) -> float:
 
 
 def span_metrics(
-    retrieved_spans: Sequence[Sequence[Any]],
-    gold_spans: Sequence[Sequence[Any]],
+    retrieved_spans: Sequence[SpanLike],
+    gold_spans: Sequence[SpanLike],
     convention: str = "union",
 ) -> dict[str, float]:
     """Character-level recall, precision and IoU of retrieved spans against gold spans.
@@ -290,7 +305,7 @@ def span_metrics(
 
 
 def precision_omega(
-    chunk_spans: Sequence[Sequence[Any]], gold_spans: Sequence[Sequence[Any]], convention: str = "union"
+    chunk_spans: Sequence[SpanLike], gold_spans: Sequence[SpanLike], convention: str = "union"
 ) -> float:
     """Precision if retrieval were perfect: a property of the chunker alone.
 
@@ -339,7 +354,7 @@ def _nonempty(items: Any, name: str) -> list[Any]:
     return items
 
 
-def _check_k(k: Any) -> int:
+def _check_k(k: object) -> int:
     return check_positive_int(k, "k")
 
 
@@ -350,7 +365,7 @@ def _top(items: Any, k: int | None) -> list[Any]:
     return items if k is None else items[:k]
 
 
-def _span(span: Any) -> Span:
+def _span(span: object) -> Span:
     """Normalize ``(start, end)`` or ``(doc_id, start, end)`` (or an object with those attributes)."""
     if hasattr(span, "start") and hasattr(span, "end") and not isinstance(span, (tuple, list)):
         doc, s, e = getattr(span, "doc_id", ""), span.start, span.end
@@ -401,3 +416,8 @@ def _intersect(a: list[Span], b: list[Span]) -> list[Span]:
 
 def _length(spans: Iterable[Span]) -> int:
     return sum(e - s for _, s, e in spans)
+
+
+def check_convention(convention: object) -> str:
+    """``convention`` if it is one of :data:`CONVENTIONS` (``"union"`` or ``"chroma"``)."""
+    return check_choice(convention, CONVENTIONS, "convention")

@@ -7,11 +7,18 @@ matplotlib ``Figure``, so a chapter can show it inline and the CLI can save it a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from chunklab.evaluate.result import BenchmarkResult
 
 __all__ = ["plot_cost_quality", "plot_metrics", "plot_sweep", "save_figures"]
 
@@ -35,29 +42,31 @@ LABELS = {
 }
 
 
-def _summary(result: Any) -> pd.DataFrame:
+def _summary(result: BenchmarkResult | pd.DataFrame) -> pd.DataFrame:
     summary = getattr(result, "summary", result)
     if not isinstance(summary, pd.DataFrame) or summary.empty:
         raise ValueError("expected a BenchmarkResult or its non-empty summary DataFrame")
     return summary
 
 
-def _axes(ax: Any, figsize: tuple[float, float]) -> tuple[Any, Any]:
+def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
-    if ax is not None:
-        return ax.figure, ax
+    if ax is not None:  # an Axes on a subfigure: the figure that can be saved is its root
+        fig = ax.figure
+        return (fig if isinstance(fig, Figure) else fig.figure), ax
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     return fig, ax
 
 
 def plot_metrics(
-    result: Any,
+    result: BenchmarkResult | pd.DataFrame,
     metrics: Sequence[str] = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou"),
-    ax: Any = None,
+    ax: Axes | None = None,
     title: str | None = None,
     k: int | None = None,
-) -> Any:
+) -> Figure:
     """Grouped bars: one group per metric, one bar per strategy, whiskers = 95% bootstrap CI."""
     summary = _summary(result)
     missing = [m for m in metrics if m not in summary.columns]
@@ -92,13 +101,13 @@ def plot_metrics(
 
 
 def plot_sweep(
-    result: Any,
+    result: BenchmarkResult | pd.DataFrame,
     metrics: Sequence[str] = ("recall", "ndcg", "char_precision", "iou"),
     x: str = "size",
     hue: str = "overlap",
     params: Mapping[str, Mapping[str, Any]] | None = None,
     title: str | None = None,
-) -> Any:
+) -> Figure:
     """One panel per metric: the metric against parameter ``x``, one curve per value of ``hue``.
 
     Parameters come from ``result.params`` (or ``params``: strategy name -> its parameters;
@@ -144,12 +153,12 @@ def plot_sweep(
 
 
 def plot_cost_quality(
-    result: Any,
+    result: BenchmarkResult | pd.DataFrame,
     cost: str = "retrieved_chars",
     metric: str = "recall",
-    ax: Any = None,
+    ax: Axes | None = None,
     title: str | None = None,
-) -> Any:
+) -> Figure:
     """Scatter of one cost column against one metric, with CI whiskers, one labelled point per strategy."""
     summary = _summary(result)
     for col in (cost, metric):
@@ -170,7 +179,9 @@ def plot_cost_quality(
     return fig
 
 
-def save_figures(result: Any, out_dir: Any, sweep: bool = False) -> list[str]:
+def save_figures(
+    result: BenchmarkResult | pd.DataFrame, out_dir: str | os.PathLike[str], sweep: bool = False
+) -> list[str]:
     """Write the standard PNGs for ``result`` into ``out_dir``; returns the file names written."""
     from pathlib import Path
 

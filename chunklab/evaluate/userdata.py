@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chunklab._validate import check_choice, is_int
 from chunklab.datasets.model import QuestionSet, locate_answers, preview
 from chunklab.documents import Document
-from chunklab.evaluate._validate import check_choice, is_int
 
 __all__ = ["FORMATS", "UserQuestion", "detect_format", "load_user_dataset"]
 
@@ -330,7 +330,7 @@ def _beir(root: Path, qrels: Path | None, problems: list[str]) -> tuple[list[Doc
             continue
         title = row.get("title") if isinstance(row.get("title"), str) else ""
         text = f"{title}\n\n{row['text']}" if title else row["text"]
-        documents.append(Document(str(row["_id"]), text, kind="text", title=title or None))
+        documents.append(Document(str(row["_id"]), text, format="text", title=title or None))
     queries = {}
     for n, row in _jsonl(root / "queries.jsonl"):
         if (

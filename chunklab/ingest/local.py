@@ -67,8 +67,8 @@ class LocalEngine:
         for table in tables:
             for offset in range(0, max(table.num_rows, 1), options.batch_size):
                 yield embedder(table.slice(offset, options.batch_size))
-        report.model_calls = embedder.encoder.model_calls
-        report.cache_hits = embedder.encoder.cache_hits
+        report.model_calls = embedder.model_calls
+        report.cache_hits = embedder.cache_hits
 
 
 def chunk_task(items: Sequence[WorkItem], config: ChunkConfig, known: frozenset[int]) -> pa.Table:

@@ -33,7 +33,8 @@ import pyarrow as pa
 
 from chunklab._validate import check_positive_int
 from chunklab.ingest.sinks import OUTPUT_COLUMNS, Sink
-from chunklab.ingest.stages import CHUNK_STATUSES, fingerprint, metadata_json
+from chunklab.ingest.stages import CHUNK_STATUSES
+from chunklab.retrieval.filters import fingerprint, metadata_json
 
 __all__ = ["JOURNAL", "RECORD_KEY", "STAGING", "ParquetSink", "read_dataset", "recover", "shard_paths"]
 

@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 
 from chunklab._validate import check_positive_int
+from chunklab.chunkers.catalog import StrategySpec
+from chunklab.embed import DEFAULT_MODEL, get_encoder
 from chunklab.ingest.parquet import ParquetSink
-from chunklab.ingest.plan import StrategySpec, WorkItem, collection_config, resolve_sources
+from chunklab.ingest.plan import WorkItem, collection_config, resolve_sources
 from chunklab.ingest.report import IngestReport
 from chunklab.ingest.sinks import Sink, StoreSink
 from chunklab.ingest.stages import ChunkConfig
@@ -41,21 +43,23 @@ class IngestOptions:
     """What to ingest how, for every engine.
 
     ``strategy`` is a catalog name, a :class:`~chunklab.chunkers.catalog.Strategy` or a
-    :class:`~chunklab.ingest.plan.StrategySpec`; ``model`` the encoder (``"static"`` or
-    ``"minilm"``). Chunks go to ``out`` (a folder of Parquet shards), a Chroma server
-    (``chroma_url``) or a store (``store``: a ChunkStore or a folder; default
-    ``.chunklab/chroma``), collection ``collection``. ``workers`` chunking processes or Ray
-    workers (default: the CPU count) feed batches of ``batch_size`` chunks to the embedder.
-    ``root`` is what doc ids are relative to; ``strict`` skips files not valid in their
-    encoding; ``context`` adds title and section path; ``embed_context`` embeds
-    :func:`chunklab.chunk.embedding_text` rather than the bare text. ``clear`` rebuilds the
-    sink; ``prune`` deletes stored documents that are not in ``sources`` any more.
-    ``retry_budget`` is how many seconds a Chroma server may stay silent (a restart) before
-    the run stops with :class:`~chunklab.retrieval.retry.ServerUnavailableError`.
+    :class:`~chunklab.chunkers.catalog.StrategySpec`; ``model`` the encoder (``"minilm"``, the default
+    :data:`chunklab.embed.DEFAULT_MODEL`, or ``"static"``). Chunks go to ``out`` (a folder of
+    Parquet shards), a Chroma server (``chroma_url``) or a store (``store``: a ChunkStore or a
+    folder; default ``.chunklab/chroma``), collection ``collection``. ``workers`` chunking processes
+    or Ray workers (default: the CPU count) feed batches of ``batch_size`` chunks to the embedder.
+    ``root`` is what doc ids are relative to; ``strict`` skips files not valid in their encoding;
+    ``context`` adds title and section path; ``embed_context`` embeds
+    :func:`chunklab.chunk.embedding_text` rather than the bare text. ``clear`` rebuilds the sink;
+    ``prune`` deletes stored documents that are not in ``sources`` any more. ``retry_budget`` is how
+    many seconds a Chroma server may stay silent (a restart) before the run stops with
+    :class:`~chunklab.retrieval.retry.ServerUnavailableError`. ``wait`` is how many
+    seconds to wait for a folder store's writer lock (None: as long as it takes, 0: not at all); the
+    store takes it once, for the whole run.
     """
 
     strategy: StrategySpec | Strategy | str = "structural"
-    model: str = "static"
+    model: str = DEFAULT_MODEL
     store: ChunkStore | str | os.PathLike[str] | None = None
     chroma_url: str | None = None
     collection: str = "chunks"
@@ -71,6 +75,7 @@ class IngestOptions:
     prune: bool = False
     progress: bool = True
     retry_budget: float = 60.0
+    wait: float | None = None
 
     def __post_init__(self) -> None:
         check_positive_int(self.batch_size, "batch_size")
@@ -116,16 +121,17 @@ def run(
     sources: str | os.PathLike[str] | Iterable[Any], options: IngestOptions, engine: Engine
 ) -> IngestReport:
     """Ingest ``sources`` (paths, directories, globs or corpus names) with ``engine``; the report."""
-    from chunklab.embed import Encoder
-
     t0 = clock()
     spec = StrategySpec.of(options.strategy)
     items, root = resolve_sources(sources, options.root)
     config = collection_config(spec, root, options.context, options.embed_context)
-    encoder = Encoder(options.model, show_progress=False)  # names the vectors; its model never loads here
+    # names the vectors; the same (shared) encoder embeds them when the engine runs in this process
+    encoder = get_encoder(options.model, device=options.device)
     report = IngestReport(engine.name, options.model, window=encoder.max_seq_length)
     report.title = f"strategy {spec.build().name}" + (f" (root {root})" if root else "")
-    chunking = ChunkConfig(spec, options.strict, options.context, options.embed_context, options.model)
+    chunking = ChunkConfig(
+        spec, options.strict, options.context, options.embed_context, options.model, options.device
+    )
     with open_sink(options, config, encoder) as sink:
         for table in engine.schedule(Job(items, chunking, sink.known(), options), report):
             tally(report, table)
@@ -159,6 +165,7 @@ def open_sink(options: IngestOptions, config: dict[str, Any], encoder: Any) -> S
                 config=config,
                 verify=not options.clear,
                 retry=RetryPolicy(budget_s=options.retry_budget),
+                wait=options.wait,
             )
         except ServerUnavailableError as exc:
             raise ServerUnavailableError(

@@ -3,7 +3,7 @@
 Run once, in the driver, before anything is read: paths, directories, glob patterns and named
 corpora become :class:`WorkItem` s whose ``doc_id`` is computed here (relative to the corpus
 root), so every worker, engine and re-run gives a document the same id. The strategy travels
-to workers as a :class:`StrategySpec` (its catalog name and parameters), rebuilt once per
+to workers as a catalog :class:`~chunklab.chunkers.catalog.StrategySpec`, rebuilt once per
 process; :func:`collection_config` is the one record a sink keeps of how it was filled.
 """
 
@@ -16,48 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from chunklab.chunkers.catalog import Strategy, StrategySpec
+from chunklab.retrieval.filters import json_default
 
-from chunklab.chunkers.catalog import Strategy
-
-__all__ = ["StrategySpec", "WorkItem", "collection_config", "json_default", "named_corpus", "resolve_sources"]
-
-
-@dataclass(frozen=True)
-class StrategySpec:
-    """A catalog strategy by name and parameters: picklable, rebuilt once per worker process."""
-
-    name: str
-    params: tuple[tuple[str, Any], ...]
-
-    @classmethod
-    def of(cls, strategy: StrategySpec | Strategy | str, **params: Any) -> StrategySpec:
-        """From a :class:`~chunklab.chunkers.catalog.Strategy` or a catalog name (with ``params``)."""
-        from chunklab.chunkers.catalog import get_strategy
-
-        if isinstance(strategy, StrategySpec) and not params:
-            return strategy
-        if isinstance(strategy, str):
-            strategy = get_strategy(strategy, **params)
-        elif params:
-            raise ValueError("strategy params are given with a strategy name, not with a Strategy object")
-        if not isinstance(strategy, Strategy):
-            raise ValueError(f"strategy must be a catalog name or a Strategy, got {type(strategy).__name__}")
-        spec = cls(strategy.kind, tuple(sorted(strategy.params.items())))
-        _BUILT.setdefault(spec, strategy)
-        return spec
-
-    def build(self) -> Strategy:
-        """The strategy itself (built once per process, then cached)."""
-        if self not in _BUILT:
-            from chunklab.chunkers.catalog import get_strategy
-
-            _BUILT[self] = get_strategy(self.name, **dict(self.params))
-        return _BUILT[self]
-
-
-#: the one strategy cache: each process builds a spec's strategy once
-_BUILT: dict[StrategySpec, Strategy] = {}
+__all__ = ["WorkItem", "collection_config", "named_corpus", "resolve_sources"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +28,7 @@ class WorkItem:
 
     source: str
     root: str | None = None
-    member: Any = None  # a chunklab.datasets CodeFile: read by itself (wheel members are not files)
+    member: Any = None  # a chunklab.datasets CorpusFile: loaded by its format (archive members are not files)
     doc_id: str = ""
 
 
@@ -125,16 +87,21 @@ def named_corpus(name: str) -> Sequence[Any]:
 
 
 def collection_config(
-    spec: StrategySpec, root: str | None, context: bool, embed_context: bool = True
+    strategy: StrategySpec | Strategy,
+    root: str | None = None,
+    context: bool = False,
+    embed_context: bool = True,
 ) -> dict[str, Any]:
-    """The one record every sink keeps of how it was filled; another run must match it (or ``--clear``).
+    """The one record a collection keeps of how it was filled; another run must match it (or ``--clear``).
 
     ``{strategy, params, root, context}`` (plus ``embed_context: false`` when the bare text is
-    embedded): the chunker, where doc ids are relative to, and what is embedded. The same
-    whichever engine wrote, so a store built by one engine is updated by any other.
+    embedded): the chunker (its catalog name and parameters), where doc ids are relative to,
+    and what is embedded. Every sink of every engine and the benchmark's stores record it, so
+    a store built by one engine is updated by any other.
     """
+    spec = StrategySpec.of(strategy)
     config: dict[str, Any] = {
-        "strategy": spec.name,
+        "strategy": spec.family,
         "params": dict(spec.params),
         "root": root,
         "context": bool(context),
@@ -142,12 +109,3 @@ def collection_config(
     if not embed_context:
         config["embed_context"] = False
     return json.loads(json.dumps(config, default=json_default))
-
-
-def json_default(value: Any) -> Any:
-    """JSON for the values a chunk's metadata or a strategy's parameters may hold (sets, numpy scalars)."""
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=str)
-    if isinstance(value, np.generic):
-        return value.item()
-    return str(value)

@@ -17,7 +17,7 @@ embedding actors restarted with their tasks retried (``max_restarts=-1``,
 them here would cost the fusion of the two stages (Ray Data fuses map stages only when their
 remote arguments agree, and tasks and actors take different ones). A retried task may deliver
 rows the driver already got: the Parquet sink skips them and a Chroma upsert by id is
-idempotent, so the output holds each chunk once (tests/test_ray_faults.py kills nodes to check).
+idempotent, so the output holds each chunk once (tests/integration/test_ray_faults.py kills nodes to check).
 
 Ray is an optional extra (``pip install 'chunklab[distributed]'``); this module imports it
 only when :func:`ingest` runs, and says how to install it when it is missing.

@@ -21,7 +21,8 @@ import numpy as np
 import pyarrow as pa
 
 from chunklab.chunk import Chunk
-from chunklab.ingest.stages import CHUNK_STATUSES, fingerprint, metadata_json
+from chunklab.ingest.stages import CHUNK_STATUSES
+from chunklab.retrieval.filters import chunk_fingerprint
 from chunklab.retrieval.retry import ServerUnavailableError
 
 __all__ = ["OUTPUT_COLUMNS", "Sink", "StoreSink", "chunks_of", "vectors_of"]
@@ -156,7 +157,7 @@ class StoreSink(Sink):
             if not clear:
                 for parents in (False, True):
                     for c in store.iter_chunks(parents=parents):
-                        fp = fingerprint(c.id, c.text, metadata_json(c.metadata))
+                        fp = chunk_fingerprint(c)
                         self.stored.setdefault(c.doc_id, {})[c.id] = fp
 
     @contextlib.contextmanager

@@ -1,45 +1,52 @@
 """The stages every engine runs on the same Arrow rows: load → chunk → context, then embed.
 
-:func:`chunk_items` is one task of the chunk side: each work item is loaded
-(:func:`load`, through :mod:`chunklab.documents`), chunked by the catalog strategy
-(:func:`chunk`) and given its title and section path (:func:`context`, when asked). It returns
-one **document row** per item (status ``document``, with its chunk count; or ``skipped`` /
-``failed`` with the reason) and one **chunk row** per chunk: status ``embed``, or
-``unchanged`` when the sink already holds that chunk as it is (same id, text and metadata,
-so the same embedded text: its :func:`fingerprint` is in ``known``). :class:`Embedder` embeds
-the ``embed`` rows only. The local engine runs these in worker processes, the Ray engine in
-Ray tasks and actors; the in-process path runs them here. Nothing here imports Ray.
+:func:`load` and :func:`chunk` are the one load-and-chunk stage of the kit: ``chunklab chunk``,
+every ingest engine and (through :func:`chunk_document`, its documents being loaded already)
+the benchmark call them, so a file or corpus member gives the same chunks everywhere.
+:func:`chunk_items` is one task of the chunk side: each work item is loaded (:func:`load`,
+through :mod:`chunklab.documents`), chunked by the catalog strategy (:func:`chunk`) and given
+its title and section path (:func:`context`, when asked). It returns one **document row** per
+item (status ``document``, with its chunk count; or ``skipped`` / ``failed`` with the reason)
+and one **chunk row** per chunk: status ``embed``, or ``unchanged`` when the sink already holds
+that chunk as it is (same id, text and metadata, so the same embedded text: its
+:func:`~chunklab.retrieval.filters.fingerprint` is in ``known``). :class:`Embedder` embeds the
+``embed`` rows only. The local engine runs these in worker processes, the Ray engine in Ray
+tasks and actors; the in-process path runs them here. Nothing here imports Ray.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
+from chunklab._validate import check_positive_int
 from chunklab.chunk import Chunk, embedding_text
+from chunklab.chunkers.catalog import StrategySpec
 from chunklab.documents import Document
-from chunklab.ingest.plan import StrategySpec, WorkItem, json_default
+from chunklab.embed import DEFAULT_MODEL, get_encoder
+from chunklab.ingest.plan import WorkItem
 from chunklab.ingest.report import problem_of
+from chunklab.retrieval.filters import fingerprint, metadata_json
+
+if TYPE_CHECKING:
+    from chunklab.chunkers.catalog import Strategy
+    from chunklab.protocols import DocumentLike, EncoderLike
 
 __all__ = [
     "CHUNK_SCHEMA",
     "ChunkConfig",
     "Embedder",
     "chunk",
+    "chunk_document",
     "chunk_items",
     "context",
     "encode_items",
-    "fingerprint",
     "load",
-    "metadata_json",
 ]
 
 #: columns of the chunk stage's output (the Embedder drops ``embed`` and adds ``vector``, ``truncated``)
@@ -70,43 +77,51 @@ class ChunkConfig:
     strict: bool = False
     context: bool = False
     embed_context: bool = True
-    model: str = "static"  # the encoder a strategy that embeds (semantic) chunks with
+    model: str = DEFAULT_MODEL  # the encoder a strategy that embeds (semantic) chunks with
+    device: str = "auto"
 
 
 # -- the stages ----------------------------------------------------------------------------
 def load(item: WorkItem, strict: bool = False) -> Document:
-    """The load stage: the item's document (a file by :func:`chunklab.documents.load_document`)."""
-    from chunklab.documents import load_document
+    """The load stage: the item's document, read through :mod:`chunklab.documents` by its format.
+
+    A file by :func:`~chunklab.documents.load_document`; a corpus member (which may live in an
+    archive) from its bytes by :func:`~chunklab.documents.load_bytes`, as the format it
+    declares (``CorpusFile.format``: a code-poly member's language, a PDF), under its corpus id.
+    """
+    from chunklab.documents import load_bytes, load_document
 
     if item.member is not None:
         f = item.member
-        return Document(item.doc_id, f.read_text(), f.path, "python", os.path.basename(f.relpath))
+        return load_bytes(f.read_bytes(), f.path, format=f.format, strict=strict, doc_id=item.doc_id)
     return load_document(item.source, root=item.root, strict=strict)
 
 
 def chunk(doc: Document, config: ChunkConfig) -> list[Chunk]:
-    """The chunk stage: the catalog strategy's chunks of ``doc`` (whitespace-only chunks dropped)."""
+    """The chunk stage: :func:`chunk_document` with the config's strategy (and encoder, if it embeds)."""
     strategy = config.spec.build()
-    encoder = _encoder(config.model) if strategy.needs_encoder else None
-    return [c for c in strategy(doc, encoder=encoder) if c.text.strip()]
+    encoder = get_encoder(config.model, device=config.device) if strategy.needs_encoder else None
+    return chunk_document(doc, strategy, encoder)
+
+
+def chunk_document(doc: DocumentLike, strategy: Strategy, encoder: EncoderLike | None = None) -> list[Chunk]:
+    """The one chunking rule of ``chunk``, ``index`` and ``evaluate``: ``strategy``'s chunks of ``doc``.
+
+    Each must be a :class:`~chunklab.chunk.Chunk` (else a ValueError naming the strategy);
+    whitespace-only chunks are dropped (there is nothing in them to embed or to find).
+    """
+    got = strategy(doc, encoder=encoder)
+    for c in got:
+        if not isinstance(c, Chunk):
+            raise ValueError(f"strategy {strategy.name!r} returned {type(c).__name__}, not Chunk")
+    return [c for c in got if c.text.strip()]
 
 
 def context(chunks: list[Chunk], doc: Document) -> list[Chunk]:
     """The context stage: the document title and section path on each chunk (:func:`add_context`)."""
     from chunklab.chunkers.context import add_context
 
-    return add_context(chunks, title=doc.title, source=doc.text if doc.kind == "markdown" else None)
-
-
-def metadata_json(metadata: dict[str, Any]) -> str:
-    """A chunk's metadata as canonical JSON (sorted keys): how rows carry it and fingerprints hash it."""
-    return json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=json_default)
-
-
-def fingerprint(chunk_id: str, text: str, metadata: str) -> int:
-    """A 64-bit hash of a chunk's id, text and canonical metadata JSON: equal means "stored as it is"."""
-    data = "\0".join((chunk_id, text, metadata)).encode("utf-8", "surrogatepass")
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+    return add_context(chunks, title=doc.title, source=doc.text if doc.format == "markdown" else None)
 
 
 # -- one chunking task ---------------------------------------------------------------------
@@ -162,18 +177,6 @@ def _append(rows: dict[str, list[Any]], *values: Any) -> None:
         rows[name].append(value)
 
 
-_ENCODERS: dict[str, Any] = {}
-
-
-def _encoder(model: str) -> Any:
-    """This process's encoder for a strategy that embeds while chunking."""
-    if model not in _ENCODERS:
-        from chunklab.embed import Encoder
-
-        _ENCODERS[model] = Encoder(model, show_progress=False)
-    return _ENCODERS[model]
-
-
 # -- embed stage ---------------------------------------------------------------------------
 class Embedder:
     """The embed stage: the model is loaded once (per process, or per Ray actor) and reused.
@@ -185,19 +188,29 @@ class Embedder:
 
     def __init__(
         self,
-        model: str = "static",
+        model: str = DEFAULT_MODEL,
         device: str = "auto",
         cache_dir: str | None = None,
         threads: int | None = None,
         batch_size: int = 64,
     ) -> None:
-        from chunklab.embed import Encoder
-
-        self.encoder = Encoder(
-            model, device, cache_dir=cache_dir, threads=threads, batch_size=batch_size, show_progress=False
-        )
+        check_positive_int(batch_size, "batch_size")
+        self.encoder = get_encoder(model, device=device, cache_dir=cache_dir, threads=threads)
+        self.batch_size = batch_size
         self.dim = self.encoder.dim
         self.window = self.encoder.max_seq_length
+        # the encoder is the process's shared one: count this embedder's texts from here
+        self._calls0, self._hits0 = self.encoder.model_calls, self.encoder.cache_hits
+
+    @property
+    def model_calls(self) -> int:
+        """Texts this embedder sent to the model."""
+        return self.encoder.model_calls - self._calls0
+
+    @property
+    def cache_hits(self) -> int:
+        """Texts this embedder found in the vector cache."""
+        return self.encoder.cache_hits - self._hits0
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         todo = np.asarray(batch.column("status").to_pylist(), dtype=object) == "embed"
@@ -205,7 +218,7 @@ class Embedder:
         truncated = np.zeros(batch.num_rows, dtype=bool)
         if todo.any():
             texts = [t for t, go in zip(batch.column("embed").to_pylist(), todo, strict=True) if go]
-            vectors[todo] = self.encoder.encode(texts, show_progress=False)
+            vectors[todo] = self.encoder.encode(texts, show_progress=False, batch_size=self.batch_size)
             if self.window:  # the model adds two special tokens
                 truncated[todo] = [self.encoder.count_tokens(t) > self.window - 2 for t in texts]
         column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), self.dim)

@@ -7,7 +7,8 @@ from typing import Any
 
 from chunklab.chunk import Chunk
 from chunklab.chunkers.catalog import Strategy, get_strategy
-from chunklab.documents import KINDS, Document, detect_kind
+from chunklab.documents import FORMATS, Document, detect_format
+from chunklab.protocols import EncoderLike
 
 #: metadata keys under which the frameworks' loaders keep a document's path
 PATH_KEYS = ("source", "file_path", "path")
@@ -30,10 +31,10 @@ def chunk_text(
     *,
     doc_id: str,
     metadata: Mapping[str, Any] | None = None,
-    kind: str | None = None,
-    encoder: Any = None,
+    format: str | None = None,
+    encoder: EncoderLike | None = None,
 ) -> list[Chunk]:
-    """Chunk ``text`` as a document of ``kind`` (else detected from a path in ``metadata``, else text).
+    """Chunk ``text`` as a document of ``format`` (else detected from a path in ``metadata``, else text).
 
     Offsets are into ``text`` exactly as the framework holds it; nothing is stripped or searched.
     """
@@ -41,11 +42,15 @@ def chunk_text(
         raise ValueError(f"text must be a str, got {type(text).__name__}")
     meta = dict(metadata or {})
     path = next((str(meta[key]) for key in PATH_KEYS if meta.get(key)), None)
-    if kind is None:
-        kind = detect_kind(path, text[:2048]) if path else "text"
-    elif kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
-    document = Document(doc_id=doc_id, text=text, path=path, kind=kind)
+    if format is None:
+        format = detect_format(path, text[:2048]) if path else "text"
+    elif format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
+    document = Document(doc_id=doc_id, text=text, path=path, format=format)
+    if encoder is None and strategy.needs_encoder:  # semantic chunking: the kit's default model
+        from chunklab.embed import get_encoder
+
+        encoder = get_encoder()
     return strategy(document, encoder=encoder)
 
 

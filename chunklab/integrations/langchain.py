@@ -8,7 +8,7 @@ Two lines for a LangChain user::
 Unlike LangChain's own splitters, ``start_index`` is the chunk's offset as the chunker computed
 it (never found again by searching the text, which misplaces repeated passages), and every chunk
 keeps chunklab's metadata: ``end_index``, ``chunk_id`` (stable: re-indexing upserts), the
-headings path, the kind, and for HTML the visible text with offsets into the markup.
+headings path, the role (metadata "kind"), and for HTML the visible text with offsets into the markup.
 """
 
 from __future__ import annotations
@@ -21,8 +21,11 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.embeddings import Embeddings
 from langchain_text_splitters import TextSplitter
 
+from chunklab.chunk import Chunk
 from chunklab.chunkers.catalog import Strategy
+from chunklab.embed import DEFAULT_MODEL
 from chunklab.integrations._core import build_strategy, chunk_metadata, chunk_text
+from chunklab.protocols import EncoderLike
 
 __all__ = ["ChunklabEmbeddings", "ChunklabTextSplitter"]
 
@@ -31,7 +34,7 @@ class ChunklabTextSplitter(TextSplitter):
     """A chunklab strategy (``"recursive"``, ``"structural"``, ``"semantic"``, …) as a LangChain splitter.
 
     ``params`` are the strategy's own (``size``, ``overlap``, ``max_chars``, ``unit``, ``levels``…),
-    validated by the catalog. ``kind`` forces the document kind (``"markdown"``, ``"python"``,
+    validated by the catalog. ``format`` forces the document format (``"markdown"``, ``"python"``,
     ``"html"``…); by default it is detected from the ``source`` path in each document's metadata.
     ``leaves_only`` (default) returns only the chunks that get embedded (leaves for hierarchical).
     """
@@ -40,9 +43,9 @@ class ChunklabTextSplitter(TextSplitter):
         self,
         strategy: str | Strategy = "recursive",
         *,
-        kind: str | None = None,
+        format: str | None = None,
         leaves_only: bool = True,
-        encoder: Any = None,
+        encoder: EncoderLike | None = None,
         **params: Any,
     ) -> None:
         built = build_strategy(strategy, params)
@@ -50,7 +53,7 @@ class ChunklabTextSplitter(TextSplitter):
         overlap = int(built.params.get("overlap") or 0)
         super().__init__(chunk_size=size, chunk_overlap=min(overlap, size), add_start_index=True)
         self.strategy = built
-        self.kind = kind
+        self.format = format
         self.leaves_only = leaves_only
         self.encoder = encoder
 
@@ -78,9 +81,9 @@ class ChunklabTextSplitter(TextSplitter):
         docs = list(documents)
         return self.create_documents([d.page_content for d in docs], [dict(d.metadata) for d in docs])
 
-    def _chunks(self, text: str, *, doc_id: str, metadata: dict[Any, Any]) -> list[Any]:
+    def _chunks(self, text: str, *, doc_id: str, metadata: dict[Any, Any]) -> list[Chunk]:
         chunks = chunk_text(
-            self.strategy, text, doc_id=doc_id, metadata=metadata, kind=self.kind, encoder=self.encoder
+            self.strategy, text, doc_id=doc_id, metadata=metadata, format=self.format, encoder=self.encoder
         )
         return self.strategy.index_chunks(chunks) if self.leaves_only else chunks
 
@@ -88,7 +91,7 @@ class ChunklabTextSplitter(TextSplitter):
 class ChunklabEmbeddings(Embeddings):
     """LangChain ``Embeddings`` over chunklab's local encoder (MiniLM or the static model), cached on disk."""
 
-    def __init__(self, model: str = "minilm", *, encoder: Any = None) -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, *, encoder: EncoderLike | None = None) -> None:
         if encoder is None:
             from chunklab.embed import get_encoder
 

@@ -26,7 +26,9 @@ from llama_index.core.utils import get_tqdm_iterable
 
 from chunklab.chunk import Chunk
 from chunklab.chunkers.catalog import Strategy
+from chunklab.embed import DEFAULT_MODEL
 from chunklab.integrations._core import build_strategy, chunk_metadata, chunk_text
+from chunklab.protocols import EncoderLike
 
 __all__ = ["ChunklabEmbedding", "ChunklabNodeParser"]
 
@@ -34,11 +36,11 @@ __all__ = ["ChunklabEmbedding", "ChunklabNodeParser"]
 class ChunklabNodeParser(NodeParser):
     """A chunklab strategy (``"recursive"``, ``"structural"``, ``"hierarchical"``, …) as a LlamaIndex parser.
 
-    ``params`` are the strategy's own, validated by the catalog; ``kind`` forces the document
-    kind, else it is detected from the node's ``file_path``/``source`` metadata.
+    ``params`` are the strategy's own, validated by the catalog; ``format`` forces the document
+    format, else it is detected from the node's ``file_path``/``source`` metadata.
     """
 
-    kind: str | None = None
+    format: str | None = None
     strategy_name: str = "recursive"
     _strategy: Strategy = PrivateAttr()
     _encoder: Any = PrivateAttr(default=None)
@@ -47,13 +49,13 @@ class ChunklabNodeParser(NodeParser):
         self,
         strategy: str | Strategy = "recursive",
         *,
-        kind: str | None = None,
-        encoder: Any = None,
+        format: str | None = None,
+        encoder: EncoderLike | None = None,
         **params: Any,
     ) -> None:
         built = build_strategy(strategy, params)
         super().__init__()
-        self.kind = kind
+        self.format = format
         self.strategy_name = built.name
         self._strategy = built
         self._encoder = encoder
@@ -75,7 +77,7 @@ class ChunklabNodeParser(NodeParser):
                 text,
                 doc_id=doc_id,
                 metadata=node.metadata,
-                kind=self.kind,
+                format=self.format,
                 encoder=self._encoder,
             )
             out.extend(_nodes_for(chunks, node))
@@ -125,7 +127,9 @@ class ChunklabEmbedding(BaseEmbedding):
 
     _encoder: Any = PrivateAttr()
 
-    def __init__(self, model: str = "minilm", *, encoder: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self, model: str = DEFAULT_MODEL, *, encoder: EncoderLike | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(model_name=f"chunklab-{model}", **kwargs)
         if encoder is None:
             from chunklab.embed import get_encoder

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from chunklab.chunk import Chunk, is_leaf
-from chunklab.embed import Encoder, get_encoder
+from chunklab.embed import DEFAULT_MODEL, Encoder, get_encoder
 from chunklab.protocols import EncoderLike, Hit
 from chunklab.retrieval import aliases
 from chunklab.retrieval.filters import chunk_from_stored, encode_metadata
@@ -54,13 +54,13 @@ class ChunklabEmbeddingFunction(EmbeddingFunction[Documents]):
     """Chroma embedding function backed by :class:`chunklab.embed.Encoder` (local, cached)."""
 
     def __init__(
-        self, encoder: EncoderLike | None = None, model_path: str | None = None, model: str = "minilm"
+        self, encoder: EncoderLike | None = None, model_path: str | None = None, model: str = DEFAULT_MODEL
     ) -> None:
         self._encoder = encoder
         if encoder is not None:
             custom = getattr(encoder, "_model_path", None)
             model_path = str(custom) if custom is not None else None
-            model = getattr(encoder, "model_kind", "minilm")
+            model = getattr(encoder, "model_kind", DEFAULT_MODEL)
         self._model_path = model_path
         self._model = model
 

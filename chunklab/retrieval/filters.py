@@ -10,9 +10,10 @@ so the lexical index filters exactly like the dense store.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -24,10 +25,14 @@ __all__ = [
     "check_queries",
     "check_query",
     "check_where",
+    "chunk_fingerprint",
     "chunk_from_stored",
     "decode_metadata",
     "encode_metadata",
+    "fingerprint",
+    "json_default",
     "matches",
+    "metadata_json",
 ]
 
 META_KEY = "chunklab_meta"  # the whole metadata dict, JSON: restored exactly on the way out
@@ -55,7 +60,7 @@ def encode_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
         "doc_id": chunk.doc_id,
         "start": chunk.start,
         "end": chunk.end,
-        META_KEY: json.dumps(meta, ensure_ascii=False, default=_json_default),
+        META_KEY: json.dumps(meta, ensure_ascii=False, default=json_default),
     }
     for key, value in meta.items():
         if not isinstance(key, str) or key in _RESERVED or not key:
@@ -92,14 +97,30 @@ def chunk_from_stored(document: str | None, stored: Mapping[str, Any] | None) ->
     return Chunk(document or "", start, end, doc_id, meta)
 
 
-def check_query(query: Any) -> str:
+def metadata_json(metadata: dict[str, Any]) -> str:
+    """A chunk's metadata as canonical JSON (sorted keys): how rows carry it and fingerprints hash it."""
+    return json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=json_default)
+
+
+def fingerprint(chunk_id: str, text: str, metadata: str) -> int:
+    """A 64-bit hash of a chunk's id, text and canonical metadata JSON: equal means "stored as it is"."""
+    data = "\0".join((chunk_id, text, metadata)).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+
+
+def chunk_fingerprint(chunk: Chunk) -> int:
+    """The :func:`fingerprint` of a :class:`~chunklab.chunk.Chunk` (its id, text and metadata)."""
+    return fingerprint(chunk.id, chunk.text, metadata_json(chunk.metadata))
+
+
+def check_query(query: object) -> str:
     """``query`` when it is a non-empty string, else a ValueError (every search takes one)."""
     if not isinstance(query, str) or not query.strip():
         raise ValueError(f"query must be a non-empty string, got {query!r}")
     return query
 
 
-def check_queries(queries: Any) -> list[str]:
+def check_queries(queries: Iterable[str]) -> list[str]:
     """``queries`` as a list of strings (a single string is refused: pass ``[query]``)."""
     if isinstance(queries, str):
         raise ValueError("search_many expects a list of query strings, not a single string")
@@ -169,7 +190,7 @@ def _field_matches(record: Mapping[str, Any], key: str, cond: Any) -> bool:
     raise ValueError(f"where: unsupported operator {op!r} on {key!r}")
 
 
-def _equal(value: Any, operand: Any) -> bool:
+def _equal(value: object, operand: object) -> bool:
     """Chroma's equality: bools only equal bools, strings only strings, numbers compare by value."""
     if isinstance(value, bool) or isinstance(operand, bool):
         return isinstance(value, bool) and isinstance(operand, bool) and value == operand
@@ -178,7 +199,7 @@ def _equal(value: Any, operand: Any) -> bool:
     return value == _as_stored(value, operand)
 
 
-def _as_stored(value: Any, operand: Any) -> Any:
+def _as_stored(value: object, operand: Any) -> Any:
     """Chroma compares an integer field with a float operand truncated toward zero (2.5 -> 2, -1.5 -> -1)."""
     if isinstance(value, int) and not isinstance(value, bool) and isinstance(operand, float):
         return int(operand)
@@ -197,7 +218,8 @@ def _check_where_keys(where: Mapping[str, Any]) -> None:
             )
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: object) -> object:
+    """JSON for the values a chunk's metadata or a strategy's parameters may hold (sets, numpy values)."""
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=str)
     if isinstance(value, np.generic):

@@ -80,12 +80,12 @@ def _keep(token: str) -> bool:
     return len(token) > 1 or token.isdigit()
 
 
-def _check_tokenizer(tokenizer: Any, allow_callable: bool = True) -> None:
+def _check_tokenizer(tokenizer: object, allow_callable: bool = True) -> None:
     if not (allow_callable and callable(tokenizer)) and tokenizer not in TOKENIZERS:
         raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)} or a callable; got {tokenizer!r}")
 
 
-def _check_knobs(k1: Any, b: Any) -> None:
+def _check_knobs(k1: object, b: object) -> None:
     for name, value in (("k1", k1), ("b", b)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise ValueError(f"{name} must be a non-negative number, got {value!r}")

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LOCK_NAME", "StoreBusyError", "StoreLock", "holder", "lock_store"]
+__all__ = ["BUSY_EXIT", "LOCK_NAME", "READ_WAIT", "StoreBusyError", "StoreLock", "holder", "lock_store"]
 
 #: the lock file inside a store folder
 LOCK_NAME = "chunklab.lock"
@@ -35,6 +35,8 @@ LOCK_NAME = "chunklab.lock"
 POLL = 0.05
 #: exit status of a command that found the store busy and did not wait (EX_TEMPFAIL: try again later)
 BUSY_EXIT = 75
+#: how long a reader waits for a writer to finish with a folder store before giving up (seconds)
+READ_WAIT = 10.0
 
 
 class StoreBusyError(RuntimeError):

@@ -27,6 +27,7 @@ from chunklab.paths import chunklab_dir
 
 if TYPE_CHECKING:
     from chunklab.retrieval.lock import StoreLock
+    from chunklab.retrieval.store import ChunkStore
 
 __all__ = [
     "SQLITE_NAME",
@@ -173,7 +174,7 @@ def read_records(folder: str | Path) -> Iterator[CollectionRecords]:
         con.close()
 
 
-def _value(s: Any, i: Any, f: Any, b: Any) -> Any:
+def _value(s: str | None, i: int | None, f: float | None, b: int | None) -> str | int | float | bool | None:
     if b is not None:
         return bool(b)
     for value in (s, i, f):
@@ -301,7 +302,7 @@ def _rebuild(folder: Path, records: list[CollectionRecords]) -> dict[str, int]:
     return kept
 
 
-def store_digest(store: Any) -> str:
+def store_digest(store: ChunkStore) -> str:
     """A SHA-256 of a store's contents: ids, texts, metadata and float32 vectors of leaves and parents.
 
     Two stores with the same chunks and bit-identical vectors (the embedding cache answers a

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from chunklab._validate import check_positive_int
 
@@ -32,7 +33,7 @@ METHODS = ("auto", "exact", "ivf")
 _POINTS_PER_CELL = 64  # training vectors per IVF cell (faiss warns below 39)
 
 
-def _as_matrix(values: Any, name: str, dim: int | None = None, check_finite: bool = True) -> np.ndarray:
+def _as_matrix(values: ArrayLike, name: str, dim: int | None = None, check_finite: bool = True) -> np.ndarray:
     """``values`` as a C-contiguous float32 2-D array (no copy when it already is one)."""
     try:
         a = np.ascontiguousarray(values, dtype=np.float32)
@@ -121,7 +122,7 @@ class VectorIndex:
 
     def __init__(
         self,
-        vectors: Any,
+        vectors: ArrayLike,
         *,
         method: str = "auto",
         nlist: int | None = None,
@@ -172,7 +173,7 @@ class VectorIndex:
         extra = f", nlist={self.nlist}, nprobe={self.nprobe}" if self.method == "ivf" else ""
         return f"VectorIndex({self.n} x {self.dim}, method={self.method!r}{extra})"
 
-    def search(self, queries: Any, k: int, nprobe: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, queries: ArrayLike, k: int, nprobe: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, ids)`` of the top ``k`` rows per query, best first: shape ``(len(queries), min(k, n))``.
 
         An IVF search can find fewer than ``k`` rows in the cells it scans: those places
@@ -192,7 +193,7 @@ class VectorIndex:
         scores[ids < 0] = -np.inf
         return scores, ids
 
-    def ranked(self, queries: Any, k: int, nprobe: int | None = None) -> list[list[int]]:
+    def ranked(self, queries: ArrayLike, k: int, nprobe: int | None = None) -> list[list[int]]:
         """The top ``k`` row numbers per query, best first (rows an IVF search did not reach left out)."""
         _, ids = self.search(queries, k, nprobe=nprobe)
         return [[int(i) for i in row if i >= 0] for row in ids]

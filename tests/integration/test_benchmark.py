@@ -289,7 +289,7 @@ def test_sweep_builds_every_combination_once():
 
 def test_parse_strategies_reads_names_and_parameters():
     got = parse_strategies("fixed, recursive:size=300;overlap=10%")
-    assert [s.kind for s in got] == ["fixed", "recursive"]
+    assert [s.family for s in got] == ["fixed", "recursive"]
     assert got[1].params["overlap"] == 30
     with pytest.raises(ValueError, match="key=value"):
         parse_strategies("fixed:size")
@@ -414,3 +414,21 @@ def test_texts_longer_than_the_model_window_are_counted_as_truncated(encoder):
     ).run(progress=False)
     assert res.summary.loc["whole", "truncated_chunks"] == 1
     assert res.summary.loc["small", "truncated_chunks"] == 0
+
+
+def test_a_plot_drawn_on_a_subfigure_returns_the_root_figure_that_can_be_saved(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from chunklab.evaluate.plots import plot_cost_quality
+
+    fig = plt.figure()
+    ax = fig.subfigures(1, 2)[0].subplots()
+    summary = pd.DataFrame({"retrieved_chars": [10.0], "recall": [0.5]}, index=["fixed"])
+    got = plot_cost_quality(summary, ax=ax)
+    got.savefig(tmp_path / "cost.png")
+    plt.close(fig)
+    assert got is fig and (tmp_path / "cost.png").stat().st_size > 0

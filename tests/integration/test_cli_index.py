@@ -218,3 +218,13 @@ def test_query_on_a_missing_store_or_collection_is_an_error_listing_what_exists(
     capsys.readouterr()
     assert main(["index", "--store", str(tmp_path / "store"), "--collection", "chunkz", "-q", "x"]) == 2
     assert "'chunks'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["index", "search", "evaluate"])
+def test_model_help_names_the_one_default_model(command, capsys):
+    from chunklab.embed import DEFAULT_MODEL
+
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"default {DEFAULT_MODEL}" in said or f"else {DEFAULT_MODEL}" in said

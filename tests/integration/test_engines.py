@@ -19,10 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.chunk import embedding_text
-from chunklab.chunkers.catalog import get_strategy
+from chunklab.chunkers.catalog import StrategySpec, get_strategy
 from chunklab.documents import load_document
 from chunklab.ingest import get_engine
-from chunklab.ingest.plan import StrategySpec, WorkItem
+from chunklab.ingest.plan import WorkItem
 from chunklab.ingest.sinks import chunks_of
 from chunklab.ingest.stages import ChunkConfig, chunk_items, encode_items
 from tests.support import RAY_SHIM
@@ -71,7 +71,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def local_out(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("local") / "shards"
-    report = get_engine("local")([str(corpus)], strategy=STRATEGY, out=out, workers=2, progress=False)
+    report = get_engine("local")(
+        [str(corpus)], strategy=STRATEGY, model="static", out=out, workers=2, progress=False
+    )
     return report, out
 
 
@@ -96,7 +98,9 @@ def ray_cluster():
 @pytest.fixture(scope="module")
 def ray_out(corpus: Path, ray_cluster, tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("ray") / "shards"
-    report = get_engine("ray")([str(corpus)], strategy=STRATEGY, out=out, workers=2, progress=False)
+    report = get_engine("ray")(
+        [str(corpus)], strategy=STRATEGY, model="static", out=out, workers=2, progress=False
+    )
     return report, out
 
 
@@ -166,12 +170,14 @@ def test_reindexing_with_either_engine_is_an_idempotent_upsert(
 
     folder = tmp_path / "chroma"
     first = get_engine("local")(
-        [str(corpus)], strategy=STRATEGY, store=str(folder), workers=1, progress=False
+        [str(corpus)], strategy=STRATEGY, model="static", store=str(folder), workers=1, progress=False
     )
     store = ChunkStore(folder, encoder=Encoder("static"), create=False)
     ids = sorted(c.id for c in store.iter_chunks())
     assert len(ids) == first.chunks > 20
-    again = get_engine("ray")([str(corpus)], strategy=STRATEGY, store=str(folder), workers=2, progress=False)
+    again = get_engine("ray")(
+        [str(corpus)], strategy=STRATEGY, model="static", store=str(folder), workers=2, progress=False
+    )
     assert again.chunks == first.chunks and again.embedded == 0 and again.deleted == 0
     store = ChunkStore(folder, encoder=Encoder("static"), create=False)
     assert sorted(c.id for c in store.iter_chunks()) == ids
@@ -182,7 +188,9 @@ def test_reindexing_with_either_engine_is_an_idempotent_upsert(
 def test_rerunning_into_the_same_parquet_folder_rewrites_it(corpus: Path, local_out, tmp_path: Path) -> None:
     out = tmp_path / "shards"
     for _ in range(2):
-        get_engine("local")([str(corpus)], strategy=STRATEGY, out=out, workers=1, progress=False)
+        get_engine("local")(
+            [str(corpus)], strategy=STRATEGY, model="static", out=out, workers=1, progress=False
+        )
     assert sorted(os.listdir(out)) == ["part-00000.parquet"]
     assert _table(out).drop_columns(["vector"]).equals(_table(local_out[1]).drop_columns(["vector"]))
 
@@ -282,7 +290,13 @@ def test_both_engines_upsert_the_same_chunks_into_a_chroma_server(
 ) -> None:
     from chunklab.retrieval.store import ChunkStore
 
-    options = {"strategy": STRATEGY, "chroma_url": server, "collection": "engines", "progress": False}
+    options = {
+        "strategy": STRATEGY,
+        "model": "static",
+        "chroma_url": server,
+        "collection": "engines",
+        "progress": False,
+    }
     by_ray = get_engine("ray")([str(corpus)], workers=2, **options)
     by_local = get_engine("local")([str(corpus)], workers=1, **options)  # the same ids: an upsert in place
     store = ChunkStore(url=server, collection="engines", create=False)

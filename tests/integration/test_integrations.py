@@ -77,7 +77,7 @@ def _params(name: str) -> dict:
 
 def _kit_chunks(name: str, text: str, doc_id: str, kind: str, encoder: Encoder):
     strategy = get_strategy(name, **_params(name))
-    return strategy(Document(doc_id=doc_id, text=text, kind=kind), encoder=encoder)
+    return strategy(Document(doc_id=doc_id, text=text, format=kind), encoder=encoder)
 
 
 @pytest.mark.parametrize("name", available_strategies())

@@ -14,24 +14,21 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support import RAY_SHIM
+from chunklab.ingest import get_engine
+from chunklab.ingest.parquet import STAGING, read_dataset
+from tests.support._rayshim import chunklab_faults as faults
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None,
     reason="Ray is not installed: pip install 'chunklab[distributed]' to run the Ray fault tests",
 )
 
-# the one module both sides import by the same name: Ray's workers find it on their PYTHONPATH (RAY_SHIM)
-sys.path.insert(0, str(RAY_SHIM))
-import chunklab_faults as faults  # noqa: E402  (test scaffolding beside the rfc3987 shim)
-
-from chunklab.ingest import get_engine  # noqa: E402
-from chunklab.ingest.parquet import STAGING, read_dataset  # noqa: E402
+# the driver imports the scaffolding as a package module; Ray's workers import it as
+# ``chunklab_faults`` from their PYTHONPATH (tests/support/_rayshim, set by faults.start_cluster)
 
 SPEC = {"name": "recursive", "size": 160}
 OPTIONS = {"model": "static", "workers": 3, "batch_size": 16, "progress": False}
@@ -39,7 +36,7 @@ COLUMNS = ("id", "doc_id", "start", "end", "text", "metadata")
 
 
 def _spec():
-    from chunklab.ingest.plan import StrategySpec
+    from chunklab.chunkers.catalog import StrategySpec
 
     spec = dict(SPEC)
     return StrategySpec.of(spec.pop("name"), **spec)

@@ -91,6 +91,35 @@ def test_index_no_wait_fails_with_the_busy_status(other_writer, tmp_path, capsys
     assert files_under(folder) == [LOCK_NAME]  # nothing written while refused
 
 
+def test_the_ingest_pipeline_takes_the_writer_lock_with_its_wait_option(other_writer, tmp_path):
+    from chunklab.ingest.local import LocalEngine
+    from chunklab.ingest.pipeline import IngestOptions, run
+
+    folder, pid = other_writer
+    docs = store_faults.make_corpus(tmp_path / "docs", 2)
+    options = IngestOptions(model="static", store=str(folder), wait=0, workers=1, progress=False)
+    with pytest.raises(StoreBusyError, match=f"pid {pid}.*not waiting"):
+        run([str(docs)], options, LocalEngine())
+    assert files_under(folder) == [LOCK_NAME]  # nothing written while refused
+
+
+def test_index_takes_the_writer_lock_once_through_the_store(tmp_path, monkeypatch, capsys):
+    import chunklab.retrieval.lock as lock
+
+    taken: list[bool] = []
+    real = lock.lock_store
+
+    def counting(folder, exclusive, wait=None, notify=None):
+        taken.append(exclusive)
+        return real(folder, exclusive, wait, notify)
+
+    monkeypatch.setattr(lock, "lock_store", counting)
+    docs = store_faults.make_corpus(tmp_path / "docs", 2)
+    store = tmp_path / "store"
+    assert main(["index", str(docs), "--store", str(store), "--model", "static", "--no-progress"]) == 0
+    assert taken == [True]  # one exclusive hold for the whole run, taken by the store
+
+
 def test_search_never_hangs_on_a_store_being_written(other_writer, capsys):
     folder, pid = other_writer
     (folder / "chroma.sqlite3").write_bytes(b"")  # looks like a store; the writer holds it

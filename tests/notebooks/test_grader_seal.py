@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import tracemalloc
 from pathlib import Path
@@ -29,7 +30,15 @@ from chunklab.course.generate import make_exercise
 from chunklab.course.grader import GradeOptions, grade_notebooks
 from chunklab.course.hidden import HiddenCheck
 from chunklab.course.kernel import Kernel, Limits, kernel_env
-from chunklab.course.results import format_result, identify, printable, write_feedback, write_report
+from chunklab.course.results import (
+    Gradebook,
+    GradeResult,
+    format_result,
+    identify,
+    printable,
+    write_feedback,
+    write_report,
+)
 from chunklab.course.shortcuts import Shortcut
 from tests.support.sandbox import needs_bwrap
 from tests.support.tiny_course import FAST, SOLUTION_SOURCE, blank_with, grade, solution_with, tiny_solution
@@ -155,7 +164,7 @@ def test_rows_and_pages_are_written_as_each_notebook_finishes_and_resume_grades_
     assert main(args) == 130  # interrupted
     rows = list(csv.DictReader(report.open(encoding="utf-8")))
     assert [r["student"] for r in rows] == ["ann"] and rows[0]["passed"] == "2"
-    assert (tmp_path / "grades-feedback" / "subs-ann-00-tiny.html").is_file()
+    assert len(list((tmp_path / "grades-feedback").glob("subs-ann-00-tiny-*.html"))) == 1
     monkeypatch.setattr(grader_module._Run, "grade", real)
     capsys.readouterr()
     assert main([*args, "--resume"]) == 0
@@ -270,28 +279,38 @@ def test_every_declared_library_function_exists_and_every_exercise_function_is_t
             assert callable(getattr(importlib.import_module(module), attr)), dotted
 
 
+_RRF_BY_THE_LIBRARY = {
+    "reciprocal_rank_fusion": (
+        "    from chunklab.retrieval.hybrid import reciprocal_rank_fusion\n"
+        "    from chunklab import Chunk\n"
+        "    fused = reciprocal_rank_fusion([[(Chunk(i, 0, 0, i), 0.0) for i in r] for r in rankings], k=k)\n"
+        "    return [c.text for c, _ in fused]\n"
+    ),
+    # issue 37: the ids-only twin was not in shortcuts.py, so calling it scored full marks
+    "reciprocal_rank_fusion_ids": (
+        "    from chunklab.retrieval.hybrid import reciprocal_rank_fusion_ids\n"
+        "    return [i for i, _ in reciprocal_rank_fusion_ids(rankings, rrf_k=k)]\n"
+    ),
+}
+
+
 @pytest.mark.slow
-def test_07_rrf_wrapping_the_library_fails_visibly_and_in_its_hidden_checks():
+@pytest.mark.parametrize("library", sorted(_RRF_BY_THE_LIBRARY))
+def test_07_rrf_wrapping_the_library_fails_visibly_and_in_its_hidden_checks(library):
     from chunklab.course.notebooks import read_notebook
 
     ref = ROOT / "solutions" / "07-retrieval.ipynb"
     nb = read_notebook(ref)
     cell = next(c for c in nb.cells if c.get("id") == "rrf")
     start = cell.source.index("    ### BEGIN SOLUTION")
-    cell.source = cell.source[:start] + (
-        "    from chunklab.retrieval.hybrid import reciprocal_rank_fusion\n"
-        "    from chunklab import Chunk\n"
-        "    fused = reciprocal_rank_fusion([[(Chunk(i, 0, 0, i), 0.0) for i in r] for r in rankings], k=k)\n"
-        "    return [c.text for c, _ in fused]\n"
-    )
+    cell.source = cell.source[:start] + _RRF_BY_THE_LIBRARY[library]
     (bad,) = grade_notebooks(
         [("mallory-07-retrieval.ipynb", nb)], reference=ref, options=GradeOptions(timeout=600)
     )
     cp = next(c for c in bad.checkpoints if c.cell_id == "cp-rrf")
     assert not cp.passed
-    assert (
-        "rrf calls chunklab.retrieval.hybrid.reciprocal_rank_fusion, which this exercise asks you to write"
-        in (cp.detail + " ".join(h.detail for h in cp.hidden))
+    assert f"rrf calls chunklab.retrieval.hybrid.{library}, which this exercise asks you to write" in (
+        cp.detail + " ".join(h.detail for h in cp.hidden)
     )
 
 
@@ -340,6 +359,52 @@ def test_learner_text_is_escaped_in_the_terminal_the_csv_and_the_html(course, tm
     assert "\x1b" not in written and "\r" not in written.replace("\r\n", "\n")
     assert "\\x0d" in report and "Sneaky\\x1b[1A" in pages[0].read_text(encoding="utf-8")
     assert printable("a\u202eb\tc\n") == "a\\u202eb\tc\n"
+
+
+@pytest.mark.parametrize("name", ['=HYPERLINK("http://x","y")', "+1+2", "-2+3", "@SUM(A1)", "\t=1"])
+def test_a_learner_name_that_starts_a_formula_is_written_to_the_csv_as_text(tmp_path, name):
+    # issue 37: names starting with = + - @ were live formulas in the gradebook
+    r = GradeResult(path=Path("subs") / f"{name}-00-tiny.ipynb", student=name, error="not graded")
+    report = write_report([r], tmp_path / "g.csv")
+    (row,) = list(csv.DictReader(report.open(encoding="utf-8")))
+    assert row["student"].startswith("'") and row["student"][1:] == printable(name)
+    assert not any(v.startswith(("=", "+", "-", "@", "\t", "\r")) for v in row.values()), row
+
+
+def test_feedback_pages_are_one_per_submission_path_however_alike_the_names():
+    # issue 37: bob/alice/01-fixed beside alice/01-fixed shared one page (bob's 0/3 shown to alice), and
+    # jürgen/jörgen (non-ASCII turned into _) or a composed/decomposed ü shared one
+    paths = [
+        Path("subs/alice/01-fixed.ipynb"),
+        Path("subs/bob/alice/01-fixed.ipynb"),
+        Path("subs/jürgen-01-fixed.ipynb"),
+        Path("subs/jörgen-01-fixed.ipynb"),
+        Path("subs/ju\u0308rgen-01-fixed.ipynb"),
+        Path("subs/a b-01-fixed.ipynb"),
+        Path("subs/a_b-01-fixed.ipynb"),
+    ]
+    results = [GradeResult(path=p, error=f"graded {i}") for i, p in enumerate(paths)]
+    with tempfile.TemporaryDirectory() as out:
+        pages = write_feedback(results, out)[:-1]
+        assert len({p.name for p in pages}) == len(paths)
+        for i, page in enumerate(pages):
+            assert f"graded {i}" in page.read_text(encoding="utf-8")
+        book = Gradebook(None, Path(out) / "book")
+        for r in results:
+            book.add(r)
+        assert len(list((Path(out) / "book").glob("*-01-fixed-*.html"))) == len(paths)
+    assert "jürgen-01-fixed-" in pages[2].name and "alice-01-fixed-" in pages[0].name  # still readable
+
+
+def test_resume_knows_a_graded_notebook_by_its_exact_path_even_with_an_invisible_character(tmp_path):
+    # issue 37: a zero-width space in a name was never recognised as done: graded again, counted twice
+    names = ["zoe\u200b-00-tiny.ipynb", "zoe-00-tiny.ipynb", "=x-00-tiny.ipynb", "a\\u200b-00-tiny.ipynb"]
+    first = Gradebook(tmp_path / "g.csv", None)
+    first.add(GradeResult(path=tmp_path / names[0], error="x"))
+    first.add(GradeResult(path=tmp_path / names[2], error="x"))
+    again = Gradebook(tmp_path / "g.csv", None, resume=True)
+    assert [again.graded(tmp_path / n) for n in names] == [True, False, True, False]
+    assert len(again.rows) == 2
 
 
 # ------------------------------------------------------------------------- (5) limits that hold
@@ -395,6 +460,120 @@ def test_stored_output_is_capped_so_the_grader_stays_small_whatever_a_checkpoint
     )
     assert again.outputs == [{"output_type": "stream", "name": "stdout", "text": "still here\n"}]
     assert peak < 64 * 1024**2, peak  # the old grader kept all 100 MB (and more) in memory
+
+
+def _burst_kernel_session(root: Path) -> list[str]:
+    """One kernel: a message past the cap (the output connection is renewed), then bursts of flushed prints.
+
+    Returns a line per cell whose output did not come back whole (empty: nothing lost).
+    """
+    scratch, runtime = root / "work", root / "run"
+    for folder in (scratch, scratch / ".tmp", runtime):
+        folder.mkdir(parents=True)
+    burst = "import sys\nfor i in range({n}):\n    print(f'{tag} {{i}}')\n    sys.stdout.flush()"
+    lost = []
+    with Kernel(scratch, runtime, sandbox=False, env=kernel_env(scratch, None)) as kernel:
+        kernel.start()
+        big = kernel.run("print('x' * 2 * 1024**2)", 60)  # one message past the cap: the connection drops
+        assert big.truncated and "in one message dropped by the grader" in big.outputs[-1]["text"]
+        for cell in range(6):
+            n = 6000 if cell % 2 else 40  # more messages than Limits.outputs_cell: one stream output
+            ex = kernel.run(burst.format(n=n, tag=f"c{cell}"), 120)
+            got = "".join(o.get("text", "") for o in ex.outputs).splitlines()
+            if ex.status != "ok" or got != [f"c{cell} {i}" for i in range(n)]:
+                lost.append(f"cell {cell}: {ex.status}, {len(got)} of {n} lines")
+            again = kernel.run("print('still here')", 60)
+            if again.outputs != [{"output_type": "stream", "name": "stdout", "text": "still here\n"}]:
+                lost.append(f"after cell {cell}: {again.outputs}")
+    return lost
+
+
+def _kernel_run(root: Path, *cells: str) -> list:
+    """Each cell's :class:`Execution` in one plain (unsandboxed) kernel."""
+    scratch, runtime = root / "work", root / "run"
+    for folder in (scratch, scratch / ".tmp", runtime):
+        folder.mkdir(parents=True)
+    with Kernel(scratch, runtime, sandbox=False, env=kernel_env(scratch, None)) as kernel:
+        kernel.start()
+        return [kernel.run(code, 120) for code in cells]
+
+
+def test_mime_keys_and_empty_messages_count_toward_the_output_caps(tmp_path):
+    # issue 37: a 1 MB MIME key with an empty value counted 0 bytes (1,100 of them: 1.36 GB in the grader),
+    # and so did an empty message (300,000 of them)
+    keys = "from IPython.display import publish_display_data\nfor i in range(40):\n"
+    keys += "    publish_display_data({str(i) * (1024**2 - 8): ''})"
+    empty = "from IPython.display import publish_display_data\nfor i in range(7000):\n"
+    empty += "    publish_display_data({'text/plain': ''})"
+    tracemalloc.start()
+    try:
+        by_key, by_count, after = _kernel_run(tmp_path, keys, empty, "print('still here')")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert by_key.truncated and len(by_key.outputs) <= 2, len(by_key.outputs)
+    assert "output past 1 MiB per cell dropped by the grader" in by_key.outputs[-1]["text"]
+    assert by_count.truncated and len(by_count.outputs) == Limits().outputs_cell + 1
+    assert "outputs past 5,000 per cell dropped by the grader" in by_count.outputs[-1]["text"]
+    assert after.outputs == [{"output_type": "stream", "name": "stdout", "text": "still here\n"}]
+    assert peak < 32 * 1024**2, peak  # the old grader kept all 40 MB of keys
+
+
+@pytest.mark.parametrize("cells", [600_000, 150_000, 2_001])
+def test_a_notebook_of_too_many_cells_is_refused_before_it_is_parsed(course, tmp_path, cells):
+    # issue 37: 600,000 cells (56 MiB) cost 3.15 GB and 216 s before any time limit started
+    cell = '{"cell_type": "code", "execution_count": null, "id": "c", "metadata": {}, '
+    cell += '"outputs": [], "source": ""}'
+    path = tmp_path / "huge-00-tiny.ipynb"
+    path.write_text(
+        '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [' + ", ".join([cell] * cells) + "]}",
+        encoding="utf-8",
+    )
+    tracemalloc.start()
+    try:
+        (r,) = grade_notebooks([path], solutions_dir=course, options=FAST)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.error and r.total == 0, r.error
+    assert ("byte limit" if path.stat().st_size > 16 * 1024**2 else "2,000 cells") in r.error, r.error
+    assert peak < 64 * 1024**2, peak
+
+
+def test_the_notebook_time_limit_covers_reading_and_sealing_it(course, tmp_path):
+    # issue 37: read_notebook, build_graded_notebook and _seal ran before the deadline was set
+    path = tmp_path / "ann-00-tiny.ipynb"
+    nbformat.write(tiny_solution(), path)
+    opts = GradeOptions(timeout=20, seed=7, notebook_timeout=1e-9)  # shorter than any read
+    (r,) = grade_notebooks([path], solutions_dir=course, options=opts)
+    assert "reading and preparing the notebook took" in r.error and "past its 1e-09 s limit" in r.error
+
+
+def test_a_cell_count_hidden_from_the_quick_count_is_still_refused_before_nbformat(tmp_path):
+    from chunklab.course.notebooks import GradingError, read_notebook
+
+    cell = '{"\\u0063ell_type": "code", "metadata": {}, "outputs": [], "source": "", "execution_count": null}'
+    path = tmp_path / "sly.ipynb"
+    path.write_text(
+        '{"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [' + ", ".join([cell] * 2001) + "]}"
+    )
+    with pytest.raises(GradingError, match="2,001 cells, more than the limit of 2,000"):
+        read_notebook(path)
+
+
+def test_every_line_of_a_burst_of_flushed_prints_arrives_in_two_kernels_at_once(tmp_path):
+    # issue 37: the cell after a flood came back empty about one run in three (a renewed output connection
+    # not yet subscribed; a slow grader's messages dropped by the kernel past 1,000 queued)
+    found: dict[int, list[str]] = {}
+    threads = [
+        threading.Thread(target=lambda k=k: found.update({k: _burst_kernel_session(tmp_path / str(k))}))
+        for k in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == {0: [], 1: []}
 
 
 @needs_bwrap

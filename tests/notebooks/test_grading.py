@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import re
 
 import nbformat
 import pytest
@@ -227,9 +228,15 @@ def test_bulk_grading_of_a_mixed_folder_writes_the_gradebook_and_a_feedback_page
     assert len(pages) == 6 and "index.html" in pages, sorted(pages)
     for student in ("good", "blank", "faked", "wrong", "broken"):
         assert f"<td>{student}</td>" in pages["index.html"]
-    good_page = next(text for name, text in pages.items() if name.endswith("good-00-tiny.html"))
-    blank_page = next(text for name, text in pages.items() if name.endswith("blank-00-tiny.html"))
-    broken_page = next(text for name, text in pages.items() if name.endswith("broken-00-tiny.html"))
+    good_page = next(
+        text for name, text in pages.items() if re.search(r"good-00-tiny-[0-9a-f]{8}\.html$", name)
+    )
+    blank_page = next(
+        text for name, text in pages.items() if re.search(r"blank-00-tiny-[0-9a-f]{8}\.html$", name)
+    )
+    broken_page = next(
+        text for name, text in pages.items() if re.search(r"broken-00-tiny-[0-9a-f]{8}\.html$", name)
+    )
     assert "Score: 2/2 checkpoints (100%)" in good_page
     assert "raised NotImplementedError" in blank_page and "Not graded" in broken_page
 

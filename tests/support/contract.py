@@ -41,7 +41,7 @@ STRUCTURE = [
     "\n\n",
 ]
 document_text = st.lists(st.one_of(st.sampled_from(STRUCTURE), piece), max_size=40).map("".join)
-KINDS = ("text", "markdown", "python", "html", "rst")
+TEXT_FORMATS = ("text", "markdown", "python", "html", "rst")
 
 
 def build_strategy(name: str, unit: str, budget: int, overlap: int | None = None):
@@ -67,11 +67,11 @@ def build_strategy(name: str, unit: str, budget: int, overlap: int | None = None
 def chunk_budget(strategy, chunk) -> int | None:
     """The budget ``chunk`` must keep: its level's size, or None where no size applies."""
     p = strategy.params
-    if strategy.kind == "hierarchical" or (
-        strategy.kind == "markdown-hierarchy" and "levels" in chunk.metadata["params"]
+    if strategy.family == "hierarchical" or (
+        strategy.family == "markdown-hierarchy" and "levels" in chunk.metadata["params"]
     ):
         return chunk.metadata["params"]["levels"][chunk.level]
-    if strategy.kind == "markdown-hierarchy":
+    if strategy.family == "markdown-hierarchy":
         return p["max_chars"] if chunk.level == 1 else None  # a section is a parent whatever its size
     return p.get("size", p.get("max_chars"))
 

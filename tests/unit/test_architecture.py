@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import warnings
 from pathlib import Path
 
 import grimp
@@ -17,8 +18,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "chunklab"
 
-#: "no module over ~400 lines": the few lines of slack keep a docstring edit from failing the build
-MAX_MODULE_LINES = 420
+#: module size is a review signal, not a reason to split a module mid-thought: over REVIEW_LINES a
+#: module is named in a warning (look at it when you next touch it), over MAX_MODULE_LINES it fails
+REVIEW_LINES = 400
+MAX_MODULE_LINES = 600
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -93,6 +96,36 @@ def test_import_contracts_hold():
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_module_is_longer_than_about_400_lines(path):
+def test_no_module_is_longer_than_600_lines_and_those_over_400_are_named(path):
     lines = path.read_text(encoding="utf-8").count("\n")
-    assert lines <= MAX_MODULE_LINES, f"{path.relative_to(ROOT)} has {lines} lines: split it by job"
+    assert lines <= MAX_MODULE_LINES, f"{path.relative_to(ROOT)} has {lines} lines: it does several jobs"
+    if lines > REVIEW_LINES:
+        warnings.warn(
+            f"{path.relative_to(ROOT)} has {lines} lines (over {REVIEW_LINES}): worth a look", stacklevel=1
+        )
+
+
+def test_the_layers_contract_is_declared_in_the_order_of_the_design():
+    """The layers contract lists the package's roles from the top down, as DESIGN.md orders them."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    layers = [c for c in contracts if c["type"] == "layers"]
+    assert len(layers) == 1, "one layers contract"
+    order = [layer.replace(" ", "") for layer in layers[0]["layers"]]
+    tops = [next(part for part in layer.replace(":", "|").split("|")) for layer in order]
+    expected = [
+        "chunklab.cli",
+        "chunklab.evaluate",
+        "chunklab.ingest",
+        "chunklab.retrieval",
+        "chunklab.embed",
+        "chunklab.chunkers",
+        "chunklab.documents",
+    ]
+    assert [t for t in tops if t in expected] == expected
+    listed = {m for layer in order for m in layer.replace(":", "|").split("|")}
+    packages = {f"chunklab.{p.name}" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    modules = {f"chunklab.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    assert packages | modules <= listed, f"not in any layer: {sorted((packages | modules) - listed)}"

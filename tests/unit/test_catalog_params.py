@@ -113,3 +113,55 @@ def test_a_new_strategy_registers_a_dataclass_and_a_factory():
     finally:
         _REGISTRY.pop("test-shout")
         DEFAULTS.pop("test-shout")
+
+
+def test_a_strategys_spec_is_picklable_and_builds_the_same_strategy_back():
+    import pickle
+
+    from chunklab.chunkers.catalog import StrategySpec
+
+    strategy = get_strategy("recursive", size=300, overlap=30)
+    spec = strategy.spec
+    assert spec == StrategySpec("recursive", tuple(sorted(strategy.params.items())))
+    assert spec.build() is strategy  # the process that made the spec builds nothing again
+    again = pickle.loads(pickle.dumps(spec))
+    assert again == spec and again.build() is strategy
+    assert StrategySpec.of("recursive", size=300, overlap=30) == spec
+    with pytest.raises(ValueError, match="strategy must be a catalog name or a Strategy"):
+        StrategySpec.of(3)  # type: ignore[arg-type]
+
+
+def test_the_strategy_spec_lives_in_the_catalog_not_in_ingest():
+    import chunklab.ingest.plan as plan
+    from chunklab.chunkers.catalog import StrategySpec
+
+    assert StrategySpec.__module__ == "chunklab.chunkers.catalog"
+    assert "StrategySpec" not in plan.__all__
+
+
+class _Windowed:
+    """Just what fit_to reads from an encoder: its window in tokens."""
+
+    def __init__(self, window: int | None) -> None:
+        self.max_seq_length = window
+
+
+def test_fit_to_gives_a_character_budget_that_fits_the_model_window():
+    from chunklab.chunkers.catalog import CHARS_PER_TOKEN
+
+    fitted = get_strategy("structural").fit_to(_Windowed(256))
+    assert fitted.params["max_chars"] == int(256 * CHARS_PER_TOKEN) // 50 * 50 == 600
+    assert fitted.name == "structural[max_chars=600]" and fitted.spec.build() == fitted
+    kept = get_strategy("recursive", overlap=20).fit_to(_Windowed(256))
+    assert kept.name == "recursive[overlap=20,size=600]"  # the other explicit flags stay
+
+
+def test_fit_to_leaves_an_explicit_size_another_unit_or_a_windowless_model_alone():
+    for strategy, encoder in [
+        (get_strategy("structural", max_chars=1500), _Windowed(256)),  # --size given: kept
+        (get_strategy("structural", unit="tokens"), _Windowed(256)),  # measured in tokens already
+        (get_strategy("structural"), _Windowed(None)),  # the static model has no window
+        (get_strategy("recursive", size=400), _Windowed(256)),  # fits already
+        (get_strategy("hierarchical"), _Windowed(256)),  # no single size parameter
+    ]:
+        assert strategy.fit_to(encoder) is strategy

@@ -114,14 +114,14 @@ def test_replace_gives_a_new_chunk_with_its_own_id_and_the_old_one_unchanged():
     assert d.id != old_id and d.text == c.text
 
 
-def test_hierarchy_and_kind_accessors_read_the_metadata_and_is_leaf_reads_child_ids():
+def test_hierarchy_and_role_accessors_read_the_metadata_and_is_leaf_reads_child_ids():
     from chunklab.chunk import is_leaf
 
     parent = Chunk("ab", 0, 2, "d", {"level": 0, "parent_id": None, "child_ids": ["k"], "kind": "section"})
     kid = Chunk("a", 0, 1, "d", {"level": 1, "parent_id": parent.id})
     flat = Chunk("a", 0, 1, "d", {})
-    assert (parent.level, parent.parent_id, parent.kind) == (0, None, "section")
-    assert (kid.level, kid.parent_id, kid.kind) == (1, parent.id, None)
+    assert (parent.level, parent.parent_id, parent.role) == (0, None, "section")
+    assert (kid.level, kid.parent_id, kid.role) == (1, parent.id, None)
     assert (flat.level, flat.parent_id) == (None, None)
     assert [is_leaf(c) for c in (parent, kid, flat)] == [False, True, True]
     assert "level" not in parent.to_dict() and parent.to_dict()["metadata"]["level"] == 0

@@ -21,7 +21,7 @@ from chunklab.chunkers.structural.html import html_text_map
 from chunklab.documents import Document
 from chunklab.embed import get_encoder
 from chunklab.units import length_function
-from tests.support.contract import KINDS, build_strategy, chunk_budget, document_text, in_place_measure
+from tests.support.contract import TEXT_FORMATS, build_strategy, chunk_budget, document_text, in_place_measure
 
 STRATEGIES = available_strategies()
 #: characters, words, the embedding model's tokens, and the two trained tokenizers (``trained``)
@@ -38,22 +38,24 @@ def encoder():
 
 @pytest.mark.parametrize("unit_name", UNIT_NAMES)
 @pytest.mark.parametrize("name", STRATEGIES)
-@given(text=document_text, kind=st.sampled_from(KINDS), budget=st.integers(3, 60), share=st.integers(0, 99))
-@example(text="", kind="text", budget=3, share=0)
-@example(text=" \t\r\n\r\n  \n", kind="markdown", budget=3, share=50)
-@example(text="\ufeff# Title\r\n\r\nOne line.\tA tab.\r\nTwo lines.\r\n", kind="markdown", budget=4, share=99)
+@given(
+    text=document_text, fmt=st.sampled_from(TEXT_FORMATS), budget=st.integers(3, 60), share=st.integers(0, 99)
+)
+@example(text="", fmt="text", budget=3, share=0)
+@example(text=" \t\r\n\r\n  \n", fmt="markdown", budget=3, share=50)
+@example(text="\ufeff# Title\r\n\r\nOne line.\tA tab.\r\nTwo lines.\r\n", fmt="markdown", budget=4, share=99)
 @example(
-    text="e\u0301t\u00e9 👩\u200d👩\u200d👧 中文句子。第二句！\x00 done.", kind="text", budget=5, share=40
+    text="e\u0301t\u00e9 👩\u200d👩\u200d👧 中文句子。第二句！\x00 done.", fmt="text", budget=5, share=40
 )
 def test_every_catalog_strategy_keeps_the_chunk_contract_in_every_unit(
-    trained, encoder, name, unit_name, text, kind, budget, share
+    trained, encoder, name, unit_name, text, fmt, budget, share
 ):
     unit = trained.get(unit_name, unit_name)
     overlap = (budget - 1) * share // 99  # 0 .. budget - 1
     strategy = build_strategy(name, unit, budget, overlap)
-    doc = Document("doc", text, None, kind, None)
+    doc = Document("doc", text, None, fmt, None)
     chunks = strategy(doc, encoder=encoder)
-    html = kind == "html"
+    html = fmt == "html"
     # exact offsets (for HTML: visible text, spans on the markup), nothing lost, real overlap
     if html and not chunks:  # a page with no visible text has no chunks
         assert not html_text_map(text)[0].strip()
@@ -67,7 +69,7 @@ def test_every_catalog_strategy_keeps_the_chunk_contract_in_every_unit(
         # in characters, which falls back to MiniLM token levels
         unit_c = c.metadata["params"].get("unit", "chars")
         fallback = (
-            strategy.kind == "markdown-hierarchy" and unit == "chars" and "levels" in c.metadata["params"]
+            strategy.family == "markdown-hierarchy" and unit == "chars" and "levels" in c.metadata["params"]
         )
         assert unit_c == ("tokens" if fallback else unit)
         if unit_c not in measures:
@@ -83,6 +85,6 @@ def test_every_catalog_strategy_keeps_the_chunk_contract_in_every_unit(
             continue
         # a chunk over budget is one line that cannot be cut (structural Python), an atom no cut
         # can shrink, or a piece that fits where it lies and re-tokenizes longer on its own
-        one_line = "\n" not in c.text.strip() and strategy.kind == "structural"
+        one_line = "\n" not in c.text.strip() and strategy.family == "structural"
         fits = in_place(c.start, c.end) <= budget_c
         assert one_line or fits or indivisible(c.start, c.end), (c.metadata, c.text)

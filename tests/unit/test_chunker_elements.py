@@ -48,7 +48,7 @@ def _document(items: list[tuple[str, str, int]]) -> Document:
         )
         parts.append(text)
         pos += len(text)
-    return Document("doc.pdf", "".join(parts), kind="pdf", elements=tuple(elements))
+    return Document("doc.pdf", "".join(parts), format="pdf", elements=tuple(elements))
 
 
 @settings(max_examples=150)

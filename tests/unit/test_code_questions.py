@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from chunklab.datasets.code import CodeCorpus, CodeFile
+from chunklab.datasets.code import CodeCorpus, CorpusFile
 from chunklab.datasets.code_questions import code_questions, first_sentence, strip_docstrings
 
 SOURCE = '''"""Module docstring that must go."""
@@ -107,7 +107,7 @@ def _corpus(tmp_path, files: dict[str, str]) -> CodeCorpus:
     for name, text in sorted(files.items()):
         path = tmp_path / name
         path.write_text(text, encoding="utf-8")
-        out.append(CodeFile(str(path), "site-packages", name, path.stat().st_size))
+        out.append(CorpusFile(str(path), "site-packages", name, path.stat().st_size))
     return CodeCorpus(out)
 
 

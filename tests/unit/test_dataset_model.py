@@ -164,9 +164,9 @@ def test_unknown_corpus_lists_every_known_name():
 
 def test_a_registered_corpus_is_resolved_with_its_options(monkeypatch):
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    from chunklab.datasets.code import CodeCorpus, CodeFile
+    from chunklab.datasets.code import CodeCorpus, CorpusFile
 
-    files = [CodeFile("/x/a.py", "toy", "a.py", 3), CodeFile("/x/b.py", "toy", "b.py", 4)]
+    files = [CorpusFile("/x/a.py", "toy", "a.py", 3), CorpusFile("/x/b.py", "toy", "b.py", 4)]
     registry.register_corpus("toy-poly", "two files", lambda limit=2: CodeCorpus(files[:limit]))
     assert registry.corpus("toy-poly").paths == ["/x/a.py", "/x/b.py"]
     assert len(registry.corpus("toy-poly", limit=1)) == 1

@@ -12,13 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.documents import (
-    KINDS,
+    FORMATS,
     Document,
     DocumentError,
     binary_reason,
     corpus_root,
     decode_bytes,
-    detect_kind,
+    detect_format,
     doc_id_for,
     iter_documents,
     iter_paths,
@@ -50,7 +50,7 @@ def test_pep263_cookie_decodes_latin1_python(tmp_path):
     f = tmp_path / "m.py"
     f.write_bytes(src.encode("latin-1"))
     doc = load_document(f)
-    assert doc.text == src and doc.kind == "python"
+    assert doc.text == src and doc.format == "python"
     assert "decode_problem" not in doc.metadata and doc.metadata["encoding"] == "iso-8859-1"
 
 
@@ -94,7 +94,7 @@ def test_byte_order_marks_utf8_utf16_utf32_are_decoded_without_nuls(tmp_path, co
 )
 def test_property_bom_encodings_round_trip_for_every_kind(text):
     for codec in ("utf-8-sig", "utf-16", "utf-32"):
-        for kind in KINDS:
+        for kind in FORMATS:
             got = decode_bytes(text.encode(codec), kind)
             assert got.text == text and got.problem is None
 
@@ -248,22 +248,22 @@ def test_iter_paths_is_sorted_skips_hidden_and_cache_folders_and_gives_each_file
         ("a.csv", "text"),
     ],
 )
-def test_detect_kind_table(name, kind):
-    assert detect_kind(name) == kind
+def test_detect_format_table(name, kind):
+    assert detect_format(name) == kind
 
 
-def test_detect_kind_sniffs_content_only_without_a_known_extension():
-    assert detect_kind("README", "<!DOCTYPE html><p>x") == "html"
-    assert detect_kind("script", "#!/usr/bin/env python\nprint(1)\n") == "python"
-    assert detect_kind("notes", "# Title\n\ntext\n") == "markdown"
-    assert detect_kind("page.md", "<!DOCTYPE html>") == "markdown"
+def test_detect_format_sniffs_content_only_without_a_known_extension():
+    assert detect_format("README", "<!DOCTYPE html><p>x") == "html"
+    assert detect_format("script", "#!/usr/bin/env python\nprint(1)\n") == "python"
+    assert detect_format("notes", "# Title\n\ntext\n") == "markdown"
+    assert detect_format("page.md", "<!DOCTYPE html>") == "markdown"
 
 
-def test_document_from_text_checks_its_arguments():
-    doc = Document.from_text("hello", doc_id="x", kind="markdown")
+def test_document_from_text_checks_its_arguments_and_kind_is_a_deprecated_alias_of_format():
+    doc = Document.from_text("hello", doc_id="x", format="markdown")
     assert doc.kind == doc.format == "markdown"
-    with pytest.raises(ValueError, match="kind"):
-        Document.from_text("hello", kind="xlsx")
+    with pytest.raises(ValueError, match="format"):
+        Document.from_text("hello", format="xlsx")
     with pytest.raises(ValueError, match="text"):
         Document.from_text(b"hello")
 
@@ -279,3 +279,29 @@ def test_glob_patterns_the_shell_left_alone_are_expanded(small):
     ]
     with pytest.raises(FileNotFoundError, match="no file matches"):
         list(iter_paths([str(small / "*.nothing")]))
+
+
+def test_every_format_has_a_loader_and_a_structural_chunker():
+    """The two tables agree: each format of documents.FORMATS is read one way and chunked one way."""
+    from chunklab.chunkers.structural.dispatch import STRUCTURAL
+    from chunklab.documents import EXTENSIONS, FORMATS, LAID_OUT
+
+    assert set(STRUCTURAL) == set(FORMATS) == set(EXTENSIONS)
+    for name, fmt in FORMATS.items():
+        assert fmt.name == name and fmt.extensions and EXTENSIONS[name] == fmt.extensions
+        assert fmt.laid_out == (name in LAID_OUT) == callable(fmt.loader)  # else decoded as text
+        assert callable(STRUCTURAL[name].structural)
+    extensions = [ext for fmt in FORMATS.values() for ext in fmt.extensions]
+    assert len(extensions) == len(set(extensions))  # one format per extension
+
+
+def test_a_pdf_without_its_extension_is_recognised_by_its_signature(tmp_path):
+    from chunklab.documents import FORMATS
+
+    assert FORMATS["pdf"].signature == b"%PDF-"
+    renamed = tmp_path / "report.bin"
+    renamed.write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")  # the signature, no text layer
+    with pytest.raises(
+        DocumentError, match="not a readable PDF"
+    ):  # read by the PDF loader, not refused as binary
+        load_document(renamed)

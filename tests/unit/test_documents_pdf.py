@@ -149,7 +149,7 @@ def test_a_pdf_without_its_extension_is_still_read_as_a_pdf(tmp_path):
     bare = tmp_path / "download"
     bare.write_bytes(path.read_bytes())
     doc = load_document(bare)
-    assert doc.kind == "pdf" and _norm(doc.text) == "Some words on a page."
+    assert doc.format == "pdf" and _norm(doc.text) == "Some words on a page."
 
 
 @settings(max_examples=5)

@@ -127,7 +127,7 @@ def test_recursive_rejects_bad_separators():
 
 
 def test_packer_rejects_bad_parameters():
-    with pytest.raises(ValueError, match="max_chars"):
+    with pytest.raises(ValueError, match="max_size"):
         pack_paragraphs("x", 0)
     with pytest.raises(ValueError, match="overlap_paragraphs"):
         pack_paragraphs("x", 10, overlap_paragraphs=-1)

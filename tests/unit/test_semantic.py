@@ -218,3 +218,10 @@ def test_bad_parameters_raise_value_errors(encoder, kwargs, match):
 def test_non_text_input_is_a_value_error():
     with pytest.raises(ValueError, match="text"):
         chunk_semantic(42)  # type: ignore[arg-type]
+
+
+def test_semantic_chunking_without_an_encoder_says_to_pass_one():
+    # chunkers sit below the embedding layer (the layers contract): the caller brings the model
+    text = "The depot opens at seven. The bay opens at eight. The office closes at noon."
+    with pytest.raises(ValueError, match="needs encoder="):
+        chunk_semantic(text, min_chars=0)

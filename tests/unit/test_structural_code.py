@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from chunklab.chunkers.structural import CODE_LANGUAGES, chunk_code, chunk_document
 from chunklab.chunkers.structural._treesitter import ByteToChar
-from chunklab.documents import detect_kind, load_document
+from chunklab.documents import detect_format, load_document
 from tests.support.programs import TEMPLATES, chunked_within_contract, in_every_language, ok, program
 
 
@@ -156,7 +156,7 @@ def test_a_single_line_over_budget_is_reported_as_an_atom():
     ],
 )
 def test_language_comes_from_extension_or_shebang(path, head, kind):
-    assert detect_kind(path, head) == kind
+    assert detect_format(path, head) == kind
     chunks = chunk_document(head or "x", path=path, max_chars=200)
     assert all(c.metadata.get("language") == kind for c in chunks)
 

@@ -491,10 +491,10 @@ def test_structural_strategy_and_chunk_document_pass_keep_boilerplate():
     from chunklab.documents import Document
 
     page = "<nav>Menu</nav><main><p>Body.</p></main>"
-    doc = Document.from_text(page, doc_id="p.html", kind="html")
+    doc = Document.from_text(page, doc_id="p.html", format="html")
     assert [c.text for c in get_strategy("structural")(doc)] == ["Body."]
     assert [c.text for c in get_strategy("structural", keep_boilerplate=True)(doc)] == ["Menu", "Body."]
-    assert [c.text for c in chunk_document(page, kind="html", keep_boilerplate=True)] == ["Menu", "Body."]
+    assert [c.text for c in chunk_document(page, format="html", keep_boilerplate=True)] == ["Menu", "Body."]
 
 
 def test_a_marked_section_html_parser_cannot_read_falls_back_with_its_reason():
@@ -519,7 +519,7 @@ def test_plain_text_strategies_on_html_chunk_the_visible_text_with_spans_on_the_
     from chunklab.documents import Document
 
     page = PAGE.replace("<p>Run", "<p>" + "Plain words to fill the budget. " * 8 + "Run")
-    doc = Document.from_text(page, doc_id="page.html", kind="html")
+    doc = Document.from_text(page, doc_id="page.html", format="html")
     chunks = get_strategy(name, **params)(doc)
     text, where = html_text_map(page)
     assert len(where) == len(text) + 1

@@ -340,3 +340,11 @@ def test_real_installed_files_keep_the_contract():
         text = f.read_text()
         problems = check_chunks(chunks, text, max_size=800)
         assert problems == [], (f.path, problems[:3])
+
+
+def test_max_size_is_the_budget_and_max_chars_stays_its_deprecated_keyword():
+    src = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    assert chunk_python(src, max_size=30) == chunk_python(src, max_chars=30)
+    assert chunk_python(src, 30)[0].metadata["params"]["max_chars"] == 30  # the stored key is unchanged
+    with pytest.raises(ValueError, match="max_size"):
+        chunk_python(src, max_size=30, max_chars=30)

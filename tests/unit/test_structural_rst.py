@@ -122,7 +122,7 @@ def test_rst_files_are_chunked_structurally_by_kind_and_through_documents(tmp_pa
     f = tmp_path / "guide.rst"
     f.write_text(DOC, encoding="utf-8")
     doc = load_document(f)
-    assert doc.kind == "rst"
+    assert doc.format == "rst"
     chunks = chunk_document(doc, max_chars=200)
     assert chunks[0].metadata["params"]["format"] == "rst" and chunks[0].doc_id == "guide.rst"
     assert [c.metadata["headings"][-1] for c in chunks] == ["Manual", "Install", "Linux", "Usage"]

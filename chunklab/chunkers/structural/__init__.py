@@ -1,7 +1,7 @@
 """Structural chunking: code by its syntax tree (Python via ``ast``, a dozen other languages via
 tree-sitter grammar wheels), HTML by its elements, Markdown and rst by their headings.
 
-``chunk_document`` picks the chunker from the document kind (``chunklab.documents.detect_kind``);
+``chunk_document`` picks the chunker from the document kind (``chunklab.documents.detect_format``);
 ``FallbackStats`` counts how often a chunker had to fall back to plain recursive splitting, and why.
 """
 

@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import ast
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chunklab.chunkers.structural._code_names import Definition, clean_doc, definition, qualify
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from chunklab.chunkers.structural._code_languages import LanguageSpec
+    from chunklab.chunkers.structural.code import _Group, _Piece
 
 __all__ = ["Describer", "python_decorators", "python_docstring"]
 
@@ -33,7 +39,7 @@ def _is_body(node_type: str) -> bool:
     return known
 
 
-def python_docstring(node: Any, text_of) -> str | None:
+def python_docstring(node: Node, text_of) -> str | None:
     """The docstring of a Python ``function_definition``, ``class_definition`` or ``module`` node."""
     body = node if node.type == "module" else node.child_by_field_name("body")
     if body is None:
@@ -55,7 +61,7 @@ def python_docstring(node: Any, text_of) -> str | None:
     return inspect.cleandoc(value) if isinstance(value, str) else None
 
 
-def python_decorators(node: Any, text_of) -> list[str]:
+def python_decorators(node: Node, text_of) -> list[str]:
     """The decorators of a Python definition (without the ``@``), as the ``ast`` path lists them."""
     parent = node.parent
     if parent is None or parent.type != "decorated_definition":
@@ -71,15 +77,15 @@ def python_decorators(node: Any, text_of) -> list[str]:
 class Describer:
     """Metadata of pieces; the chunker provides ``spec``, ``language``, ``text``, ``char``, ``count``."""
 
-    spec: Any
+    spec: LanguageSpec
     language: str
     text: str
-    _docstrings: dict[int, Any]
+    _docstrings: dict[int, str | None]
 
-    def text_of(self, node: Any) -> str:
+    def text_of(self, node: Node) -> str:
         return self.text[self.char(node.start_byte) : self.char(node.end_byte)]  # type: ignore[attr-defined]
 
-    def definitions_in(self, node: Any, levels: int) -> list[Definition]:
+    def definitions_in(self, node: Node, levels: int) -> list[Definition]:
         """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods).
 
         Only bodies and blocks are looked into: expressions and statements hold no members.
@@ -93,9 +99,9 @@ class Describer:
             return []
         return [d for c in node.named_children if c.child_count for d in self.definitions_in(c, levels - 1)]
 
-    def comments_above(self, node: Any) -> list[Any]:
+    def comments_above(self, node: Node) -> list[Node]:
         """The comment siblings right above ``node`` (no blank line between): its doc comment."""
-        out: list[Any] = []
+        out: list[Node] = []
         sib = node.prev_sibling
         char = self.char  # type: ignore[attr-defined]
         top = char(node.start_byte)
@@ -108,9 +114,9 @@ class Describer:
             sib = sib.prev_sibling
         return out[::-1]
 
-    def describe(self, p: Any, root: Any) -> dict[str, Any]:
+    def describe(self, p: _Piece, root: Node) -> dict[str, Any]:
         """Kind, names, headings and doc comment of a piece, from the definitions it holds."""
-        found: list[tuple[int, Definition, Any]] = []
+        found: list[tuple[int, Definition, _Group]] = []
         inside = p.inside
         count = self.count  # type: ignore[attr-defined]
         for g in p.groups:
@@ -119,7 +125,7 @@ class Describer:
                     if not (inside and inside[-1].node == d.node):
                         found.append((count(g.s, g.e), d, g))
         meta: dict[str, Any] = {}
-        docs: list[Any] = []
+        docs: list[Node] = []
         main = None
         if found and p.head_docs is None:
             _size, main, group = max(found, key=lambda t: t[0])
@@ -153,7 +159,9 @@ class Describer:
         meta["docstring"] = clean_doc(doc) if doc else None
         return meta
 
-    def _python_meta(self, meta: dict[str, Any], named: Definition | None, p: Any, root: Any, docs) -> None:
+    def _python_meta(
+        self, meta: dict[str, Any], named: Definition | None, p: _Piece, root: Node, docs: list[Node]
+    ) -> None:
         """The docstring (else the comment above) and decorators, as the ``ast`` path has them."""
         if named is not None:
             doc = self._docstrings.get(named.node.id, _UNSEEN)

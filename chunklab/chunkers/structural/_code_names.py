@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from chunklab.chunkers.structural._code_languages import LanguageSpec
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 __all__ = ["Definition", "clean_doc", "definition", "qualify"]
 
@@ -26,7 +29,7 @@ _C_NAME_NODES = frozenset(
 _GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
 _DOC_LINE = re.compile(r"^\s*(?:/\*\*+|/\*!?|\*+/|\*(?!/)|///?!?|#+|\*/)?[ \t]?", re.M)
 
-TextOf = Callable[[Any], str]
+TextOf = Callable[["Node"], str]
 
 
 class Definition(NamedTuple):
@@ -34,12 +37,12 @@ class Definition(NamedTuple):
 
     kind: str
     name: str
-    node: Any
+    node: Node
     receiver: str | None = None  # Go: ``*T`` or ``T``; Rust impl: the implemented trait
 
 
 def definition(
-    node: Any, spec: LanguageSpec, text_of: TextOf, node_type: str | None = None
+    node: Node, spec: LanguageSpec, text_of: TextOf, node_type: str | None = None
 ) -> Definition | None:
     """The definition ``node`` makes (seen through wrappers like ``export``), else None.
 
@@ -65,8 +68,8 @@ def definition(
     if t in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
         if node.child_by_field_name("body") is None:
             return None  # a forward declaration or a use, not a definition
-        name = node.child_by_field_name("name")
-        return Definition(kind, text_of(name) if name else "<anonymous>", node)
+        name_node = node.child_by_field_name("name")
+        return Definition(kind, text_of(name_node) if name_node else "<anonymous>", node)
     if t == "function_definition" and node.child_by_field_name("declarator") is not None:
         return Definition(kind, _c_declarator_name(node, text_of), node)
     if t == "type_definition":
@@ -75,10 +78,10 @@ def definition(
         spec_node = next((c for c in node.named_children if c.type in ("type_spec", "type_alias")), None)
         if spec_node is None:
             return None
-        name = spec_node.child_by_field_name("name")
+        name_node = spec_node.child_by_field_name("name")
         body = spec_node.child_by_field_name("type")
         sub = {"struct_type": "struct", "interface_type": "interface"}.get(body.type if body else "", "type")
-        return Definition(sub, text_of(name) if name else "<anonymous>", node)
+        return Definition(sub, text_of(name_node) if name_node else "<anonymous>", node)
     if t == "method_declaration" and node.child_by_field_name("receiver") is not None:
         return _go_method(node, text_of)
     if t == "impl_item":
@@ -121,7 +124,7 @@ def _strip_generics(name: str) -> str:
     return name.strip()
 
 
-def _js_variable(node: Any, text_of: TextOf) -> Definition | None:
+def _js_variable(node: Node, text_of: TextOf) -> Definition | None:
     """``const f = () => ...`` / ``var C = class {...}``: a function (or class) by its variable."""
     decls = [c for c in node.named_children if c.type == "variable_declarator"]
     if len(decls) != 1:
@@ -133,7 +136,7 @@ def _js_variable(node: Any, text_of: TextOf) -> Definition | None:
     return Definition("class" if value.type == "class" else "function", text_of(name), node)
 
 
-def _c_declarator_name(node: Any, text_of: TextOf) -> str:
+def _c_declarator_name(node: Node, text_of: TextOf) -> str:
     """The declared name of a C/C++ function or typedef, through pointer and function declarators."""
     d = node.child_by_field_name("declarator")
     for _ in range(16):
@@ -149,13 +152,14 @@ def _c_declarator_name(node: Any, text_of: TextOf) -> str:
     return "<anonymous>"
 
 
-def _go_method(node: Any, text_of: TextOf) -> Definition:
+def _go_method(node: Node, text_of: TextOf) -> Definition:
     """A Go method with its receiver type: ``*T`` for a pointer receiver, else ``T``."""
     name_node = node.child_by_field_name("name")
     name = text_of(name_node) if name_node is not None else "<anonymous>"
     receiver = node.child_by_field_name("receiver")
     recv = "?"
-    param = next((c for c in receiver.named_children if c.type == "parameter_declaration"), None)
+    params = receiver.named_children if receiver is not None else []
+    param = next((c for c in params if c.type == "parameter_declaration"), None)
     if param is not None:
         ty = param.child_by_field_name("type")
         if ty is not None:

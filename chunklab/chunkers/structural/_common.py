@@ -24,9 +24,9 @@ def resolve_doc_id(doc_id: Any, path: Any) -> str:
     return "doc"
 
 
-def check_max_chars(max_chars: Any, name: str = "max_chars") -> int:
+def check_max_size(max_size: Any, name: str = "max_size") -> int:
     """A positive int budget, else ValueError."""
-    return check_positive_int(max_chars, name)
+    return check_positive_int(max_size, name)
 
 
 def retokenized_oversize(text: str, max_size: int, unit: str) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def check_source(source: object, name: str) -> str | bytes:
 
 def fallback_chunks(
     text: str,
-    max_chars: int,
+    max_size: int,
     doc_id: str,
     params: dict[str, Any],
     reason: str,
@@ -62,10 +62,10 @@ def fallback_chunks(
 
     ``reason`` says why the structure could not be used (``extra`` adds metadata).
     """
-    overlap = max_chars // 10
+    overlap = max_size // 10
     chunks = chunk_recursive(
         text,
-        max_chars,
+        max_size,
         overlap,
         unit,
         doc_id=doc_id,

@@ -42,18 +42,18 @@ class Piece:
 
 
 class PythonLines:
-    """The lines of one source (1-based) and a budget of ``max_chars`` units (characters by default).
+    """The lines of one source (1-based) and a budget of ``max_size`` units (characters by default).
 
     ``count(s, e)`` measures ``text[s:e]`` in the unit by bisection over one encoding of
     the whole source (:class:`chunklab.units.UnitIndex`), so packing stays linear.
     """
 
-    def __init__(self, text: str, max_chars: int, unit: str = "chars") -> None:
+    def __init__(self, text: str, max_size: int, unit: str = "chars") -> None:
         self.text = text
         self.lines = LineIndex(text, universal=True)
         self.starts = self.lines.edges
         self.nlines = len(self.starts) - 1
-        self.max = max_chars
+        self.max = max_size
         self.size_unit = unit
         self.count = UnitIndex(text, unit).count
 

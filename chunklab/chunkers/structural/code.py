@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chunklab._validate import check_choice
+from chunklab._validate import check_choice, renamed_keyword
 from chunklab.chunk import Chunk
 from chunklab.chunkers.structural._code_errors import (
     FALLBACK_ERROR_SHARE,
@@ -27,16 +27,19 @@ from chunklab.chunkers.structural._code_languages import LANGUAGES, LanguageSpec
 from chunklab.chunkers.structural._code_meta import Describer
 from chunklab.chunkers.structural._code_names import Definition, definition
 from chunklab.chunkers.structural._common import (
-    check_max_chars,
+    check_max_size,
     check_source,
     fallback_chunks,
     resolve_doc_id,
     retokenized_oversize,
 )
 from chunklab.chunkers.structural._treesitter import ByteToChar, GrammarMissing, encode_for_parser, parse
-from chunklab.documents import decode_bytes, detect_kind
+from chunklab.documents import decode_bytes, detect_format
 from chunklab.text import LineIndex
 from chunklab.units import UnitIndex, check_unit, unit_params
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 __all__ = ["CODE_LANGUAGES", "chunk_code"]
 
@@ -54,10 +57,11 @@ _RETRY_SHARE = 0.05  # ... when C++ leaves more than this share of the bytes in 
 _MAX_DEPTH = 200  # deeper than this, an oversize node is cut by lines (no recursion limit hit)
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_code(
     source: str | bytes,
     language: str = "auto",
-    max_chars: int = 1500,
+    max_size: int = 1500,
     path: str | None = None,
     *,
     doc_id: str | None = None,
@@ -65,7 +69,7 @@ def chunk_code(
     engine: str = "auto",
     min_chars: int = 200,
 ) -> list[Chunk]:
-    """Chunk source code along its syntax tree, each chunk at most ``max_chars`` (in ``unit``).
+    """Chunk source code along its syntax tree, each chunk at most ``max_size`` (in ``unit``).
 
     ``language`` is one of :data:`CODE_LANGUAGES`, or ``"auto"``: from the extension of
     ``path``, else the ``#!`` line. Python goes to :func:`chunk_python` (``ast``) unless
@@ -83,7 +87,7 @@ def chunk_code(
     the C one too if C++ leaves over 5% of its bytes in error; ``grammar`` then says which won.
     """
     check_source(source, "source")
-    max_chars = check_max_chars(max_chars)
+    max_size = check_max_size(max_size)
     check_unit(unit)
     check_choice(language, ("auto", *CODE_LANGUAGES), "language")
     check_choice(engine, ("auto", "tree-sitter"), "engine")
@@ -91,22 +95,22 @@ def chunk_code(
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
     if language == "auto":
-        language = detect_kind(path, source[:4096])
-    params = {"format": "code", "language": language, "max_chars": max_chars, **unit_params(unit)}
+        language = detect_format(path, source[:4096])
+    params = {"format": "code", "language": language, "max_chars": max_size, **unit_params(unit)}
     extra: dict[str, Any] = {"path": path, "language": language}
     if isinstance(source, (bytes, bytearray)):
         text, _enc, problem = decode_bytes(bytes(source), language)
         if problem:
-            return fallback_chunks(text, max_chars, doc_id, params, problem, extra, unit)
+            return fallback_chunks(text, max_size, doc_id, params, problem, extra, unit)
     else:
         text = source
     if language not in LANGUAGES:
         reason = f"not a known programming language (kind {language!r})"
-        return fallback_chunks(text, max_chars, doc_id, params, reason, extra, unit)
+        return fallback_chunks(text, max_size, doc_id, params, reason, extra, unit)
     if language == "python" and engine == "auto":
         from chunklab.chunkers.structural.python import chunk_python
 
-        return chunk_python(text, max_chars, min_chars, path, doc_id=doc_id, unit=unit)
+        return chunk_python(text, max_size, min_chars, path, doc_id=doc_id, unit=unit)
     if not text.strip():
         return []
     data = encode_for_parser(text)
@@ -114,10 +118,10 @@ def chunk_code(
     try:
         root = parse(grammar, data).root_node
     except GrammarMissing as exc:
-        return fallback_chunks(text, max_chars, doc_id, params, str(exc), extra, unit)
+        return fallback_chunks(text, max_size, doc_id, params, str(exc), extra, unit)
     except (ValueError, MemoryError) as exc:  # tree-sitter gave up
-        return fallback_chunks(text, max_chars, doc_id, params, f"tree-sitter: {exc}", extra, unit)
-    chunker = _CodeChunker(text, LANGUAGES[grammar], language, max_chars, unit, doc_id, params, path)
+        return fallback_chunks(text, max_size, doc_id, params, f"tree-sitter: {exc}", extra, unit)
+    chunker = _CodeChunker(text, LANGUAGES[grammar], language, max_size, unit, doc_id, params, path)
     chunker.grammar = grammar
     errors = chunker.errors_in(root, len(data))
     if errors is not None and grammar != language and errors.share > _RETRY_SHARE:  # C after all?
@@ -131,7 +135,7 @@ def chunk_code(
             f"nodes (over {FALLBACK_ERROR_SHARE:.0%}; first at line {errors.first_line})"
         )
         extra["parse_errors"] = errors.summary()
-        return fallback_chunks(text, max_chars, doc_id, params, reason, extra, unit)
+        return fallback_chunks(text, max_size, doc_id, params, reason, extra, unit)
     return chunker.run(root, errors)
 
 
@@ -142,7 +146,7 @@ def looks_like_cpp(text: str) -> bool:
     return any(m.start() and text[m.start() - 1].isidentifier() for m in _SCOPE.finditer(text))
 
 
-def _has_sound_child(node: Any) -> bool:
+def _has_sound_child(node: Node) -> bool:
     """Whether an ERROR node holds syntax tree-sitter recovered (then it is split at its children)."""
     return any(c.is_named and c.child_count and not c.has_error for c in node.children)
 
@@ -152,11 +156,11 @@ class _Group:
 
     __slots__ = ("s", "e", "owner", "docs")
 
-    def __init__(self, s: int, owner: Any) -> None:
+    def __init__(self, s: int, owner: Node | None) -> None:
         self.s = s
         self.e = s
         self.owner = owner  # the first child that is not a comment or attribute (None: comments only)
-        self.docs: list[Any] = []
+        self.docs: list[Node] = []
 
 
 class _Piece:
@@ -168,15 +172,15 @@ class _Piece:
         self.s, self.e, self.groups, self.inside = s, e, groups, inside
         self.oversize = False
         self.partial = partial
-        self.head_docs: list[Any] | None = None  # set on the first piece of a definition split up
+        self.head_docs: list[Node] | None = None  # set on the first piece of a definition split up
 
 
 class _CodeChunker(Describer):
-    def __init__(self, text, spec: LanguageSpec, language, max_chars, unit, doc_id, params, path) -> None:
+    def __init__(self, text, spec: LanguageSpec, language, max_size, unit, doc_id, params, path) -> None:
         self.text = text
         self.spec = spec
         self.language = language
-        self.max = max_chars
+        self.max = max_size
         self.unit = unit
         self.doc_id = doc_id
         self.params = params
@@ -186,9 +190,9 @@ class _CodeChunker(Describer):
         self.count = UnitIndex(text, unit).count
         self._indent: dict[int, int] = {}
         self.grammar = language  # "cpp" for C the C++ grammar parsed better
-        self._docstrings: dict[int, Any] = {}  # Python: a definition's docstring by node id
+        self._docstrings: dict[int, str | None] = {}  # Python: a definition's docstring by node id
 
-    def errors_in(self, root: Any, n_bytes: int) -> ParseErrors | None:
+    def errors_in(self, root: Node, n_bytes: int) -> ParseErrors | None:
         """The error regions of the tree ``root`` of this text (:func:`find_parse_errors`)."""
         return find_parse_errors(root, self.char, self.lines.line_of, n_bytes, self.spec.comments)
 
@@ -205,12 +209,18 @@ class _CodeChunker(Describer):
         return s, False
 
     # -- the walk ----------------------------------------------------------------------
-    def run(self, root: Any, errors: ParseErrors | None) -> list[Chunk]:
+    def run(self, root: Node, errors: ParseErrors | None) -> list[Chunk]:
         pieces = self.merge_across_levels(self.split(root, 0, len(self.text), [], 0))
         return self.emit(pieces, root, errors)
 
     def split(
-        self, node: Any, lo: int, hi: int, inside: list[Definition], depth: int, docs: list[Any] | None = None
+        self,
+        node: Node,
+        lo: int,
+        hi: int,
+        inside: list[Definition],
+        depth: int,
+        docs: list[Node] | None = None,
     ) -> list[_Piece]:
         """cAST: ``[lo, hi)`` (``node``'s span) as pieces: children within budget merged, others split."""
         groups = self.groups(node, lo, hi) if depth < _MAX_DEPTH else []
@@ -277,7 +287,7 @@ class _CodeChunker(Describer):
             pieces[0].head_docs = g.docs  # the first piece holds the signature: it names the definition
         return pieces
 
-    def groups(self, node: Any, lo: int, hi: int) -> list[_Group]:
+    def groups(self, node: Node, lo: int, hi: int) -> list[_Group]:
         """The children of ``node`` as groups tiling ``[lo, hi)``.
 
         The hot loop of the walk (every child of every node over budget): ``line_start`` is
@@ -289,7 +299,7 @@ class _CodeChunker(Describer):
         text, starts, indents = self.text, self.lines.starts, self._indent
         out: list[_Group] = []
         cur: _Group | None = None
-        prev: Any = None
+        prev: Node | None = None
         for child in node.children:
             s = child.start_byte if char is None else char(child.start_byte)
             if s >= hi:
@@ -306,6 +316,7 @@ class _CodeChunker(Describer):
             elif (
                 cur is not None
                 and cur.owner is None
+                and prev is not None  # set whenever cur is
                 and text.count("\n", prev.end_byte if char is None else char(prev.end_byte), s) <= 1
             ):
                 pass  # directly under a comment or attribute: documented by it
@@ -344,7 +355,7 @@ class _CodeChunker(Describer):
         return out
 
     # -- chunks ------------------------------------------------------------------------
-    def emit(self, pieces: list[_Piece], root: Any, errors: ParseErrors | None) -> list[Chunk]:
+    def emit(self, pieces: list[_Piece], root: Node, errors: ParseErrors | None) -> list[Chunk]:
         text = self.text
         line_of = self.lines.line_of
         bounds: list[tuple[int, int]] = []

@@ -1,7 +1,8 @@
-"""Pick the structural chunker for a document by its kind, and count how often chunkers fall back.
+"""Pick the structural chunker for a document by its format, and count how often chunkers fall back.
 
-:func:`chunk_document` is the one place that maps a document kind (see
-:func:`chunklab.documents.detect_kind`) to its structural chunker.
+:data:`STRUCTURAL` is the one table from a document format (:data:`chunklab.documents.FORMATS`)
+to its structural chunker, and to how a plain-text strategy reads it (HTML: its visible text);
+:func:`chunk_document` and the catalog's strategies ask it.
 """
 
 from __future__ import annotations
@@ -9,43 +10,45 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from chunklab._validate import check_choice
+from chunklab._validate import check_choice, renamed_keyword
 from chunklab.chunk import Chunk
-from chunklab.chunkers.structural._common import check_max_chars, check_source, resolve_doc_id
+from chunklab.chunkers.structural._common import check_max_size, check_source, resolve_doc_id
 from chunklab.chunkers.structural.code import CODE_LANGUAGES, chunk_code
 from chunklab.chunkers.structural.elements import chunk_elements
-from chunklab.chunkers.structural.html import chunk_html
+from chunklab.chunkers.structural.html import chunk_html, chunk_visible_text
 from chunklab.chunkers.structural.markdown import chunk_markdown
 from chunklab.chunkers.structural.python import chunk_python
 from chunklab.chunkers.structural.rst import chunk_rst
-from chunklab.documents import KINDS, LAID_OUT, Document, detect_kind, document_kind
+from chunklab.documents import FORMATS, LAID_OUT, Document, detect_format, document_format
 from chunklab.protocols import DocumentLike
 from chunklab.words import counted
 
-__all__ = ["KINDS", "FallbackStats", "chunk_document", "chunk_text"]
+__all__ = ["FORMATS", "STRUCTURAL", "FallbackStats", "FormatChunkers", "chunk_document", "chunk_text"]
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_document(
     source: str | bytes | DocumentLike,
-    kind: str = "auto",
+    format: str = "auto",
     path: str | PurePath | None = None,
     *,
-    max_chars: int = 1500,
+    max_size: int = 1500,
     min_chars: int = 200,
     max_level: int = 3,
     keep_boilerplate: bool = False,
     doc_id: str | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk a document with the structural chunker for its kind.
+    """Chunk a document with the structural chunker for its format (its entry in :data:`STRUCTURAL`).
 
     ``source`` is a str, bytes, or a document (:class:`chunklab.documents.Document`, or
-    anything with ``text`` and ``doc_id``: its kind, path and id are used). ``kind`` is
-    ``"auto"`` (extension, then sniffing), or one of :data:`KINDS`; ``"text"`` uses the
+    anything with ``text`` and ``doc_id``: its format, path and id are used). ``format`` is
+    ``"auto"`` (extension, then sniffing), or one of :data:`FORMATS`; ``"text"`` uses the
     recursive chunker with 10% overlap; ``"pdf"``, ``"docx"`` and ``"ipynb"`` documents are chunked
     by their elements (:func:`chunk_elements`); source code in the languages of
     :data:`chunklab.chunkers.structural.code.CODE_LANGUAGES` goes to
@@ -53,36 +56,99 @@ def chunk_document(
     Python, ``max_level`` to Markdown and reStructuredText, ``keep_boilerplate`` to HTML.
     ``unit`` (any unit of
     :mod:`chunklab.units`: ``"chars"``, ``"words"``, ``"tokens"``, ``"tokenizer:PATH"``)
-    measures ``max_chars`` and ``min_chars``, for every kind.
+    measures ``max_size`` and ``min_chars``, for every format.
     """
     document: Any = None
     if not isinstance(source, (str, bytes, bytearray)) and isinstance(getattr(source, "text", None), str):
         document = source
         source = document.text
-        kind = document_kind(document) if kind == "auto" else kind
+        format = document_format(document) if format == "auto" else format
         path = path if path is not None else getattr(document, "path", None)
         doc_id = doc_id if doc_id is not None else getattr(document, "doc_id", None)
     source = check_source(source, "source")
-    check_choice(kind, ("auto", *KINDS), "kind")
+    check_choice(format, ("auto", *FORMATS), "format")
     path_str = str(path) if path is not None else None
-    if kind == "auto":
-        kind = detect_kind(path_str, source[:4096])
-    if kind in LAID_OUT:  # PDF, Word, notebooks: by the elements their loader mapped
-        laid_out = document if document is not None else Document.from_text(_as_text(source), "doc", kind)
-        return chunk_elements(laid_out, max_chars, unit=unit, doc_id=doc_id, path=path_str)
-    if kind == "python":
-        return chunk_python(source, max_chars, min_chars, path_str, doc_id=doc_id, unit=unit)
-    if kind in CODE_LANGUAGES:
-        return chunk_code(source, kind, max_chars, path_str, doc_id=doc_id, unit=unit)
-    if kind == "html":
-        return chunk_html(
-            source, max_chars, doc_id=doc_id, path=path_str, keep_boilerplate=keep_boilerplate, unit=unit
-        )
-    if kind == "markdown":
-        return chunk_markdown(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
-    if kind == "rst":
-        return chunk_rst(source, max_chars, max_level, doc_id=doc_id, path=path_str, unit=unit)
-    return chunk_text(source, max_chars, doc_id=doc_id, path=path_str, kind=kind, unit=unit)
+    if format == "auto":
+        format = detect_format(path_str, source[:4096])
+    options = _Options(max_size, min_chars, max_level, keep_boilerplate, doc_id, path_str, unit)
+    return STRUCTURAL[format].structural(source, document, format, options)
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The structural options of :func:`chunk_document`, handed to the chunker of the format."""
+
+    max_size: int
+    min_chars: int
+    max_level: int
+    keep_boilerplate: bool
+    doc_id: str | None
+    path: str | None
+    unit: str
+
+
+#: ``(source text, the document or None, its format, options) -> chunks``
+StructuralFn = Callable[[str | bytes, Any, str, _Options], list[Chunk]]
+#: ``(document, chunk function of a plain-text strategy) -> chunks``: how a plain strategy reads a format
+VisibleTextFn = Callable[..., list[Chunk]]
+
+
+@dataclass(frozen=True)
+class FormatChunkers:
+    """A format's chunkers: its structural chunker, and for markup the view plain-text strategies chunk.
+
+    ``visible_text`` None: a plain-text strategy (fixed, recursive, ...) chunks the document's
+    text as it is; else ``visible_text(document, chunk)`` runs ``chunk`` on what a reader sees
+    and maps each span back onto the source (HTML).
+    """
+
+    structural: StructuralFn
+    visible_text: VisibleTextFn | None = None
+
+
+def _elements(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+    """PDF, Word, notebooks: by the elements their loader mapped."""
+    laid_out = document if document is not None else Document.from_text(_as_text(source), "doc", fmt)
+    return chunk_elements(laid_out, o.max_size, unit=o.unit, doc_id=o.doc_id, path=o.path)
+
+
+def _python(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+    return chunk_python(source, o.max_size, o.min_chars, o.path, doc_id=o.doc_id, unit=o.unit)
+
+
+def _code(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+    return chunk_code(source, fmt, o.max_size, o.path, doc_id=o.doc_id, unit=o.unit)
+
+
+def _html(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+    return chunk_html(
+        source, o.max_size, doc_id=o.doc_id, path=o.path, keep_boilerplate=o.keep_boilerplate, unit=o.unit
+    )
+
+
+def _markdown(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+    return chunk_markdown(source, o.max_size, o.max_level, doc_id=o.doc_id, path=o.path, unit=o.unit)
+
+
+def _rst(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+    return chunk_rst(source, o.max_size, o.max_level, doc_id=o.doc_id, path=o.path, unit=o.unit)
+
+
+def _text(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+    return chunk_text(source, o.max_size, doc_id=o.doc_id, path=o.path, role=fmt, unit=o.unit)
+
+
+#: the one table: document format -> its chunkers (every laid-out format by its elements, every
+#: tree-sitter language by :func:`chunk_code`; a test checks that every format has an entry)
+STRUCTURAL: dict[str, FormatChunkers] = {
+    "text": FormatChunkers(_text),
+    "markdown": FormatChunkers(_markdown),
+    "rst": FormatChunkers(_rst),
+    "html": FormatChunkers(_html, chunk_visible_text),
+    **dict.fromkeys(LAID_OUT, FormatChunkers(_elements)),
+    **dict.fromkeys(CODE_LANGUAGES, FormatChunkers(_code)),
+    "python": FormatChunkers(_python),
+}
 
 
 def _as_text(source: str | bytes) -> str:
@@ -91,13 +157,14 @@ def _as_text(source: str | bytes) -> str:
     return check_text(source)
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_text(
     text: str | bytes,
-    max_chars: int = 1500,
+    max_size: int = 1500,
     *,
     doc_id: str | None = None,
     path: str | None = None,
-    kind: str = "text",
+    role: str = "text",
     unit: str = "chars",
 ) -> list[Chunk]:
     """Plain text: the recursive chunker with 10% overlap (in ``unit``), labelled as structural."""
@@ -106,12 +173,12 @@ def chunk_text(
     from chunklab.units import unit_params
 
     check_source(text, "text")
-    max_chars = check_max_chars(max_chars)
+    max_size = check_max_size(max_size)
     text = check_text(text)
     doc_id = resolve_doc_id(doc_id, path)
-    chunks = chunk_recursive(text, max_chars, max_chars // 10, unit, doc_id=doc_id, strategy="structural")
-    params = {"format": "text", "max_chars": max_chars, **unit_params(unit)}
-    extra = {"params": params, "kind": kind, "path": path}
+    chunks = chunk_recursive(text, max_size, max_size // 10, unit, doc_id=doc_id, strategy="structural")
+    params = {"format": "text", "max_chars": max_size, **unit_params(unit)}
+    extra = {"params": params, "kind": role, "path": path}
     return [dataclasses.replace(c, metadata={**c.metadata, **extra}) for c in chunks]
 
 

@@ -7,7 +7,7 @@ lead-in paragraph (one that ends with ":"); a table stays whole when it fits, el
 split between rows and every later piece carries the header row in
 ``metadata["table_header"]`` (so the embedded text repeats it, while ``text`` stays the exact
 slice); a caption stays with its table. Consecutive pieces of one section are packed up to
-``max_chars`` (in any ``unit``). Notebooks: Markdown cells by their headings, code cells by the
+``max_size`` (in any ``unit``). Notebooks: Markdown cells by their headings, code cells by the
 Python chunker, each chunk citing its cell. Every chunk's ``text`` is
 ``document.text[start:end]`` and carries ``page``/``page_end`` (PDF), ``paragraph`` and, where
 the file records them, ``page``/``page_end`` (Word) or ``cell`` (notebooks).
@@ -20,9 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chunklab._validate import renamed_keyword
 from chunklab.chunk import Chunk
 from chunklab.chunkers.recursive import chunk_recursive
-from chunklab.chunkers.structural._common import check_max_chars, resolve_doc_id
+from chunklab.chunkers.structural._common import check_max_size, resolve_doc_id
 from chunklab.documents.layout import Element, locate
 from chunklab.units import UnitIndex, check_unit, unit_params
 
@@ -48,43 +49,44 @@ class _Unit:
         return self.elements[-1].end
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_elements(
     document: Any,
-    max_chars: int = 1500,
+    max_size: int = 1500,
     *,
     unit: str = "chars",
     doc_id: str | None = None,
     path: str | None = None,
 ) -> list[Chunk]:
-    """Chunks of a laid-out ``document`` (``text`` plus ``elements``) by its elements, within ``max_chars``.
+    """Chunks of a laid-out ``document`` (``text`` plus ``elements``) by its elements, within ``max_size``.
 
     A document without elements (a plain string given as "pdf") is split by the recursive
     chunker and says so in ``metadata["fallback_reason"]``.
     """
-    max_chars = check_max_chars(max_chars)
+    max_size = check_max_size(max_size)
     check_unit(unit)
     text: str = document.text
     if not isinstance(text, str):
         raise ValueError(f"document.text must be a str, got {type(text).__name__}")
     elements: Sequence[Element] = tuple(getattr(document, "elements", ()) or ())
-    kind = str(getattr(document, "kind", "pdf"))
+    kind = str(getattr(document, "format", "pdf"))
     doc_id = resolve_doc_id(doc_id if doc_id is not None else getattr(document, "doc_id", None), path)
-    params: dict[str, Any] = {"format": kind, "max_chars": max_chars, **unit_params(unit)}
+    params: dict[str, Any] = {"format": kind, "max_chars": max_size, **unit_params(unit)}
     if not text.strip():
         return []
     base = {"strategy": "structural", "params": params, "format": kind, "path": path}
     if not elements:
-        pieces = chunk_recursive(text, max_chars, 0, unit, doc_id=doc_id, strategy="structural")
+        pieces = chunk_recursive(text, max_size, 0, unit, doc_id=doc_id, strategy="structural")
         extra = {**base, "kind": "fallback", "fallback": True, "fallback_reason": "no element map"}
         return [dataclasses.replace(c, metadata={**c.metadata, **extra}) for c in pieces]
     measure = UnitIndex(text, unit)
     if kind == "ipynb":
         from chunklab.chunkers.structural._cells import chunk_cells
 
-        return chunk_cells(text, elements, max_chars, unit, doc_id, base)
+        return chunk_cells(text, elements, max_size, unit, doc_id, base)
     out: list[Chunk] = []
-    for group in _pack(_units(text, elements), measure, max_chars):
-        out.extend(_emit(text, group, elements, measure, max_chars, unit, doc_id, base))
+    for group in _pack(_units(text, elements), measure, max_size):
+        out.extend(_emit(text, group, elements, measure, max_size, unit, doc_id, base))
     return out
 
 

@@ -33,11 +33,11 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from chunklab._validate import check_bool
+from chunklab._validate import check_bool, renamed_keyword
 from chunklab.chunk import Chunk
 from chunklab.chunkers.recursive import DEFAULT_SEPARATORS, recursive_spans
 from chunklab.chunkers.structural._common import (
-    check_max_chars,
+    check_max_size,
     check_source,
     resolve_doc_id,
     retokenized_oversize,
@@ -54,16 +54,17 @@ __all__ = ["chunk_html", "chunk_visible_text", "html_text_map"]
 _LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_html(
     html: str | bytes,
-    max_chars: int = 1500,
+    max_size: int = 1500,
     *,
     doc_id: str | None = None,
     path: str | None = None,
     keep_boilerplate: bool = False,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk an HTML page into sections of at most ``max_chars`` of visible text.
+    """Chunk an HTML page into sections of at most ``max_size`` of visible text.
 
     ``unit`` measures the visible text in another unit of :mod:`chunklab.units` instead
     (``"tokens"``, ``"tokenizer:PATH"``, ``"words"``).
@@ -84,14 +85,14 @@ def chunk_html(
     text, and a heading never becomes a chunk alone: it joins the content it heads.
     """
     check_source(html, "html")
-    max_chars = check_max_chars(max_chars)
+    max_size = check_max_size(max_size)
     check_unit(unit)
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
     if isinstance(html, (bytes, bytearray)):
         html = decode_bytes(bytes(html), "html", name=path or "<bytes>").text
-    params: dict[str, Any] = {"format": "html", "max_chars": max_chars}
+    params: dict[str, Any] = {"format": "html", "max_chars": max_size}
     if check_bool(keep_boilerplate, "keep_boilerplate"):
         params["keep_boilerplate"] = True
     params.update(unit_params(unit))
@@ -99,8 +100,8 @@ def chunk_html(
         scanner = scan(html, keep_boilerplate)
     except AssertionError as exc:  # html.parser's error on an unreadable marked section
         reason = f"html.parser: {exc}"
-        return _fallback(html, max_chars, doc_id, params, path, reason, unit)
-    return _Sectioner(html, scanner, max_chars, doc_id, params, path, unit).run()
+        return _fallback(html, max_size, doc_id, params, path, reason, unit)
+    return _Sectioner(html, scanner, max_size, doc_id, params, path, unit).run()
 
 
 def html_text_map(html: str, keep_boilerplate: bool = False) -> tuple[str, list[int]]:
@@ -193,7 +194,7 @@ class _Sectioner:
     the same way), a bisection per candidate run.
     """
 
-    def __init__(self, text, scanner: BlockScanner, max_chars, doc_id, params, path, unit="chars"):
+    def __init__(self, text, scanner: BlockScanner, max_size, doc_id, params, path, unit="chars"):
         self.text = text
         self.blocks = scanner.blocks
         self.unit = unit
@@ -208,7 +209,7 @@ class _Sectioner:
         self.events = scanner.events
         self.title = scanner.title
         self.lines = scanner.lines
-        self.max = max_chars
+        self.max = max_size
         self.doc_id = doc_id
         self.params = params
         self.path = path
@@ -374,7 +375,7 @@ def _char_size(blocks: list[Block]) -> int:
     return sum(len(b.text) for b in blocks) + len(blocks) - 1
 
 
-def _fallback(text, max_chars, doc_id, params, path, reason, unit="chars") -> list[Chunk]:
+def _fallback(text, max_size, doc_id, params, path, reason, unit="chars") -> list[Chunk]:
     from chunklab.chunkers.structural._common import fallback_chunks
 
-    return fallback_chunks(text, max_chars, doc_id, params, reason, {"path": path}, unit)
+    return fallback_chunks(text, max_size, doc_id, params, reason, {"path": path}, unit)

@@ -16,11 +16,11 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from chunklab._validate import check_int_range, check_text
+from chunklab._validate import check_int_range, check_text, renamed_keyword
 from chunklab.chunk import Chunk
 from chunklab.chunkers.recursive import DEFAULT_SEPARATORS, recursive_spans
 from chunklab.chunkers.structural._common import (
-    check_max_chars,
+    check_max_size,
     check_source,
     resolve_doc_id,
     retokenized_oversize,
@@ -37,16 +37,17 @@ _WHOLE = frozenset({"code", "table", "directive", "frontmatter"})
 _ROW_LEVELS = [("\n",), (" | ", "|"), (" ",), ("",)]
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_markdown(
     md: str | bytes,
-    max_chars: int = 1500,
+    max_size: int = 1500,
     max_level: int = 3,
     *,
     doc_id: str | None = None,
     path: str | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk Markdown by its headings, each chunk at most ``max_chars`` (in ``unit``).
+    """Chunk Markdown by its headings, each chunk at most ``max_size`` (in ``unit``).
 
     Headings of level 1..``max_level`` (ATX ``#`` and setext underlines) open sections;
     ``metadata["headings"]`` is the path of section titles. A section over budget is
@@ -59,7 +60,7 @@ def chunk_markdown(
     any unit of :mod:`chunklab.units` (``"tokens"``, ``"tokenizer:PATH"``, ...).
     """
     check_source(md, "md")
-    max_chars = check_max_chars(max_chars)
+    max_size = check_max_size(max_size)
     check_unit(unit)
     check_int_range(max_level, "max_level", 1, 6)
     text = check_text(md, "md")
@@ -67,7 +68,7 @@ def chunk_markdown(
         text,
         markdown_blocks,
         "markdown",
-        max_chars,
+        max_size,
         max_level,
         doc_id,
         path,
@@ -79,7 +80,7 @@ def chunk_sections(
     text: str,
     blocks_of: Callable[[str, LineIndex], Sequence[Block]],
     fmt: str,
-    max_chars: int,
+    max_size: int,
     max_level: int,
     doc_id: str | None,
     path: str | None,
@@ -95,7 +96,7 @@ def chunk_sections(
     doc_id = resolve_doc_id(doc_id, path)
     params: dict[str, Any] = {
         "format": fmt,
-        "max_chars": max_chars,
+        "max_chars": max_size,
         "max_level": max_level,
         **unit_params(unit),
     }
@@ -105,7 +106,7 @@ def chunk_sections(
     return pack_blocks(
         text,
         blocks_of(text, lines),
-        max_chars,
+        max_size,
         max_level,
         doc_id=doc_id,
         params=params,
@@ -115,10 +116,11 @@ def chunk_sections(
     )
 
 
+@renamed_keyword("max_chars", "max_size")
 def pack_blocks(
     text: str,
     blocks: Sequence[Block],
-    max_chars: int,
+    max_size: int,
     max_level: int = 3,
     *,
     doc_id: str,
@@ -127,7 +129,7 @@ def pack_blocks(
     lines: LineIndex | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Structural chunks of ``text`` from its blocks: sections by heading, within ``max_chars`` (in ``unit``).
+    """Structural chunks of ``text`` from its blocks: sections by heading, within ``max_size`` (in ``unit``).
 
     ``blocks`` are :class:`chunklab.text.Block` in order, numbered by the lines of
     ``LineIndex(text, universal=True)`` (``lines``, when the caller has it). Any kind works:
@@ -138,12 +140,12 @@ def pack_blocks(
     """
     if _NONSPACE.search(text) is None:
         return []
-    chunker = _MarkdownChunker(text, max_chars, max_level, doc_id, params, path, lines, unit)
+    chunker = _MarkdownChunker(text, max_size, max_level, doc_id, params, path, lines, unit)
     return chunker.run([b for b in blocks if b.kind != "blank"])
 
 
 class _MarkdownChunker:
-    def __init__(self, text, max_chars, max_level, doc_id, params, path, lines=None, unit="chars"):
+    def __init__(self, text, max_size, max_level, doc_id, params, path, lines=None, unit="chars"):
         self.text = text
         self.unit = unit
         self.index = UnitIndex(text, unit)
@@ -151,7 +153,7 @@ class _MarkdownChunker:
         self.lines = lines or LineIndex(text, universal=True)
         self.starts = self.lines.edges
         self.n = len(self.starts) - 1
-        self.max = max_chars
+        self.max = max_size
         self.max_level = max_level
         self.doc_id = doc_id
         self.params = params

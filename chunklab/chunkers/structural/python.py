@@ -15,10 +15,10 @@ import gc
 import re
 from typing import Any
 
-from chunklab._validate import check_non_negative_int
+from chunklab._validate import check_non_negative_int, renamed_keyword
 from chunklab.chunk import Chunk
 from chunklab.chunkers.structural._common import (
-    check_max_chars,
+    check_max_size,
     check_source,
     fallback_chunks,
     resolve_doc_id,
@@ -43,18 +43,19 @@ __all__ = ["chunk_python"]
 _NONSPACE = re.compile(r"\S")
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_python(
     source: str | bytes,
-    max_chars: int = 1500,
+    max_size: int = 1500,
     min_chars: int = 200,
     path: str | None = None,
     *,
     doc_id: str | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk Python source along its syntax tree, each chunk at most ``max_chars``.
+    """Chunk Python source along its syntax tree, each chunk at most ``max_size``.
 
-    ``unit`` measures ``max_chars`` and ``min_chars`` in another unit of
+    ``unit`` measures ``max_size`` and ``min_chars`` in another unit of
     :mod:`chunklab.units` instead (``"tokens"``, ``"tokenizer:PATH"``, ``"words"``).
 
     Each top-level function and class is a unit with its decorators and the comments
@@ -67,7 +68,7 @@ def chunk_python(
     reason.
     """
     check_source(source, "source")
-    max_chars = check_max_chars(max_chars)
+    max_size = check_max_size(max_size)
     min_chars = check_non_negative_int(min_chars, "min_chars")
     if path is not None and not isinstance(path, str):
         path = str(path)
@@ -75,7 +76,7 @@ def chunk_python(
     check_unit(unit)
     params = {
         "format": "python",
-        "max_chars": max_chars,
+        "max_chars": max_size,
         "min_chars": min_chars,
         **unit_params(unit),
     }
@@ -85,7 +86,7 @@ def chunk_python(
         if problem:
             return fallback_chunks(
                 text,
-                max_chars,
+                max_size,
                 doc_id,
                 params,
                 problem,
@@ -103,7 +104,7 @@ def chunk_python(
         return _chunk_parsed(
             text,
             parse_text,
-            max_chars,
+            max_size,
             min_chars,
             doc_id,
             params,
@@ -116,24 +117,24 @@ def chunk_python(
             gc.enable()
 
 
-def _chunk_parsed(text, parse_text, max_chars, min_chars, doc_id, params, path, extra, unit) -> list[Chunk]:
+def _chunk_parsed(text, parse_text, max_size, min_chars, doc_id, params, path, extra, unit) -> list[Chunk]:
     try:
         tree = ast.parse(parse_text)
     except SyntaxError as exc:
         where = f" (line {exc.lineno})" if exc.lineno else ""
         reason = f"{type(exc).__name__}: {exc.msg}{where}"
-        return fallback_chunks(text, max_chars, doc_id, params, reason, extra, unit)
+        return fallback_chunks(text, max_size, doc_id, params, reason, extra, unit)
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
-        return fallback_chunks(text, max_chars, doc_id, params, f"{type(exc).__name__}: {exc}", extra, unit)
+        return fallback_chunks(text, max_size, doc_id, params, f"{type(exc).__name__}: {exc}", extra, unit)
     try:
-        return _PythonChunker(text, max_chars, min_chars, doc_id, params, path, unit).run(tree)
+        return _PythonChunker(text, max_size, min_chars, doc_id, params, path, unit).run(tree)
     except RecursionError as exc:  # absurdly deep nesting that ast accepted
-        return fallback_chunks(text, max_chars, doc_id, params, f"RecursionError: {exc}", extra, unit)
+        return fallback_chunks(text, max_size, doc_id, params, f"RecursionError: {exc}", extra, unit)
 
 
 class _PythonChunker(PythonLines):
-    def __init__(self, text, max_chars, min_chars, doc_id, params, path, unit="chars"):
-        super().__init__(text, max_chars, unit)
+    def __init__(self, text, max_size, min_chars, doc_id, params, path, unit="chars"):
+        super().__init__(text, max_size, unit)
         self.min = min_chars
         self.doc_id = doc_id
         self.params = params

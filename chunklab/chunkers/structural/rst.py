@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from chunklab._validate import check_int_range, check_text
+from chunklab._validate import check_int_range, check_text, renamed_keyword
 from chunklab.chunk import Chunk
-from chunklab.chunkers.structural._common import check_max_chars, check_source
+from chunklab.chunkers.structural._common import check_max_size, check_source
 from chunklab.text import Block, LineIndex
 from chunklab.units import check_unit
 
@@ -29,16 +29,17 @@ _DIRECTIVE = re.compile(r"\.\.[ \t]+([\w:+.-]+)::")
 _NONSPACE = re.compile(r"\S")
 
 
+@renamed_keyword("max_chars", "max_size")
 def chunk_rst(
     source: str | bytes,
-    max_chars: int = 1500,
+    max_size: int = 1500,
     max_level: int = 3,
     *,
     doc_id: str | None = None,
     path: str | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
-    """Chunk reStructuredText by its sections, each chunk at most ``max_chars`` (measured in ``unit``).
+    """Chunk reStructuredText by its sections, each chunk at most ``max_size`` (measured in ``unit``).
 
     Section titles of levels 1..``max_level`` open sections (``metadata["headings"]`` is
     the path of titles, as for Markdown); a section over budget is split between blocks,
@@ -48,11 +49,11 @@ def chunk_rst(
     from chunklab.chunkers.structural.markdown import chunk_sections
 
     check_source(source, "source")
-    max_chars = check_max_chars(max_chars)
+    max_size = check_max_size(max_size)
     check_int_range(max_level, "max_level", 1, 6)
     check_unit(unit)
     text = check_text(source, "source")
-    return chunk_sections(text, rst_blocks, "rst", max_chars, max_level, doc_id, path, unit)
+    return chunk_sections(text, rst_blocks, "rst", max_size, max_level, doc_id, path, unit)
 
 
 def rst_blocks(text: str, lines: LineIndex | None = None) -> list[Block]:

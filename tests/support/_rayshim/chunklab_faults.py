@@ -275,6 +275,6 @@ def child_driver(
     connect_driver(address)
     options = json.loads(options_json)
     spec = options.pop("spec")
-    from chunklab.ingest.plan import StrategySpec
+    from chunklab.chunkers.catalog import StrategySpec
 
     get_engine("ray")(sources, strategy=StrategySpec.of(spec.pop("name"), **spec), **options)

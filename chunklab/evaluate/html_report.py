@@ -22,9 +22,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from chunklab.chunk import Chunk
-    from chunklab.datasets.model import GoldQuestion, SourceDocument
+    from chunklab.datasets.model import GoldQuestion
     from chunklab.evaluate.benchmark import Benchmark
     from chunklab.evaluate.result import BenchmarkResult
+    from chunklab.protocols import DocumentLike
 
 __all__ = ["render_report", "write_report"]
 
@@ -154,9 +155,7 @@ def _pairwise(result: BenchmarkResult) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _disagreements(
-    result: BenchmarkResult, benchmark: Benchmark, docs: dict[str, SourceDocument]
-) -> list[str]:
+def _disagreements(result: BenchmarkResult, benchmark: Benchmark, docs: dict[str, DocumentLike]) -> list[str]:
     pq = result.per_question
     names = list(result.summary.index)
     metrics = [m for m in DISAGREE_ON if m in result.reported_metrics]
@@ -191,7 +190,7 @@ def _disagreements(
     return out
 
 
-def _gold(question: GoldQuestion, docs: dict[str, SourceDocument]) -> str:
+def _gold(question: GoldQuestion, docs: dict[str, DocumentLike]) -> str:
     relevant = question.relevant_docs
     if not question.gold_spans:
         return f'<p class="gold">relevant documents: {_e(", ".join(relevant))}</p>'
@@ -203,7 +202,7 @@ def _gold(question: GoldQuestion, docs: dict[str, SourceDocument]) -> str:
     return "<p>gold:</p>" + quotes
 
 
-def _chunk_view(rank: int, chunk: Chunk, question: GoldQuestion, docs: dict[str, SourceDocument]) -> str:
+def _chunk_view(rank: int, chunk: Chunk, question: GoldQuestion, docs: dict[str, DocumentLike]) -> str:
     gold = _gold_ranges(chunk, question)
     shared = sum(e - s for s, e in gold)
     label = "hit" if shared or chunk.doc_id in question.relevant_docs else "miss"
