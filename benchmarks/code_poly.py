@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from chunklab.chunk import uncovered
-from chunklab.chunkers.structural._code_languages import LANGUAGES
-from chunklab.chunkers.structural._treesitter import get_language
 from chunklab.chunkers.structural.code import chunk_code
+from chunklab.chunkers.structural.code.languages import LANGUAGES
+from chunklab.chunkers.structural.code.treesitter import get_language
 from chunklab.documents import decode_bytes, detect_format, shebang_format
 
 Span = tuple[int, int, str]

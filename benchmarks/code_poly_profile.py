@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chunklab.chunkers.structural._code_languages import LANGUAGES
-from chunklab.chunkers.structural._treesitter import encode_for_parser, parse
 from chunklab.chunkers.structural.code import chunk_code
+from chunklab.chunkers.structural.code.languages import LANGUAGES
+from chunklab.chunkers.structural.code.treesitter import encode_for_parser, parse
 
 __all__ = ["profile_language", "report"]
 

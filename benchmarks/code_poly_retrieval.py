@@ -1,6 +1,6 @@
 """Retrieval per language on ``code-poly``: doc comment → function, structural vs recursive 800/80.
 
-For each language, :func:`chunklab.datasets.poly_questions.poly_questions` builds the
+For each language, :func:`chunklab.datasets.questions.poly.poly_questions` builds the
 CodeSearchNet questions from a seeded sample of files (each question's comment removed from
 the indexed copy). Every sampled file is indexed by two chunkers, ``chunk_code`` (structural,
 its default budget) and recursive 800/80, each **plain** and **contextual** (the file path
@@ -31,7 +31,7 @@ import numpy as np
 from chunklab.chunk import Chunk, embedding_text
 from chunklab.chunkers.catalog import get_strategy
 from chunklab.datasets import corpus as named_corpus
-from chunklab.datasets.poly_questions import poly_questions
+from chunklab.datasets.questions.poly import poly_questions
 from chunklab.embed import Encoder
 from chunklab.evaluate.bootstrap import bootstrap_means, confidence_interval, resample_counts
 from chunklab.evaluate.metrics import hits_by_span, rank_metrics

@@ -29,7 +29,7 @@ def sample_texts(n_chunks: int, strategy_name: str = "recursive", **params: obje
     """The embedded text of the first ``n_chunks`` chunks of a fixed corpus sample."""
     from chunklab.chunk import embedding_text
     from chunklab.chunkers.catalog import get_strategy
-    from chunklab.datasets.code import code_corpus
+    from chunklab.datasets.corpora.code import code_corpus
     from chunklab.documents import Document, decode_bytes
 
     strategy = get_strategy(strategy_name, **params)

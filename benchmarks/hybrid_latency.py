@@ -22,9 +22,9 @@ from bm25_scale import latency, peak_mb, synthetic_chunks
 
 def main() -> None:
     from chunklab.embed import Encoder
+    from chunklab.retrieval.chroma.store import ChunkStore
     from chunklab.retrieval.hybrid import HybridRetriever
     from chunklab.retrieval.lexical import BM25Index
-    from chunklab.retrieval.store import ChunkStore
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=100_000)

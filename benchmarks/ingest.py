@@ -79,7 +79,7 @@ class TimedEncoder:
 
 def run_once(chunks, cache_dir: Path, store_dir: Path, label: str) -> dict:
     from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     encoder = Encoder(cache_dir=cache_dir, show_progress=False)
     encoder.model  # load outside the timed region: a fair chunks/s for the cold run  # noqa: B018

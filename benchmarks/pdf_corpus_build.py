@@ -17,7 +17,7 @@ import hashlib
 import io
 from pathlib import Path
 
-from chunklab.datasets.pdfdocs import MANIFEST, archive_members
+from chunklab.datasets.corpora.pdfdocs import MANIFEST, archive_members
 
 #: (source kind, name, version, archive file name, layout, member paths)
 CHOICE: list[tuple[str, str, str, str, str, list[str]]] = [

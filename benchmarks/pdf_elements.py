@@ -55,9 +55,9 @@ import numpy as np
 
 from chunklab.chunk import Chunk
 from chunklab.chunkers.catalog import get_strategy
-from chunklab.datasets.pdf_questions import load_corpus_documents, pdf_docs_questions
-from chunklab.datasets.pdfdocs import NAME, load_manifest
-from chunklab.datasets.wheels import corpus_dir
+from chunklab.datasets.corpora.pdfdocs import NAME, load_manifest
+from chunklab.datasets.corpora.wheels import corpus_dir
+from chunklab.datasets.questions.pdf import load_corpus_documents, pdf_docs_questions
 from chunklab.evaluate.bootstrap import bootstrap_means, confidence_interval, resample_counts
 from chunklab.evaluate.metrics import precision_omega, rank_metrics
 from chunklab.retrieval.lexical import BM25Index

@@ -29,9 +29,9 @@ import random
 import re
 from collections import Counter
 
-from chunklab.datasets.pdf_questions import QUESTIONS, load_corpus_documents
-from chunklab.datasets.pdfdocs import NAME, load_manifest
-from chunklab.datasets.wheels import corpus_dir
+from chunklab.datasets.corpora.pdfdocs import NAME, load_manifest
+from chunklab.datasets.corpora.wheels import corpus_dir
+from chunklab.datasets.questions.pdf import QUESTIONS, load_corpus_documents
 from chunklab.documents import Document
 from chunklab.text import split_sentences
 

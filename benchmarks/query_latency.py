@@ -94,7 +94,7 @@ def percentiles(ms: list[float]) -> dict[str, float]:
 
 def measure(size: int, work: Path, queries: int, encoder) -> dict:
     from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     path = work / f"store-{size}"
     writer = ChunkStore(path=path, collection="latency", encoder=RandomUnitEncoder())

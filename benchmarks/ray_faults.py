@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from chunklab.chunkers.catalog import StrategySpec
     from chunklab.ingest import get_engine
-    from chunklab.ingest.parquet import read_dataset
+    from chunklab.ingest.sinks.parquet import read_dataset
 
     options: dict[str, Any] = {
         "model": "static",

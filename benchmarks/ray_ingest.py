@@ -36,7 +36,7 @@ SHIM = Path(__file__).resolve().parents[1] / "tests" / "support" / "_rayshim"
 
 def corpus_paths(files: int | None) -> list[str]:
     """Paths of the installed-files corpus, or of a fixed sample of ``files`` of them."""
-    from chunklab.datasets.code import code_corpus
+    from chunklab.datasets.corpora.code import code_corpus
 
     corpus = code_corpus()
     if files is not None and files < len(corpus):

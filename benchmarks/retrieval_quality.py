@@ -63,9 +63,9 @@ def main() -> None:
     from chunklab.chunkers.catalog import get_strategy
     from chunklab.embed import Encoder
     from chunklab.evaluate import load_dataset
+    from chunklab.retrieval.chroma.store import ChunkStore
     from chunklab.retrieval.hybrid import HybridRetriever
     from chunklab.retrieval.lexical import BM25Index
-    from chunklab.retrieval.store import ChunkStore
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=5)

@@ -18,7 +18,7 @@ and ``chunklab index --server`` in subprocesses, exactly as a user runs it:
 * **rebuild under reads**: a reader queries while ``index --clear`` rebuilds the collection
   with another chunker (``--rebuilds`` times, alternating two chunkers); every answer must
   come from one configuration, and no query may fail (the rebuild switches the store's alias
-  to the new generation, :mod:`chunklab.retrieval.aliases`).
+  to the new generation, :mod:`chunklab.retrieval.chroma.aliases`).
 
 Run ``make faults-server`` (or ``--quick`` for small sizes); results go to
 benchmarks/results/server_faults.json. ``--only rebuild`` (repeatable) re-measures only the
@@ -220,7 +220,7 @@ def three_writers(srv: ChromaServer, root: Path) -> dict:
 def rebuild_under_reads(srv: ChromaServer, corpus: Path, rebuilds: int = 1) -> dict:
     """A reader queries while ``index --clear`` rebuilds ``rebuilds`` times with another chunker."""
     from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     name = "rebuilt"
     subprocess.run(index_cmd(srv.url, name, [corpus]), env=env(), check=True, capture_output=True)

@@ -21,7 +21,7 @@ __all__ = ["query_load"]
 
 def _client(url: str, collection: str, seconds: float, seed: int, queue: Any) -> None:
     from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     store = ChunkStore(url=url, collection=collection, encoder=Encoder("static"), create=False)
     rng = np.random.default_rng(seed)
@@ -46,7 +46,7 @@ def query_load(srv: ChromaServer, chunks: int, clients: int, seconds: float) -> 
     """``clients`` processes querying a collection of ``chunks`` random unit vectors for ``seconds``."""
     from chunklab.chunk import Chunk
     from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     name = f"load-{chunks}"
     store = ChunkStore(url=srv.url, collection=name, encoder=Encoder("static"))

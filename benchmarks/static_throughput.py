@@ -21,7 +21,7 @@ def docs_chunk_texts() -> list[str]:
     """What the store would embed for the docs corpus chunked structurally (header + text)."""
     from chunklab.chunk import embedding_text
     from chunklab.chunkers.catalog import get_strategy
-    from chunklab.datasets.docs import load_docs
+    from chunklab.datasets.corpora.docs import load_docs
 
     strategy = get_strategy("structural", max_chars=1000)
     texts = []

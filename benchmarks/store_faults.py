@@ -2,7 +2,7 @@
 
 Every trial indexes a small generated Markdown corpus into a Chroma folder store with the
 real CLI (``python -m chunklab.cli index``, MiniLM, the shared embedding cache of this run)
-and compares the result with a clean run's :func:`~chunklab.retrieval.store_files.store_digest`
+and compares the result with a clean run's :func:`~chunklab.retrieval.chroma.digest.store_digest`
 (ids, texts, metadata and vectors of every collection):
 
 * ``concurrent-2`` / ``concurrent-3``: 2 or 3 runs started at once on one store (all must exit
@@ -113,8 +113,8 @@ def inspect(store: Path) -> dict[str, Any]:
     from chromadb.api.client import SharedSystemClient
 
     from chunklab.embed import get_encoder
-    from chunklab.retrieval.store import ChunkStore
-    from chunklab.retrieval.store_files import store_digest
+    from chunklab.retrieval.chroma.digest import store_digest
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     SharedSystemClient.clear_system_cache()  # another process wrote it: read it afresh
     try:

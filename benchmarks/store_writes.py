@@ -27,7 +27,7 @@ def empty_store_bytes(folder: Path, config: dict[str, Any] | None) -> int:
     from chromadb.api.client import SharedSystemClient
 
     from chunklab.embed import get_encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     with ChunkStore(folder, encoder=get_encoder(), config=config):
         pass

@@ -32,11 +32,11 @@ _LAZY = {
     "chunk_markdown_hierarchy": "chunklab.chunkers.hierarchical",
     "auto_merge": "chunklab.chunkers.hierarchical",
     "HierarchicalRetriever": "chunklab.chunkers.hierarchical",
-    "add_context": "chunklab.chunkers.context",
+    "add_context": "chunklab.enrich.context",
     "Encoder": "chunklab.embed",
     "get_encoder": "chunklab.embed",
     "count_tokens": "chunklab.units",
-    "ChunkStore": "chunklab.retrieval.store",
+    "ChunkStore": "chunklab.retrieval.chroma.store",
     "Benchmark": "chunklab.evaluate",
 }
 

@@ -139,7 +139,7 @@ def embedding_text(chunk: Chunk, *, title: bool = True, headings: bool = True) -
 
     ``"{title} > {section path}\\n\\n{table header}\\n{text}"``, each part only when the
     chunk's metadata carries it (``title``, ``headings``, ``table_header``) or an explicit
-    ``context`` string that a chunker or :func:`chunklab.chunkers.context.add_context` put there.
+    ``context`` string that a chunker or :func:`chunklab.enrich.context.add_context` put there.
     ``text`` and offsets are never edited.
     """
     meta = chunk.metadata

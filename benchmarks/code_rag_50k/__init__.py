@@ -12,7 +12,7 @@ the capstone's test), chunks over MiniLM's 256-token window ([CLS] and [SEP] cou
 seconds spent chunking vs measuring, wall time, peak resident memory.
 
 **Retrieval** (:mod:`.index`, :mod:`.retrieval`): CodeSearchNet-style questions
-(:func:`chunklab.datasets.code_questions`: the first docstring sentence asks, the function's
+(:func:`chunklab.datasets.questions.code`: the first docstring sentence asks, the function's
 span answers, docstrings stripped from the indexed copy) drawn from the whole corpus; every
 chunk of every file indexed with BM25 built from the workers' token counts
 (:class:`chunklab.retrieval.bm25_counts.CountsBM25`) and the static embedding

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from chunklab.chunkers.catalog import Strategy, get_strategy
-from chunklab.datasets.code import CodeCorpus, CodeFile
+from chunklab.datasets.corpora.code import CodeCorpus, CodeFile
 from chunklab.documents import Document
 from chunklab.units import get_tokenizer
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from chunklab.datasets.code import CodeCorpus
+from chunklab.datasets.corpora.code import CodeCorpus
 from chunklab.embed import Encoder, get_encoder
 from chunklab.retrieval.bm25_counts import CountsBM25
 from chunklab.retrieval.lexical import tokenize

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from chunklab.datasets.code import CodeCorpus
-from chunklab.datasets.code_questions import code_questions
+from chunklab.datasets.corpora.code import CodeCorpus
+from chunklab.datasets.questions.code import code_questions
 from chunklab.embed import Encoder
 from chunklab.embed.models import resolve_device
 from chunklab.evaluate.bootstrap import bootstrap_means, confidence_interval, resample_counts

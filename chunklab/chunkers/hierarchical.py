@@ -270,7 +270,7 @@ def retrieve_parents(
 
 
 class HierarchicalRetriever:
-    """Leaf search in a :class:`chunklab.retrieval.store.ChunkStore`, then auto-merging into parents.
+    """Leaf search in a :class:`chunklab.retrieval.chroma.store.ChunkStore`, then auto-merging into parents.
 
     The store must hold the parents too (``store.add(chunks)`` with the full hierarchy puts
     them in its parent collection).

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from chunklab.retrieval.lock import BUSY_EXIT
+from chunklab.retrieval.chroma.lock import BUSY_EXIT
 
 if TYPE_CHECKING:
     from chunklab.chunkers.catalog import Strategy

@@ -117,7 +117,7 @@ def _pinned_entry(name: str) -> CorpusEntry:
 
 def _state(entry: CorpusEntry, cache_dir: str | None) -> dict[str, Any]:
     """Pins, download size, folder and how many of its files are there (by name: no hashing)."""
-    from chunklab.datasets.pinned import corpus_dir
+    from chunklab.datasets.corpora.pinned import corpus_dir
 
     assert entry.pins is not None
     pins = entry.pins()

@@ -90,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give PATHs to index, --query to search, or both")
     check_positive_int(args.k, "-k")
     where = parse_where(args.where)
-    from chunklab.retrieval.location import is_url, open_store
-    from chunklab.retrieval.lock import StoreBusyError
+    from chunklab.retrieval.chroma.location import is_url, open_store
+    from chunklab.retrieval.chroma.lock import StoreBusyError
 
     if is_url(args.store):  # --store names a server: the same as --server
         if args.chroma_url is not None and args.chroma_url != args.store:
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
 def index(args: argparse.Namespace) -> int:
     """Run the ingest pipeline on ``args.paths`` (in this process, or ``--engine``) and print its report."""
     from chunklab.embed import DEFAULT_MODEL
-    from chunklab.ingest.local import LocalEngine
+    from chunklab.ingest.engines.local import LocalEngine
     from chunklab.ingest.pipeline import Engine, IngestOptions
     from chunklab.ingest.pipeline import run as run_pipeline
 
@@ -165,12 +165,12 @@ def index(args: argparse.Namespace) -> int:
         retry_budget=args.retry_budget,
         wait=wait_of(args),  # the store's writer lock, taken once for the whole run
     )
-    from chunklab.retrieval.lock import StoreBusyError
+    from chunklab.retrieval.chroma.lock import StoreBusyError
 
     engine: Engine = LocalEngine()
     try:
         if args.engine == "ray":
-            from chunklab.ingest.ray import RayEngine
+            from chunklab.ingest.engines.ray import RayEngine
 
             engine = RayEngine(args.address, args.num_gpus)
         report = run_pipeline(args.paths, options, engine)
@@ -205,8 +205,8 @@ def write_failure(exc: Exception, args: argparse.Namespace) -> Exception:
 
 def repair(args: argparse.Namespace) -> None:
     """``--repair``: rebuild the folder store from its records (a sound store is left as it is)."""
-    from chunklab.retrieval.store_files import diagnose, is_store, store_folder
-    from chunklab.retrieval.store_files import repair as repair_store
+    from chunklab.retrieval.chroma.files import diagnose, is_store, store_folder
+    from chunklab.retrieval.chroma.files import repair as repair_store
 
     if args.chroma_url is not None:
         raise ValueError("--repair is for a folder store; a Chroma server repairs its own files")

@@ -23,7 +23,7 @@ from chunklab.commands.arguments import (
     wait_of,
 )
 from chunklab.documents.layout import where
-from chunklab.retrieval.lock import READ_WAIT
+from chunklab.retrieval.chroma.lock import READ_WAIT
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_positive_int(args.k, "--k")
     where = parse_where(args.where)
-    from chunklab.retrieval.location import open_store
-    from chunklab.retrieval.lock import StoreBusyError
+    from chunklab.retrieval.chroma.location import open_store
+    from chunklab.retrieval.chroma.lock import StoreBusyError
 
     try:
         store = open_store(args.store, args.collection, model=args.model, wait=wait_of(args))

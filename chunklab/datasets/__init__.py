@@ -1,12 +1,12 @@
 """Corpora and question sets: named corpora through one registry, question sets through one model.
 
 ``corpus(name)`` resolves a named corpus (``installed``, ``stdlib``, ``code-50k``;
-:mod:`chunklab.datasets.registry`); ``code_corpus()`` lists the installed ``.py`` files
-(:mod:`chunklab.datasets.code`); ``load_docs()`` loads the kit's own documents with gold
-quotes (:mod:`chunklab.datasets.docs`); the code questions are
-:func:`chunklab.datasets.code_questions.code_questions`. The corpora fetched on demand
+:mod:`chunklab.datasets.registry`, whose ``corpora()`` lists them); ``code_corpus()`` lists the
+installed ``.py`` files (:mod:`chunklab.datasets.corpora.code`); ``load_docs()`` loads the kit's own
+documents with gold quotes (:mod:`chunklab.datasets.corpora.docs`); the code questions are
+:func:`chunklab.datasets.questions.code.code_questions`. The corpora fetched on demand
 (``code-50k``, ``code-poly``, ``pdf-docs``) share one pinned, verified fetch
-(:mod:`chunklab.datasets.pinned`). Every question set is a
+(:mod:`chunklab.datasets.corpora.pinned`). Every question set is a
 :class:`~chunklab.datasets.model.QuestionSet` and satisfies the
 :class:`~chunklab.datasets.model.Dataset` protocol. Names are loaded lazily so importing the
 package stays cheap.
@@ -18,15 +18,14 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "CodeCorpus": "chunklab.datasets.code",
-    "code_corpus": "chunklab.datasets.code",
+    "CodeCorpus": "chunklab.datasets.corpora.code",
+    "code_corpus": "chunklab.datasets.corpora.code",
     "Dataset": "chunklab.datasets.model",
     "GoldQuestion": "chunklab.datasets.model",
     "QuestionSet": "chunklab.datasets.model",
-    "corpora": "chunklab.datasets.registry",
     "corpus": "chunklab.datasets.registry",
     "register_corpus": "chunklab.datasets.registry",
-    "load_docs": "chunklab.datasets.docs",
+    "load_docs": "chunklab.datasets.corpora.docs",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,8 +1,8 @@
 """The one dataset model: documents, questions with gold spans, splits, and the rows left out.
 
 Every question set of the kit is a :class:`QuestionSet`: the docs corpus
-(:func:`chunklab.datasets.docs.load_docs`), the code questions
-(:func:`chunklab.datasets.code_questions.code_questions`) and your own files
+(:func:`chunklab.datasets.corpora.docs.load_docs`), the code questions
+(:func:`chunklab.datasets.questions.code.code_questions`) and your own files
 (:func:`chunklab.evaluate.userdata.load_user_dataset`). :class:`chunklab.evaluate.Benchmark`
 takes anything that satisfies the :class:`Dataset` protocol. Gold answers written as quotes
 are located to character spans by :func:`locate_answers`, the one answer locator.

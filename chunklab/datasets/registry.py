@@ -2,9 +2,9 @@
 
 :func:`corpus` looks a name up among the corpora registered here (the interpreter's own
 files, ``pdf-docs``) and then among the committed manifests: every
-``chunklab/data/corpora/<name>.txt`` is a wheel corpus (:mod:`chunklab.datasets.wheels`, read
-by :func:`chunklab.datasets.code50k.wheel_corpus`) and every ``<name>.pins`` an archive corpus
-(:mod:`chunklab.datasets.archives`, read by :func:`chunklab.datasets.code_poly.poly_corpus`).
+``chunklab/data/corpora/<name>.txt`` is a wheel corpus (:mod:`chunklab.datasets.corpora.wheels`, read
+by :func:`chunklab.datasets.corpora.code50k.wheel_corpus`) and every ``<name>.pins`` an archive corpus
+(:mod:`chunklab.datasets.corpora.archives`, read by :func:`chunklab.datasets.corpora.code_poly.poly_corpus`).
 A fetched corpus's entry also carries its pins and its fetch, so ``chunklab corpus`` lists,
 describes and fetches every one of them the same way. A new kind of corpus registers its
 loader with :func:`register_corpus`; an unknown name is a ``ValueError`` listing the known ones.
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from chunklab.datasets.code import CodeCorpus, code_corpus
+from chunklab.datasets.corpora.code import CodeCorpus, code_corpus
 
 if TYPE_CHECKING:
-    from chunklab.datasets.pinned import Pin
+    from chunklab.datasets.corpora.pinned import Pin
 
 __all__ = ["CorpusEntry", "corpora", "corpus", "register_corpus"]
 
@@ -30,7 +30,7 @@ class CorpusEntry:
     """One named corpus: what it is, and the function that lists its files (keyword options only).
 
     A corpus fetched on demand also has ``pins`` (its manifest, as
-    :class:`~chunklab.datasets.pinned.Pin` records), ``fetch(cache_dir=..., progress=...)``
+    :class:`~chunklab.datasets.corpora.pinned.Pin` records), ``fetch(cache_dir=..., progress=...)``
     (returns a report with a ``summary()``) and ``noun``, what one of its pins is called.
     """
 
@@ -67,8 +67,8 @@ def corpus(name: str, **options: Any) -> CodeCorpus:
 
 def corpora() -> dict[str, CorpusEntry]:
     """Every known corpus by name, sorted: the registered ones and each committed manifest."""
-    from chunklab.datasets.archives import pinned_archive_corpora
-    from chunklab.datasets.wheels import corpus_names
+    from chunklab.datasets.corpora.archives import pinned_archive_corpora
+    from chunklab.datasets.corpora.wheels import corpus_names
 
     found = dict(_REGISTRY)
     for name in corpus_names():
@@ -100,7 +100,7 @@ def register_corpus(
 
 
 def _wheel_entry(name: str) -> CorpusEntry:
-    from chunklab.datasets import code50k, wheels
+    from chunklab.datasets.corpora import code50k, wheels
 
     def pins() -> list[Pin]:
         return [p.pin for p in wheels.load_pins(name)]
@@ -110,7 +110,7 @@ def _wheel_entry(name: str) -> CorpusEntry:
 
 
 def _archive_entry(name: str) -> CorpusEntry:
-    from chunklab.datasets import archives, code_poly
+    from chunklab.datasets.corpora import archives, code_poly
 
     def pins() -> list[Pin]:
         return [p.pin for p in archives.load_archive_pins(name)]
@@ -131,19 +131,19 @@ register_corpus(
 
 
 def _pdf_docs(**options: Any) -> CodeCorpus:
-    from chunklab.datasets.pdfdocs import pdf_docs_corpus
+    from chunklab.datasets.corpora.pdfdocs import pdf_docs_corpus
 
     return pdf_docs_corpus(**options)
 
 
 def _pdf_docs_pins() -> list[Pin]:
-    from chunklab.datasets.pdfdocs import load_manifest
+    from chunklab.datasets.corpora.pdfdocs import load_manifest
 
     return [f.pin for f in load_manifest().files]
 
 
 def _pdf_docs_fetch(**options: Any) -> Any:
-    from chunklab.datasets.pdfdocs import fetch_pdf_docs
+    from chunklab.datasets.corpora.pdfdocs import fetch_pdf_docs
 
     return fetch_pdf_docs(**options)
 

@@ -1,7 +1,7 @@
 """The benchmark runner: chunk a corpus with each strategy, index it, ask every question, score.
 
 ``Benchmark(dataset, strategies, k=5).run()`` indexes each strategy in its own Chroma
-collection (:class:`chunklab.retrieval.store.ChunkStore`, in a temporary folder unless ``store_dir``
+collection (:class:`chunklab.retrieval.chroma.store.ChunkStore`, in a temporary folder unless ``store_dir``
 is given), embeds all questions once in a batch, retrieves the top ``k`` chunks per question
 and scores them by **offsets** (doc_id + character spans), because chunk texts differ across
 strategies while the gold spans do not. Questions without gold spans but with
@@ -47,7 +47,7 @@ from chunklab.protocols import DocumentLike
 
 if TYPE_CHECKING:
     from chunklab.chunkers.catalog import Strategy
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
 __all__ = ["Benchmark", "Indexed", "as_strategies"]
 
@@ -228,8 +228,8 @@ class Benchmark:
         return chunks, time.perf_counter() - t0, _texts_seen(encoder) - texts_before
 
     def open_store(self, strategy: Strategy, index: int, root: Path, encoder: Any) -> ChunkStore:
-        """An empty :class:`~chunklab.retrieval.store.ChunkStore` of its own for strategy number ``index``."""
-        from chunklab.retrieval.store import ChunkStore
+        """An empty :class:`~chunklab.retrieval.chroma.store.ChunkStore` of its own for strategy ``index``."""
+        from chunklab.retrieval.chroma.store import ChunkStore
 
         name = f"s{index:02d}-" + re.sub(r"[^A-Za-z0-9._-]+", "-", strategy.name).strip("-._")[:60]
         from chunklab.ingest.plan import collection_config

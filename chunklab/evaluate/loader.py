@@ -27,8 +27,8 @@ def load_dataset(
 ) -> Dataset:
     """A question set by name (``"docs"``, ``"code"``) or your corpus folder with its ``questions``.
 
-    ``"docs"`` is :func:`chunklab.datasets.docs.load_docs`; ``"code"`` is
-    :func:`chunklab.datasets.code_questions.code_questions` over ``n_files`` files drawn with
+    ``"docs"`` is :func:`chunklab.datasets.corpora.docs.load_docs`; ``"code"`` is
+    :func:`chunklab.datasets.questions.code.code_questions` over ``n_files`` files drawn with
     ``seed``. Any other string or a path is a corpus folder, read with ``questions`` in
     ``format`` (``auto``, ``quotes``, ``spans``, ``beir``) by
     :func:`chunklab.evaluate.userdata.load_user_dataset`; ``on_error`` is ``"fail"`` or
@@ -55,7 +55,7 @@ def _built_in(
     n_files: int,
     seed: int,
 ) -> Dataset:
-    from chunklab.datasets.docs import SPLITS
+    from chunklab.datasets.corpora.docs import SPLITS
 
     if questions is not None:
         raise ValueError(f"questions={os.fspath(questions)!r} needs a corpus folder, not the {name!r} set")
@@ -64,10 +64,10 @@ def _built_in(
     if split is not None and split not in SPLITS:
         raise ValueError(f"split must be None or one of {SPLITS} for the {name!r} set, got {split!r}")
     if name == "docs":
-        from chunklab.datasets.docs import load_docs
+        from chunklab.datasets.corpora.docs import load_docs
 
         return load_docs(split=split)
-    from chunklab.datasets.code_questions import code_questions
+    from chunklab.datasets.questions.code import code_questions
 
     data = code_questions(n_files=check_positive_int(n_files, "n_files"), seed=seed)
     return data.split(split) if split is not None else data

@@ -21,7 +21,7 @@ from chunklab.ingest.report import SKIP_REASONS, IngestReport
 __all__ = ["ENGINES", "SKIP_REASONS", "IngestOptions", "IngestReport", "get_engine", "ingest"]
 
 #: engine name -> module under chunklab.ingest
-ENGINES = {"local": "local", "ray": "ray"}
+ENGINES = {"local": "engines.local", "ray": "engines.ray"}
 
 
 def get_engine(name: str) -> Callable[..., IngestReport]:

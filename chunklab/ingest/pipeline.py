@@ -22,15 +22,15 @@ import pyarrow as pa
 from chunklab._validate import check_positive_int
 from chunklab.chunkers.catalog import StrategySpec
 from chunklab.embed import DEFAULT_MODEL, get_encoder
-from chunklab.ingest.parquet import ParquetSink
 from chunklab.ingest.plan import WorkItem, collection_config, resolve_sources
 from chunklab.ingest.report import IngestReport
 from chunklab.ingest.sinks import Sink, StoreSink
+from chunklab.ingest.sinks.parquet import ParquetSink
 from chunklab.ingest.stages import ChunkConfig
 
 if TYPE_CHECKING:
     from chunklab.chunkers.catalog import Strategy
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
 __all__ = ["Engine", "IngestOptions", "Job", "batched", "clock", "options_from", "run", "task_size"]
 
@@ -53,7 +53,7 @@ class IngestOptions:
     :func:`chunklab.chunk.embedding_text` rather than the bare text. ``clear`` rebuilds the sink;
     ``prune`` deletes stored documents that are not in ``sources`` any more. ``retry_budget`` is how
     many seconds a Chroma server may stay silent (a restart) before the run stops with
-    :class:`~chunklab.retrieval.retry.ServerUnavailableError`. ``wait`` is how many
+    :class:`~chunklab.retrieval.chroma.retry.ServerUnavailableError`. ``wait`` is how many
     seconds to wait for a folder store's writer lock (None: as long as it takes, 0: not at all); the
     store takes it once, for the whole run.
     """
@@ -148,8 +148,8 @@ def open_sink(options: IngestOptions, config: dict[str, Any], encoder: Any) -> S
     """The sink of ``options``: Parquet shards (``out``), a Chroma server, or a store folder."""
     if options.out is not None:
         return ParquetSink(options.out, config, encoder.name, options.clear)
-    from chunklab.retrieval.retry import RetryPolicy, ServerUnavailableError
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.retry import RetryPolicy, ServerUnavailableError
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     store = options.store
     if not isinstance(store, ChunkStore):

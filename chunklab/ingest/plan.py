@@ -76,7 +76,7 @@ def named_corpus(name: str) -> Sequence[Any]:
     The one place the pipeline resolves corpus names; a name that is none of them is a
     FileNotFoundError listing what exists.
     """
-    from chunklab.datasets import corpora, corpus
+    from chunklab.datasets.registry import corpora, corpus
 
     if name in corpora():
         return corpus(name)

@@ -119,7 +119,7 @@ def chunk_document(doc: DocumentLike, strategy: Strategy, encoder: EncoderLike |
 
 def context(chunks: list[Chunk], doc: Document) -> list[Chunk]:
     """The context stage: the document title and section path on each chunk (:func:`add_context`)."""
-    from chunklab.chunkers.context import add_context
+    from chunklab.enrich.context import add_context
 
     return add_context(chunks, title=doc.title, source=doc.text if doc.format == "markdown" else None)
 

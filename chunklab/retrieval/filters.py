@@ -3,7 +3,7 @@
 :func:`encode_metadata` turns a chunk's metadata into what Chroma stores (the whole dict as
 JSON plus scalar copies that filters can see); :func:`decode_metadata` restores it.
 :func:`matches` evaluates a ``where`` filter over such a record in Python with the
-semantics Chroma applies in :meth:`chunklab.retrieval.store.ChunkStore.search` (``$ne``/``$nin`` match
+semantics Chroma applies in :meth:`chunklab.retrieval.chroma.store.ChunkStore.search` (``$ne``/``$nin`` match
 records without the key, booleans never equal numbers, ints and floats compare by value),
 so the lexical index filters exactly like the dense store.
 """

@@ -132,7 +132,7 @@ def _chunks_of(
 class HybridRetriever:
     """Dense and lexical retrieval fused: ``search(query, k=5, where=None)`` gives ``(Chunk, score)``.
 
-    ``dense`` is a :class:`chunklab.retrieval.store.ChunkStore` (or anything with ``search_many``),
+    ``dense`` is a :class:`chunklab.retrieval.chroma.store.ChunkStore` (or anything with ``search_many``),
     ``lexical`` a :class:`chunklab.retrieval.lexical.BM25Index`. ``fusion`` is ``"rrf"`` (``rrf_k``,
     default 60) or ``"weighted"`` (``weights`` for dense and lexical, default 0.5 each).
     ``depth`` candidates are taken from each side (default 50, at least ``k``).

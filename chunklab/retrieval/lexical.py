@@ -5,7 +5,7 @@ Dense vectors match meaning; BM25 matches words, which is what wins on exact ide
 tokenizer lowercases word runs and splits identifiers on ``snake_case`` and ``camelCase``
 while keeping the whole identifier too, so ``getUserName`` matches the query
 ``get user name`` and the query ``getUserName`` alike. With ``context=True`` (the default,
-as in :class:`chunklab.retrieval.store.ChunkStore`) each chunk is indexed with its contextual header
+as in :class:`chunklab.retrieval.chroma.store.ChunkStore`) each chunk is indexed with its contextual header
 (title > section path, :func:`chunklab.chunk.embedding_text`) in front of its text:
 "contextual BM25". ``where`` filters behave exactly like ``ChunkStore.search``'s.
 """
@@ -111,7 +111,7 @@ def _top(scores: np.ndarray, k: int) -> list[int]:
 
 
 def lexical_dir(store: Any) -> Path:
-    """Where a local :class:`~chunklab.retrieval.store.ChunkStore`'s BM25 index lives:
+    """Where a local :class:`~chunklab.retrieval.chroma.store.ChunkStore`'s BM25 index lives:
     ``<store>/bm25/<collection>``."""
     if getattr(store, "path", None) is None:
         raise ValueError(
@@ -191,7 +191,7 @@ class BM25Index:
 
         Only chunks sharing at least one token with the query are returned (BM25 scores the
         rest 0), so fewer than ``k`` may come back. ``where`` is a Chroma-style metadata
-        filter, with the semantics of :meth:`chunklab.retrieval.store.ChunkStore.search`.
+        filter, with the semantics of :meth:`chunklab.retrieval.chroma.store.ChunkStore.search`.
         """
         return self.search_many([check_query(query)], k=k, where=where)[0]
 

@@ -16,7 +16,7 @@ from chunklab.chunkers.catalog import (  # noqa: E402
     parse_strategies,
     sweep_strategies,
 )
-from chunklab.datasets.docs import KitDocument, Question  # noqa: E402
+from chunklab.datasets.corpora.docs import KitDocument, Question  # noqa: E402
 from chunklab.datasets.model import QuestionSet  # noqa: E402
 
 TEXTS = {

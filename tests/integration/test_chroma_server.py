@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from chunklab.chunk import Chunk
-from chunklab.retrieval.retry import RetryPolicy
-from chunklab.retrieval.store import ChunkStore
+from chunklab.retrieval.chroma.retry import RetryPolicy
+from chunklab.retrieval.chroma.store import ChunkStore
 from tests.support.chroma_process import free_port
 from tests.support.retrieval import HashEncoder, corpus_chunks
 
@@ -70,7 +70,7 @@ def test_two_processes_writing_at_once_lose_nothing(server):
         import sys
         from tests.support.retrieval import HashEncoder
         from chunklab.chunk import Chunk
-        from chunklab.retrieval.store import ChunkStore
+        from chunklab.retrieval.chroma.store import ChunkStore
         store = ChunkStore(url=sys.argv[1], collection="concurrent", encoder=HashEncoder())
         tag = sys.argv[2]
         for batch in range(10):

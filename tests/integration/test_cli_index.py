@@ -41,7 +41,7 @@ def small(tmp_path):
 
 def stored(store_dir, collection="chunks"):
     from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     store = ChunkStore(path=store_dir, collection=collection, encoder=Encoder())
     return list(store.iter_chunks())

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chunklab.datasets import code50k, wheels
-from chunklab.datasets.code import code_corpus
-from chunklab.datasets.code50k import module_path, wheel_corpus
+from chunklab.datasets.corpora import code50k, wheels
+from chunklab.datasets.corpora.code import code_corpus
+from chunklab.datasets.corpora.code50k import module_path, wheel_corpus
+from chunklab.datasets.corpora.wheels import WheelPin, fetch_corpus, load_pins, parse_pins, wheel_status
 from chunklab.datasets.registry import corpora, corpus
-from chunklab.datasets.wheels import WheelPin, fetch_corpus, load_pins, parse_pins, wheel_status
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -174,7 +174,8 @@ def test_importing_embed_sets_no_environment_variables(tmp_path):
         """
         import os
         before = dict(os.environ)
-        import chunklab.embed, chunklab.retrieval.store, chunklab.retrieval.lexical, chunklab.retrieval.hybrid
+        import chunklab.embed, chunklab.retrieval.chroma.store
+        import chunklab.retrieval.lexical, chunklab.retrieval.hybrid
         changed = sorted(k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k))
         print(changed)
         """,

@@ -80,7 +80,7 @@ def local_out(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray")
-    from chunklab.ingest.ray import connect
+    from chunklab.ingest.engines.ray import connect
 
     # Ray's helper processes skip a slow, unused import (see tests/support/_rayshim): on a shared
     # 2-core machine they would otherwise miss the raylet's start-up deadline.
@@ -166,7 +166,7 @@ def test_reindexing_with_either_engine_is_an_idempotent_upsert(
     corpus: Path, ray_cluster, tmp_path: Path
 ) -> None:
     from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     folder = tmp_path / "chroma"
     first = get_engine("local")(
@@ -236,7 +236,7 @@ def test_engine_arguments_are_checked(corpus: Path, tmp_path: Path) -> None:
 
 def test_importing_chunklab_never_imports_ray() -> None:
     code = (
-        "import sys, chunklab, chunklab.ingest, chunklab.ingest.ray, chunklab.ingest.local, "
+        "import sys, chunklab, chunklab.ingest, chunklab.ingest.engines.ray, chunklab.ingest.engines.local, "
         "chunklab.commands.index, chunklab.cli; chunklab.cli.build_parser(); print('ray' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
@@ -288,7 +288,7 @@ def test_both_engines_upsert_the_same_chunks_into_a_chroma_server(
     ray_cluster,
     server: str,
 ) -> None:
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     options = {
         "strategy": STRATEGY,
@@ -331,7 +331,7 @@ def _cli_index(corpus: Path, engine: str | None, sink: list[str], capsys) -> dic
 
 
 def _stored_vectors(folder: Path) -> tuple[list[str], np.ndarray]:
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     got = ChunkStore(folder, create=False).collection.get(include=["embeddings"])
     order = np.argsort(got["ids"])

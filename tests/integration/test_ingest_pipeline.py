@@ -86,7 +86,7 @@ def _sinks(tmp_path: Path) -> dict[str, dict]:
 def _contents(kind: str, sink: dict) -> list[tuple[str, str, str]]:
     if kind == "parquet":
         return sorted((r["id"], r["doc_id"], r["text"]) for r in _rows(sink["out"]))
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     return sorted((c.id, c.doc_id, c.text) for c in ChunkStore(sink["store"], create=False).iter_chunks())
 

@@ -16,12 +16,12 @@ from chunklab.chunkers._factories import StrategyParts
 from chunklab.chunkers.catalog import StrategySpec
 from chunklab.cli import main
 from chunklab.datasets import registry
-from chunklab.datasets.code import CodeCorpus, CodeFile, CorpusFile
-from chunklab.datasets.code_poly import PolyFile
+from chunklab.datasets.corpora.code import CodeCorpus, CodeFile, CorpusFile
+from chunklab.datasets.corpora.code_poly import PolyFile
 from chunklab.documents import Document
 from chunklab.embed import DEFAULT_MODEL, Encoder
 from chunklab.embed import encoder as encoder_module
-from chunklab.ingest.local import ingest
+from chunklab.ingest.engines.local import ingest
 from chunklab.ingest.pipeline import IngestOptions
 from chunklab.ingest.plan import collection_config
 from chunklab.ingest.stages import ChunkConfig, Embedder, chunk_document
@@ -181,7 +181,7 @@ def test_chunk_and_index_give_the_same_chunks_on_a_mixed_folder(tmp_path):
 
 # -- one replacement rule --------------------------------------------------------------------
 def test_replace_document_treats_changed_metadata_as_changed_like_the_sinks(tmp_path):
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     store = ChunkStore(path=tmp_path / "db", encoder=Encoder("static"))
     a = Chunk("alpha text", 0, 10, "doc", {"strategy": "t", "tags": {"b", "a"}})

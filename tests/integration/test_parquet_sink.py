@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from chunklab.chunkers.catalog import get_strategy
-from chunklab.ingest import get_engine, parquet, pipeline
-from chunklab.ingest.parquet import JOURNAL, STAGING, ParquetSink, read_dataset, shard_paths
+from chunklab.ingest import get_engine, pipeline
+from chunklab.ingest.sinks import parquet
+from chunklab.ingest.sinks.parquet import JOURNAL, STAGING, ParquetSink, read_dataset, shard_paths
 
 OPTIONS = {
     "strategy": get_strategy("recursive", size=120),

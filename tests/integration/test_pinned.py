@@ -1,4 +1,4 @@
-"""The one pinned fetch (chunklab.datasets.pinned) over real HTTP: verified, atomic, resumable; and
+"""The one pinned fetch (chunklab.datasets.corpora.pinned) over real HTTP: verified, atomic, resumable; and
 ``chunklab corpus list | info | fetch`` taking one path for every kind of pinned corpus."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chunklab.datasets import archives, code_poly, pinned, wheels
-from chunklab.datasets.archives import ArchivePin, fetch_archives
-from chunklab.datasets.pdfdocs import load_manifest
+from chunklab.datasets.corpora import archives, code_poly, pinned, wheels
+from chunklab.datasets.corpora.archives import ArchivePin, fetch_archives
+from chunklab.datasets.corpora.pdfdocs import load_manifest
 from chunklab.datasets.registry import corpora
 from tests.support.archivegen import tar_bytes
 

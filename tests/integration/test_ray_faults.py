@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from chunklab.ingest import get_engine
-from chunklab.ingest.parquet import STAGING, read_dataset
+from chunklab.ingest.sinks.parquet import STAGING, read_dataset
 from tests.support._rayshim import chunklab_faults as faults
 
 pytestmark = pytest.mark.skipif(
@@ -119,7 +119,7 @@ def test_a_node_lost_mid_embed_leaves_the_chroma_store_equal_to_a_clean_run(
     bed, clean, corpus: Path, tmp_path: Path
 ) -> None:
     from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     folder = tmp_path / "chroma"
     faults.lose_a_node_during(*bed, "embed", lambda: _ingest(corpus, store=str(folder)))

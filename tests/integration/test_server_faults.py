@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from chunklab.chunkers.catalog import get_strategy
 from chunklab.cli import main
-from chunklab.ingest.local import LocalEngine
+from chunklab.ingest.engines.local import LocalEngine
 from chunklab.ingest.pipeline import IngestOptions, run
-from chunklab.retrieval import retry
-from chunklab.retrieval.retry import RetryPolicy, ServerUnavailableError
+from chunklab.retrieval.chroma import retry
+from chunklab.retrieval.chroma.retry import RetryPolicy, ServerUnavailableError
 from tests.support.chroma_process import ChromaServer, chroma_command, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -151,7 +151,7 @@ def snapshot(url: str, collection: str) -> dict[str, tuple[str, str, tuple[float
 
     import chromadb
 
-    from chunklab.retrieval.backend import parse_url
+    from chunklab.retrieval.chroma.backend import parse_url
 
     host, port, _ = parse_url(url)
     coll = chromadb.HttpClient(host=host, port=port).get_collection(collection)
@@ -242,7 +242,7 @@ def test_three_index_processes_at_once_lose_nothing(server, tmp_path):
 
 def test_search_during_a_rebuild_never_mixes_two_chunker_configs(server, corpus):
     from chunklab.embed import get_encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     run(corpus, options(server.url, "swapped"), LocalEngine())
     reader = ChunkStore(url=server.url, collection="swapped", encoder=get_encoder("static"), create=False)

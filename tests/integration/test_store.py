@@ -13,7 +13,7 @@ import pytest
 
 from chunklab.chunk import Chunk, embedding_text
 from chunklab.embed import Encoder
-from chunklab.retrieval.store import ChunkStore, StoreMismatchError, decode_metadata, encode_metadata
+from chunklab.retrieval.chroma.store import ChunkStore, StoreMismatchError, decode_metadata, encode_metadata
 from tests.support.retrieval import HashEncoder
 
 pytestmark = pytest.mark.slow
@@ -166,11 +166,11 @@ def test_store_reopened_in_a_fresh_process_answers_the_same_query(store, tmp_pat
     code = """
         import json, sys
         from chunklab.embed import Encoder
-        from chunklab.retrieval.store import ChunkStore
+        from chunklab.retrieval.chroma.store import ChunkStore
         store = ChunkStore(path=sys.argv[1], collection="test-chunks", encoder=Encoder(cache_dir=sys.argv[2]))
         hits = store.search(sys.argv[3], k=3)
-        # plain chromadb, once chunklab.retrieval.store is imported, finds chunklab's embedding function by
-        # name
+        # plain chromadb, once chunklab.retrieval.chroma.store is imported, finds
+        # chunklab's embedding function by name
         import chromadb
         from chromadb.config import Settings
         raw = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))
@@ -339,7 +339,7 @@ def test_a_long_lived_local_reader_sees_other_writers_after_reopen(tmp_path, enc
         import sys
         from chunklab.chunk import Chunk
         from chunklab.embed import Encoder
-        from chunklab.retrieval.store import ChunkStore
+        from chunklab.retrieval.chroma.store import ChunkStore
         s = ChunkStore(path=sys.argv[1], encoder=Encoder(cache_dir=sys.argv[2]))
         s.add([Chunk("written by another process", 0, 26, "second", {})])
         """
@@ -383,7 +383,7 @@ def test_rebuild_swaps_in_the_new_chunks_only_when_the_block_succeeds(tmp_path):
     assert store.doc_ids() == ["new"] and store.count() == 2 and store.count(parents=True) == 1
     reopened = ChunkStore(path=tmp_path / "db", collection="rebuilt", encoder=_HASH, create=False)
     assert reopened.count() == 2 and reopened.get([parent.id]) == [parent]
-    from chunklab.retrieval.backend import collection_names, make_client
+    from chunklab.retrieval.chroma.backend import collection_names, make_client
 
     client = make_client(tmp_path / "db", None, False)
     assert collection_names(client) == ["rebuilt"]
@@ -393,7 +393,7 @@ def test_rebuild_swaps_in_the_new_chunks_only_when_the_block_succeeds(tmp_path):
 
 @pytest.mark.parametrize("path", [False, True])
 def test_a_reader_sees_one_generation_whole_before_during_and_after_a_rebuild(tmp_path, path):
-    from chunklab.retrieval.aliases import live_name
+    from chunklab.retrieval.chroma.aliases import live_name
 
     where = {"path": tmp_path / "db"} if path else {"in_memory": True}
     store = ChunkStore(**where, collection="gens", encoder=_HASH)

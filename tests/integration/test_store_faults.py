@@ -10,7 +10,8 @@ import pytest
 
 from benchmarks import store_faults
 from chunklab.cli import main
-from chunklab.retrieval.store_files import DamagedStoreError, diagnose, store_digest
+from chunklab.retrieval.chroma.digest import store_digest
+from chunklab.retrieval.chroma.files import DamagedStoreError, diagnose
 
 
 def damage(store: Path) -> None:
@@ -32,7 +33,7 @@ def test_a_damaged_store_is_refused_in_one_line_and_repaired_keeping_every_recor
 ):
     from chromadb.api.client import SharedSystemClient
 
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     docs, work, cache, clean = corpus
     monkeypatch.setenv("CHUNKLAB_CACHE", str(cache))
@@ -85,7 +86,7 @@ def test_disk_full_is_a_clear_error_naming_the_store_and_the_old_store_stays(cor
 def test_the_digest_sees_every_field(corpus, monkeypatch):
     from chunklab.chunk import Chunk
     from chunklab.embed import get_encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     docs, work, cache, clean = corpus
     monkeypatch.setenv("CHUNKLAB_CACHE", str(cache))

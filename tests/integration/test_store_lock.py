@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks import store_faults
 from chunklab.cli import main
-from chunklab.retrieval.lock import BUSY_EXIT, LOCK_NAME, StoreBusyError, holder, lock_store
+from chunklab.retrieval.chroma.lock import BUSY_EXIT, LOCK_NAME, StoreBusyError, holder, lock_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,7 +30,7 @@ def other_writer(tmp_path):
     script = textwrap.dedent(
         f"""
         import sys, time
-        from chunklab.retrieval.lock import lock_store
+        from chunklab.retrieval.chroma.lock import lock_store
         held = lock_store({str(folder)!r}, exclusive=True)
         print("locked", flush=True)
         sys.stdin.read()
@@ -92,7 +92,7 @@ def test_index_no_wait_fails_with_the_busy_status(other_writer, tmp_path, capsys
 
 
 def test_the_ingest_pipeline_takes_the_writer_lock_with_its_wait_option(other_writer, tmp_path):
-    from chunklab.ingest.local import LocalEngine
+    from chunklab.ingest.engines.local import LocalEngine
     from chunklab.ingest.pipeline import IngestOptions, run
 
     folder, pid = other_writer
@@ -104,7 +104,7 @@ def test_the_ingest_pipeline_takes_the_writer_lock_with_its_wait_option(other_wr
 
 
 def test_index_takes_the_writer_lock_once_through_the_store(tmp_path, monkeypatch, capsys):
-    import chunklab.retrieval.lock as lock
+    import chunklab.retrieval.chroma.lock as lock
 
     taken: list[bool] = []
     real = lock.lock_store
@@ -129,7 +129,7 @@ def test_search_never_hangs_on_a_store_being_written(other_writer, capsys):
 
 @pytest.mark.parametrize("kind", ["empty", "documents"])
 def test_reading_a_folder_that_is_not_a_store_writes_nothing(tmp_path, kind, capsys):
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     folder = tmp_path / kind
     folder.mkdir()

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from chunklab.course.notebooks import read_notebook
-from chunklab.datasets.archives import ArchivePin
-from chunklab.datasets.code_poly import poly_corpus
-from chunklab.datasets.poly_questions import poly_questions
+from chunklab.datasets.corpora.archives import ArchivePin
+from chunklab.datasets.corpora.code_poly import poly_corpus
+from chunklab.datasets.questions.poly import poly_questions
 from tests.support.archivegen import deb_bytes, tar_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,8 +145,8 @@ def _run_poly(cache: Path, pins: list[ArchivePin], monkeypatch) -> dict:
     assert setup.source.count(fetched) == 1, "the poly branch no longer reads code-poly here"
     tiny = f"poly_corpus('tiny-poly', cache_dir={str(cache)!r}, pins={pins!r})"
     setup.source = (
-        "from chunklab.datasets.archives import ArchivePin\n"
-        "from chunklab.datasets.code_poly import poly_corpus\n" + setup.source.replace(fetched, tiny)
+        "from chunklab.datasets.corpora.archives import ArchivePin\n"
+        "from chunklab.datasets.corpora.code_poly import poly_corpus\n" + setup.source.replace(fetched, tiny)
     )
     report = nbformat.v4.new_code_cell(
         "import json as _json\n"

@@ -98,7 +98,7 @@ def test_bad_dedupe_raises_value_error():
 def test_function_spans_are_character_offsets_even_after_non_ascii_text():
     import ast
 
-    from chunklab.datasets.code_questions import function_spans
+    from chunklab.datasets.questions.code import function_spans
 
     src = (
         "s = 'caf\u00e9 \u2603'\n\n@deco('\u00e9')\ndef f(x):\n    def inner():\n        pass\n"

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunklab.datasets.archives import ArchivePin, fetch_archives, parse_archive_pins, read_members
-from chunklab.datasets.code_poly import PolyCorpus, PolyFile, language_of, poly_corpus
-from chunklab.datasets.poly_questions import doc_functions, poly_questions
+from chunklab.datasets.corpora.archives import ArchivePin, fetch_archives, parse_archive_pins, read_members
+from chunklab.datasets.corpora.code_poly import PolyCorpus, PolyFile, language_of, poly_corpus
+from chunklab.datasets.questions.poly import doc_functions, poly_questions
 from tests.support.archivegen import deb_bytes, tar_bytes
 
 JS_FN = "function addAll(values) {\n  return values.reduce((a, b) => a + b, 0);\n}"

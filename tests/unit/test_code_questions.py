@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from chunklab.datasets.code import CodeCorpus, CorpusFile
-from chunklab.datasets.code_questions import code_questions, first_sentence, strip_docstrings
+from chunklab.datasets.corpora.code import CodeCorpus, CorpusFile
+from chunklab.datasets.questions.code import code_questions, first_sentence, strip_docstrings
 
 SOURCE = '''"""Module docstring that must go."""
 import os

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from chunklab.chunk import Chunk, embedding_text
-from chunklab.chunkers.context import add_context, context_string, heading_path_at, markdown_headings
 from chunklab.chunkers.recursive import chunk_recursive
+from chunklab.enrich.context import add_context, context_string, heading_path_at, markdown_headings
 
 MD = """Preface line.
 

@@ -10,7 +10,7 @@ import pytest
 
 import chunklab.datasets as datasets_pkg
 from chunklab.datasets import registry
-from chunklab.datasets.docs import Question
+from chunklab.datasets.corpora.docs import Question
 from chunklab.datasets.model import QuestionSet, locate_answers, locate_quote, preview
 from chunklab.documents import Document
 from chunklab.evaluate import load_dataset
@@ -101,7 +101,7 @@ def test_user_quotes_report_every_bad_quote_of_a_question(tmp_path):
 
 
 def test_load_dataset_gives_the_docs_set_and_its_splits():
-    from chunklab.datasets.docs import load_docs
+    from chunklab.datasets.corpora.docs import load_docs
 
     assert [q.id for q in load_dataset("docs").questions] == [q.id for q in load_docs().questions]
     heldout = load_dataset("docs", split="heldout")
@@ -164,7 +164,7 @@ def test_unknown_corpus_lists_every_known_name():
 
 def test_a_registered_corpus_is_resolved_with_its_options(monkeypatch):
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    from chunklab.datasets.code import CodeCorpus, CorpusFile
+    from chunklab.datasets.corpora.code import CodeCorpus, CorpusFile
 
     files = [CorpusFile("/x/a.py", "toy", "a.py", 3), CorpusFile("/x/b.py", "toy", "b.py", 4)]
     registry.register_corpus("toy-poly", "two files", lambda limit=2: CodeCorpus(files[:limit]))
@@ -201,7 +201,7 @@ def test_no_import_cycle_in_chunklab_datasets():
     folder = Path(datasets_pkg.__file__).parent
     modules = {f"chunklab.datasets.{p.stem}": p for p in folder.glob("*.py") if p.stem != "__init__"}
     graph = {m: _imports_of(p) & set(modules) - {m} for m, p in modules.items()}
-    assert "chunklab.datasets.code50k" in graph["chunklab.datasets.registry"]
+    assert "chunklab.datasets.corpora.code50k" in graph["chunklab.datasets.registry"]
     state: dict[str, int] = {}
 
     def visit(module: str, path: list[str]) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from chunklab.datasets.docs import Dataset, KitDocument, Question, html_documents, load_docs
+from chunklab.datasets.corpora.docs import Dataset, KitDocument, Question, html_documents, load_docs
 from chunklab.datasets.model import QuestionSet
 
 DATA = Path(__file__).resolve().parents[2] / "chunklab" / "data"
@@ -223,14 +223,14 @@ def test_package_names_are_the_loader_and_the_submodule_without_a_module_hack() 
     import importlib
     import types
 
-    from chunklab.datasets import docs
     from chunklab.datasets import load_docs as exported_load_docs
+    from chunklab.datasets.corpora import docs
 
-    module = importlib.import_module("chunklab.datasets.docs")
+    module = importlib.import_module("chunklab.datasets.corpora.docs")
     assert docs is module and type(module) is types.ModuleType
     assert Dataset is QuestionSet  # the name chapter 4 builds its subset with
     assert module.load_docs is exported_load_docs is load_docs
-    code_questions = importlib.import_module("chunklab.datasets.code_questions")
+    code_questions = importlib.import_module("chunklab.datasets.questions.code")
     assert type(code_questions) is types.ModuleType and callable(code_questions.code_questions)
 
 

@@ -203,7 +203,7 @@ def test_auto_merge_rejects_bad_input():
 @pytest.mark.slow
 def test_retriever_over_a_store_merges_retrieved_siblings(tmp_path):
     from chunklab.embed import Encoder
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     text = (
         "Cats purr when they are happy. Cats sleep for most of the day. Cats chase mice at night.\n\n"

@@ -11,7 +11,7 @@ import pytest
 
 from chunklab.chunk import check_chunks
 from chunklab.chunkers.structural import chunk_html
-from chunklab.chunkers.structural._html_furniture import has_one_main_landmark, is_furniture
+from chunklab.chunkers.structural.html.furniture import has_one_main_landmark, is_furniture
 
 ARTICLE = (
     "<h1>asyncio.gather<a class='headerlink' href='#g' title='Permalink to this heading'>\u00b6</a></h1>"

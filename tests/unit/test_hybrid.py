@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.chunk import Chunk
+from chunklab.retrieval.chroma.store import ChunkStore
 from chunklab.retrieval.hybrid import (
     HybridRetriever,
     reciprocal_rank_fusion,
@@ -16,7 +17,6 @@ from chunklab.retrieval.hybrid import (
     weighted_fusion_ids,
 )
 from chunklab.retrieval.lexical import BM25Index
-from chunklab.retrieval.store import ChunkStore
 from tests.support.retrieval import HashEncoder, corpus_chunks
 
 

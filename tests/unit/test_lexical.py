@@ -107,7 +107,7 @@ WHERES = [
 
 @pytest.mark.parametrize("where", WHERES, ids=[str(w) for w in WHERES])
 def test_where_filters_select_what_the_store_selects(where, index):
-    from chunklab.retrieval.store import ChunkStore
+    from chunklab.retrieval.chroma.store import ChunkStore
 
     store = ChunkStore(in_memory=True, encoder=HashEncoder())
     store.add(corpus_chunks(), show_progress=False)
@@ -146,7 +146,7 @@ def _where(draw):
 
 @given(_RECORDS, _where())
 def test_python_filters_agree_with_chroma_on_random_records(records, where):
-    from chunklab.retrieval.backend import make_client
+    from chunklab.retrieval.chroma.backend import make_client
 
     client = make_client(None, None, in_memory=True)
     coll = client.get_or_create_collection("filters-agree", embedding_function=None)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chunklab.datasets.pdf_questions import QUESTIONS, pdf_docs_questions, read_question_rows
-from chunklab.datasets.pdfdocs import (
+from chunklab.datasets.corpora.pdfdocs import (
     PdfFilePin,
     PdfManifest,
     SourcePin,
@@ -19,6 +18,7 @@ from chunklab.datasets.pdfdocs import (
     load_manifest,
     pdf_docs_corpus,
 )
+from chunklab.datasets.questions.pdf import QUESTIONS, pdf_docs_questions, read_question_rows
 from chunklab.datasets.registry import corpus
 from tests.support.archivegen import deb_bytes, tar_bytes
 

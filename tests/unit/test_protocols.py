@@ -13,9 +13,9 @@ from chunklab.chunkers.catalog import get_strategy
 from chunklab.documents import Document
 from chunklab.embed import Encoder
 from chunklab.protocols import DocumentLike, EncoderLike, Retriever, StoreLike, StrategyLike
+from chunklab.retrieval.chroma.store import ChunkStore
 from chunklab.retrieval.hybrid import HybridRetriever
 from chunklab.retrieval.lexical import BM25Index
-from chunklab.retrieval.store import ChunkStore
 
 
 class HashEncoder:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.chunkers.structural import CODE_LANGUAGES, chunk_code, chunk_document
-from chunklab.chunkers.structural._treesitter import ByteToChar
+from chunklab.chunkers.structural.code.treesitter import ByteToChar
 from chunklab.documents import detect_format, load_document
 from tests.support.programs import TEMPLATES, chunked_within_contract, in_every_language, ok, program
 

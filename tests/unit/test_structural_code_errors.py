@@ -11,8 +11,8 @@ import pytest
 from hypothesis import strategies as st
 
 from chunklab.chunkers.structural import FallbackStats, chunk_code, code
-from chunklab.chunkers.structural._code_errors import FALLBACK_ERROR_SHARE
-from chunklab.chunkers.structural._treesitter import encode_for_parser, parse
+from chunklab.chunkers.structural.code.errors import FALLBACK_ERROR_SHARE
+from chunklab.chunkers.structural.code.treesitter import encode_for_parser, parse
 from tests.support.programs import chunked_within_contract, in_every_language, ok, program
 
 JUNK = ["}", "{", ")", "(((", ";;=", "@@ ", "<<<", "]", '"', "/*", "?:", "=>", "\u00e9\u00e9 ::", "#if"]

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks, embedding_text
 from chunklab.chunkers.structural import chunk_html
-from chunklab.chunkers.structural._html_furniture import has_one_main_landmark, is_furniture, is_main_landmark
-from chunklab.chunkers.structural._html_tags import SECTIONING, TRACKED
+from chunklab.chunkers.structural.html.furniture import has_one_main_landmark, is_furniture, is_main_landmark
+from chunklab.chunkers.structural.html.tags import SECTIONING, TRACKED
 from chunklab.documents import decode_bytes
 
 
@@ -305,7 +305,7 @@ def test_property_random_markup_never_raises_and_spans_cover_the_page(doc, max_c
 
 def _installed_html_files() -> list[str]:
     """HTML files shipped with the installed packages and the system docs."""
-    from chunklab.datasets.code import site_package_dirs
+    from chunklab.datasets.corpora.code import site_package_dirs
 
     files: list[str] = []
     for root in [*site_package_dirs(), "/usr/share/doc"]:

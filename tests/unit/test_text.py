@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunklab.chunkers.context import add_context
 from chunklab.chunkers.hierarchical import chunk_markdown_hierarchy
 from chunklab.chunkers.recursive import chunk_recursive, pack_paragraphs
 from chunklab.chunkers.structural.markdown import chunk_markdown
+from chunklab.enrich.context import add_context
 from chunklab.text import (
     LineIndex,
     markdown_blocks,

@@ -190,7 +190,7 @@ def kill_the_driver_during(
 
     import pyarrow.parquet as pq
 
-    from chunklab.ingest.parquet import STAGING
+    from chunklab.ingest.sinks.parquet import STAGING
 
     set_plan(folder, None)
     parked = os.path.join(folder, "driver-parked")
@@ -257,7 +257,7 @@ def child_driver(
     batches and creates the file ``parked`` (the signal for the test to kill it).
     """
     from chunklab.ingest import get_engine
-    from chunklab.ingest.parquet import ParquetSink
+    from chunklab.ingest.sinks.parquet import ParquetSink
 
     if park_after:
         write = ParquetSink._write

@@ -1,0 +1,1 @@
+"""Question sets with gold spans, made from each corpus."""

@@ -1,0 +1,311 @@
+"""PDF files to one canonical text with a page-and-box map, read with pypdfium2 (PDFium).
+
+:func:`extract_pdf` reads every character of the text layer with its box, baseline, font size
+and weight, groups characters into segments (runs on one baseline), finds the page's columns
+(a gutter no body line crosses) and reads each band column by column, groups lines into
+blocks (headings by font size and weight, list items by their bullet, table rows by cells
+aligned on one baseline, captions by "Table n" / "Figure n"), and joins words hyphenated
+across lines. Lines repeated at the top or bottom of most pages (headers, footers) and page
+numbers ("Page 3 of 10" in English, Spanish, French or German; bare digits or roman numerals
+that advance with the pages) are left out of the text and recorded in ``metadata["removed"]``.
+Ligature code points are normalized (NFKC, for those code points only). A PDF with no text layer (scanned),
+an encrypted one, or one whose text has no Unicode mapping raises a
+:class:`~chunklab.decoding.DocumentError` with the reason; it never gives empty or garbled text.
+See ``benchmarks/pdf_extract.py`` for why PDFium (speed and text quality against pdfplumber).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import statistics
+import unicodedata
+from collections import Counter
+from typing import Any
+
+from chunklab.decoding import DocumentError
+from chunklab.documents.layout import Element, Extracted
+from chunklab.documents.pdf.layout import Seg, block_text, blocks, reading_order
+
+__all__ = ["extract_pdf"]
+
+_LIGATURES = {chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}
+_HYPHENS = {0x02, 0xAD, 0x2D, 0x2010, 0x2011}
+#: a well-formed roman numeral, i (1) to mmmcmxcix (3999), in lower case
+_ROMAN = "m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
+_ROMAN_DIGITS = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+#: a margin line that may be a page number: digits or a roman numeral in one case ("xiv", "XIV",
+#: not "Mix"), named by a word before it ("Page", "p.", "Página", "Pág.", "Seite") or a total
+#: after it ("of 10", "/10", "de 10", "sur 10", "von 10"), or bare ("12", "- 12 -", "xiv")
+_PAGE_NUMBER = re.compile(
+    r"^\W*(?P<word>page|p\.|página|pág\.|pag\.|seite)?\s*"
+    rf"(?P<number>\d{{1,4}}|(?-i:(?=[ivxlcdm]){_ROMAN}|(?=[IVXLCDM]){_ROMAN.upper()}))"
+    r"(?P<total>(?:\s*/\s*|\s+(?:of|de|sur|von)\s+)\d{1,4})?\W*$",
+    re.I,
+)
+_MARGIN = 0.09  # share of the page height where headers and footers live
+
+
+def extract_pdf(raw: bytes, name: str = "<pdf>") -> Extracted:
+    """The canonical text of a PDF's text layer, its elements (page, box, type) and what was left out."""
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(raw)
+    except pdfium.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise DocumentError(name, "encrypted", "encrypted PDF: it needs a password to read") from None
+        raise DocumentError(name, "unreadable", f"not a readable PDF ({exc})") from None
+    try:
+        pages, sizes, stats = [], [], Counter[str]()
+        for i in range(len(pdf)):
+            page = pdf[i]
+            width, height = page.get_size()
+            segs = _segments(page, i + 1, height, stats)
+            pages.append(segs)
+            sizes.append((width, height))
+            if not segs and _has_images(page):
+                stats["image_pages"] += 1
+        title = (pdf.get_metadata_dict().get("Title") or "").strip() or None
+    finally:
+        pdf.close()
+    n_pages = len(pages)
+    if stats["chars"] == 0:
+        what = "scanned" if stats["image_pages"] else "empty"
+        raise DocumentError(
+            name, "no-text-layer", f"no text layer on any of its {n_pages} pages ({what}: run OCR first)"
+        )
+    if stats["unmapped"] > 0.25 * stats["chars"]:
+        share = stats["unmapped"] / stats["chars"]
+        raise DocumentError(name, "garbled", f"{share:.0%} of its characters have no Unicode mapping")
+    removed = _remove_margins(pages, sizes)
+    text, elements = _assemble(pages, sizes)
+    metadata: dict[str, Any] = {
+        "pages": n_pages,
+        "removed": removed,
+        "pages_without_text": [i + 1 for i, segs in enumerate(pages) if not segs],
+        "extractor": "pypdfium2",
+    }
+    heads = [e for e in elements if e.type == "heading" and e.level == 1]
+    if title is None and heads:
+        title = " ".join(text[heads[0].start : heads[0].end].split())
+    return Extracted(text, tuple(elements), title, metadata)
+
+
+# --------------------------------------------------------------------------- characters
+
+
+def _segments(page: Any, number: int, height: float, stats: Counter[str]) -> list[Seg]:
+    import pypdfium2.raw as pr
+
+    tp = page.get_textpage()
+    try:
+        raw_tp = tp.raw
+        box = [ctypes.c_double() for _ in range(4)]
+        refs = [ctypes.byref(v) for v in box]
+        loose = pr.FS_RECTF()
+        loose_ref = ctypes.byref(loose)
+        bold_of: dict[int | None, bool] = {}
+        segs: list[Seg] = []
+        cur: Seg | None = None
+        bold, last_size = False, -1.0
+        for i in range(tp.count_chars()):
+            code = pr.FPDFText_GetUnicode(raw_tp, i)
+            ch = chr(code) if code else ""
+            if ch in ("\r", "\n") or not ch:
+                cur = None
+                continue
+            if ch.isspace():
+                if cur is not None:
+                    cur.space = True
+                continue
+            stats["chars"] += 1
+            if ch == "\ufffd" or 0xE000 <= code <= 0xF8FF or code < 32:
+                stats["unmapped"] += 1
+            if code in _HYPHENS:
+                ch = "-"
+            ch = _LIGATURES.get(ch, ch)
+            pr.FPDFText_GetCharBox(raw_tp, i, *refs)  # left, right, bottom, top: the glyph's ink
+            pr.FPDFText_GetLooseCharBox(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
+            size = pr.FPDFText_GetFontSize(raw_tp, i) or 1.0
+            base = height - loose.bottom
+            if cur is not None:
+                gap = loose.left - cur.advance
+                same_line = abs(base - cur.base) < 0.4 * max(size, last_size)
+                overdraw = (
+                    gap < -0.5 * size and loose.left < cur.last_left - 0.5
+                )  # not a ligature's 2nd letter
+                if not same_line or overdraw or gap > (3.0 if cur.space else 1.5) * size:
+                    cur = None
+                elif cur.space or gap > 0.2 * size:
+                    cur.chars.append(" ")
+            if cur is None or size != last_size:
+                bold = _is_bold(pr, raw_tp, i, bold_of)
+            if cur is None:
+                cur = Seg(number, base=base)
+                segs.append(cur)
+            last_size = size
+            cur.space = False
+            cur.last_left, cur.advance = loose.left, max(loose.right, loose.left)
+            cur.chars.append(ch)
+            left, right, bottom, top = (v.value for v in box)
+            cur.x0, cur.x1 = min(cur.x0, left), max(cur.x1, right)
+            cur.top, cur.bottom = min(cur.top, height - top), max(cur.bottom, height - bottom)
+            cur.sizes.append(size)
+            cur.bold += bold
+        return [s for s in segs if s.text]
+    finally:
+        tp.close()
+
+
+def _is_bold(pr: Any, raw_tp: Any, i: int, cache: dict[int | None, bool]) -> bool:
+    weight = pr.FPDFText_GetFontWeight(raw_tp, i)
+    if weight >= 600:
+        return True
+    key = ctypes.cast(pr.FPDFText_GetTextObject(raw_tp, i), ctypes.c_void_p).value
+    if key not in cache:
+        flags = ctypes.c_int()
+        n = pr.FPDFText_GetFontInfo(raw_tp, i, None, 0, ctypes.byref(flags))
+        buf = ctypes.create_string_buffer(max(n, 1))
+        pr.FPDFText_GetFontInfo(raw_tp, i, buf, n, ctypes.byref(flags))
+        font = buf.value.decode("latin-1").lower()
+        cache[key] = any(w in font for w in ("bold", "black", "heavy", "semibold", "demi"))
+    return cache[key]
+
+
+def _has_images(page: Any) -> bool:
+    import pypdfium2.raw as pr
+
+    return any(True for _ in page.get_objects(filter=(pr.FPDF_PAGEOBJ_IMAGE,), max_depth=2))
+
+
+# --------------------------------------------------------------------------- headers and footers
+
+
+def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> list[dict[str, Any]]:
+    """Drop repeated top/bottom lines and bare page numbers from ``pages``; return what was dropped."""
+    keyed: list[list[tuple[Seg, tuple[str, str] | None]]] = []
+    counts: Counter[tuple[str, str]] = Counter()
+    for segs, (_, height) in zip(pages, sizes, strict=True):
+        row = []
+        for s in segs:
+            band = (
+                "header"
+                if s.bottom < _MARGIN * height
+                else "footer"
+                if s.top > (1 - _MARGIN) * height
+                else ""
+            )
+            key = (band, re.sub(r"\d+", "#", " ".join(s.text.lower().split()))) if band else None
+            row.append((s, key))
+        keyed.append(row)
+        counts.update({k for _, k in row if k is not None})
+    need = max(2, (len(pages) + 1) // 2)
+    numbered = _page_numbers(keyed)
+    removed: list[dict[str, Any]] = []
+    for i, row in enumerate(keyed):
+        keep = []
+        for s, key in row:
+            role = None
+            if id(s) in numbered:
+                role = "page_number"
+            elif key is not None and counts[key] >= need:
+                role = key[0]
+            if role is None:
+                keep.append(s)
+            else:
+                bbox = (round(s.x0, 1), round(s.top, 1), round(s.x1, 1), round(s.bottom, 1))
+                removed.append({"page": s.page, "role": role, "text": s.text, "bbox": bbox})
+        pages[i] = keep
+    return removed
+
+
+def _page_numbers(keyed: list[list[tuple[Seg, tuple[str, str] | None]]]) -> set[int]:
+    """Margin lines that are page numbers: named ("Page 3", "3 of 10", "Página 3 de 10", "Seite 3
+    von 10") or bare numbers, digits or roman numerals, that advance with the pages.
+
+    A bare number counts only when its offset from the page index is shared by another page's
+    bare number of its kind (or the document has one page), so a table cell "42", or a word of
+    roman letters that is a numeral ("mix", 1009), that lands in the margin stays text.
+    """
+    found: set[int] = set()
+    bare: list[tuple[tuple[bool, int], int, Seg]] = []
+    for i, row in enumerate(keyed):
+        for s, key in row:
+            match = _PAGE_NUMBER.match(s.text) if key is not None else None
+            if match is None:
+                continue
+            if match["word"] or match["total"]:
+                found.add(id(s))
+            else:
+                number = match["number"]
+                bare.append(((number.isdigit(), _number_value(number) - i), i, s))
+    pages_with = Counter(off for off, _ in {(off, i) for off, i, _ in bare})
+    need = 1 if len(keyed) == 1 else 2
+    found.update(id(s) for off, _, s in bare if pages_with[off] >= need)
+    return found
+
+
+def _number_value(number: str) -> int:
+    """The value of a number as ``_PAGE_NUMBER`` matches one: "12" is 12, "xiv" and "XIV" are 14."""
+    if number.isdigit():
+        return int(number)
+    values = [_ROMAN_DIGITS[c] for c in number.lower()]
+    return sum(-v if v < after else v for v, after in zip(values, [*values[1:], 0], strict=True))
+
+
+def _assemble(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> tuple[str, list[Element]]:
+    allsegs = [s for segs in pages for s in segs]
+    body = _body_size(allsegs)
+    heading_sizes = sorted({round(s.size) for s in allsegs if s.size >= 1.15 * body}, reverse=True)
+    parts: list[str] = []
+    elements: list[Element] = []
+    pos = 0
+    tables = 0
+    for segs, (width, _) in zip(pages, sizes, strict=True):
+        page_blocks, tables = blocks(reading_order(segs, width), body, tables)
+        for b in page_blocks:
+            piece = block_text(b)
+            if not piece:
+                continue
+            if parts:
+                same_table = b.table is not None and bool(elements) and elements[-1].table == b.table
+                parts.append("\n" if same_table else "\n\n")
+                pos += len(parts[-1])
+            level = None
+            if b.type == "heading":
+                size = round(statistics.median(s.size for line in b.lines for s in line))
+                level = heading_sizes.index(size) + 1 if size in heading_sizes else len(heading_sizes) + 1
+            segs_b = [s for line in b.lines for s in line]
+            bbox = (
+                round(min(s.x0 for s in segs_b), 1),
+                round(min(s.top for s in segs_b), 1),
+                round(max(s.x1 for s in segs_b), 1),
+                round(max(s.bottom for s in segs_b), 1),
+            )
+            style = f"{statistics.median(s.size for s in segs_b):.1f}pt" + (
+                " bold" if all(s.is_bold for s in segs_b) else ""
+            )
+            elements.append(
+                Element(
+                    pos,
+                    pos + len(piece),
+                    b.type,
+                    segs_b[0].page,
+                    bbox,
+                    level,
+                    style,
+                    table=b.table,
+                    header=b.header,
+                )
+            )
+            parts.append(piece)
+            pos += len(piece)
+    return "".join(parts), elements
+
+
+def _body_size(segs: list[Seg]) -> float:
+    weights: Counter[float] = Counter()
+    for s in segs:
+        weights[round(s.size, 1)] += len(s.chars)
+    return weights.most_common(1)[0][0] if weights else 10.0

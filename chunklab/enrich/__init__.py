@@ -1,0 +1,1 @@
+"""What is added to a chunk before it is embedded: its document title and section path."""

@@ -1,0 +1,1 @@
+"""The Chroma store: a folder or a server, its lock, aliases, records and repair."""
