@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 #: where the committed manifests live (``<name>.txt``, ``<name>.pins``, ``<name>.toml``)
-CORPORA_DIR = Path(__file__).resolve().parent.parent / "data" / "corpora"
+CORPORA_DIR = Path(__file__).resolve().parents[2] / "data" / "corpora"
 
 #: the folder, inside a corpus folder, where downloads wait for their verification
 PARTIAL = ".partial"

@@ -103,7 +103,7 @@ def _loader_key() -> str:
     import chunklab.documents as package
 
     digest = hashlib.sha256()
-    for src in sorted(Path(package.__file__).parent.glob("*.py")):
+    for src in sorted(Path(package.__file__).parent.rglob("*.py")):
         digest.update(src.read_bytes())
     return digest.hexdigest()[:12]
 
