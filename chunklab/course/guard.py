@@ -262,7 +262,13 @@ def hidden(
 
 def _fresh(name: str) -> Any:
     """A course module loaded again from its file (not from sys.modules, which a cell may patch)."""
-    spec = importlib.util.spec_from_file_location(f"chunklab.course._fresh_{name}", _HERE / f"{name}.py")
+    folder = _HERE / name  # a package (course/hidden/) or a module (course/<name>.py)
+    if folder.is_dir():
+        spec = importlib.util.spec_from_file_location(
+            f"chunklab.course._fresh_{name}", folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
+    else:
+        spec = importlib.util.spec_from_file_location(f"chunklab.course._fresh_{name}", _HERE / f"{name}.py")
     assert spec is not None and spec.loader is not None, name
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
