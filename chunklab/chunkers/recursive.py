@@ -17,12 +17,12 @@ from typing import Any
 from chunklab._validate import (
     check_doc_id,
     check_non_negative_int,
-    check_overlap,
     check_positive_int,
     check_text,
     renamed_keyword,
 )
 from chunklab.chunk import Chunk
+from chunklab.chunkers.fixed import check_window_args
 from chunklab.text import prose_sentences
 from chunklab.units import UnitIndex, check_unit, count_tokens, is_token_unit, over_budget, unit_params
 
@@ -54,11 +54,7 @@ def chunk_recursive(
     list of strings; ``""`` means "anywhere" (the last resort). ``overlap`` units of
     each chunk's tail (rounded to a word boundary when one exists) start the next chunk.
     """
-    text = check_text(text)
-    size = check_positive_int(size, "size")
-    overlap = check_overlap(overlap, size)
-    check_unit(unit)
-    doc_id = check_doc_id(doc_id)
+    text, size, overlap, doc_id = check_window_args(text, size, overlap, unit, doc_id)
     levels, names = _levels(separators)
     params: dict[str, Any] = {"size": size, "overlap": overlap, "unit": unit}
     if separators is not None:
