@@ -23,7 +23,7 @@ from chunklab._validate import (
 )
 from chunklab.chunk import Chunk
 from chunklab.chunkers.fixed import check_window_args
-from chunklab.text import prose_sentences
+from chunklab.text import NONSPACE, prose_sentences
 from chunklab.units import UnitIndex, check_unit, count_tokens, is_token_unit, over_budget, unit_params
 
 #: Paragraph, line, sentence end, word, character. A level may hold several separators.
@@ -35,7 +35,6 @@ DEFAULT_SEPARATORS: tuple[str | tuple[str, ...], ...] = (
     "",
 )
 LEVEL_NAMES = ("paragraph", "line", "sentence", "word", "char")
-_NONSPACE = re.compile(r"\S")
 
 
 def chunk_recursive(
@@ -117,14 +116,14 @@ def recursive_spans(
     encoded.
     """
     n = len(text)
-    m = _NONSPACE.search(text)
+    m = NONSPACE.search(text)
     if m is None:
         return []
     s = m.start()
     idx = index if index is not None else UnitIndex(text, unit)
     chars = unit == "chars"
     rfind = text.rfind
-    nonspace = _NONSPACE.search
+    nonspace = NONSPACE.search
     last = len(levels) - 1
     cut_levels = [[(sep, len(sep)) for sep in levels[li]] for li in range(last)]
     first_boundary = _boundary_finder(text, levels[:last])
