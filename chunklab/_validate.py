@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Iterable
 from typing import Any, ParamSpec, TypeVar
 
@@ -117,3 +118,19 @@ def renamed_keyword(old: str, new: str) -> Callable[[Callable[P, R]], Callable[P
         return call
 
     return rename
+
+
+def parameters_of(model: Callable[P, object]) -> Callable[[Callable[..., R]], Callable[P, R]]:
+    """Decorator: the function takes ``model``'s parameters, spelled once in ``model``.
+
+    For a thin variant of ``model`` (same arguments, another return value): its signature, as
+    ``help`` and ``inspect`` show it, is ``model``'s with the function's own return annotation,
+    and the type checker checks its calls against ``model``'s parameters.
+    """
+
+    def adopt(fn: Callable[..., R]) -> Callable[P, R]:
+        returns = inspect.signature(fn).return_annotation
+        fn.__signature__ = inspect.signature(model).replace(return_annotation=returns)  # type: ignore[attr-defined]
+        return fn
+
+    return adopt

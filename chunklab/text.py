@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from chunklab._validate import check_text
 
 __all__ = [
+    "NONSPACE",
     "Block",
     "LineIndex",
     "heading_path_at",
@@ -36,7 +37,8 @@ __all__ = [
 ]
 
 _NEWLINE_ANY = re.compile(r"\r\n|\r|\n")
-_NONSPACE = re.compile(r"\S")
+#: the one pattern for "a character that is not whitespace" (blank tests, trimming spans)
+NONSPACE = re.compile(r"\S")
 
 
 class LineIndex:
@@ -86,7 +88,7 @@ def line_span(text: str, edges: list[int], lo: int, hi: int) -> tuple[int, int]:
     """
     s = edges[lo]
     e = edges[hi + 1]
-    m = _NONSPACE.search(text, s, e)
+    m = NONSPACE.search(text, s, e)
     if m is None:
         return s, s
     p = m.start()

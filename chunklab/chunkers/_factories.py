@@ -42,22 +42,25 @@ class StrategyParts:
     needs_encoder: bool = False
 
 
+def _on_text(chunk_text: ChunkFn, *args: object, **kwargs: object) -> ChunkFn:
+    """A document's chunks by ``chunk_text(document.text, *args, doc_id=document.doc_id, **kwargs)``."""
+
+    def chunk(document: DocumentLike) -> list[Chunk]:
+        return chunk_text(document.text, *args, doc_id=document.doc_id, **kwargs)
+
+    return chunk
+
+
 def _fixed(p: FixedParams) -> StrategyParts:
     from chunklab.chunkers.fixed import chunk_fixed
 
-    def chunk(document: DocumentLike) -> list[Chunk]:
-        return chunk_fixed(document.text, p.size, p.overlap, p.unit, document.doc_id)
-
-    return StrategyParts(chunk)
+    return StrategyParts(_on_text(chunk_fixed, p.size, p.overlap, p.unit))
 
 
 def _recursive(p: RecursiveParams) -> StrategyParts:
     from chunklab.chunkers.recursive import chunk_recursive
 
-    def chunk(document: DocumentLike) -> list[Chunk]:
-        return chunk_recursive(document.text, p.size, p.overlap, p.unit, doc_id=document.doc_id)
-
-    return StrategyParts(chunk)
+    return StrategyParts(_on_text(chunk_recursive, p.size, p.overlap, p.unit))
 
 
 def _structural(p: StructuralParams) -> StrategyParts:
@@ -90,9 +93,7 @@ def _semantic(p: SemanticParams) -> StrategyParts:
 def _hierarchical(p: HierarchicalParams) -> StrategyParts:
     from chunklab.chunkers.hierarchical import chunk_hierarchical
 
-    def chunk(document: DocumentLike) -> list[Chunk]:
-        return chunk_hierarchical(document.text, levels=p.levels, unit=p.unit, doc_id=document.doc_id)
-
+    chunk = _on_text(chunk_hierarchical, levels=p.levels, unit=p.unit)
     return StrategyParts(chunk, index_filter=is_leaf, postprocess=_merger(p.merge_ratio))
 
 
@@ -120,21 +121,13 @@ def _markdown_hierarchy(p: MarkdownHierarchyParams) -> StrategyParts:
 def _paragraphs(p: ParagraphsParams) -> StrategyParts:
     from chunklab.chunkers.recursive import pack_paragraphs
 
-    def chunk(document: DocumentLike) -> list[Chunk]:
-        return pack_paragraphs(
-            document.text, p.max_chars, p.overlap_paragraphs, doc_id=document.doc_id, unit=p.unit
-        )
-
-    return StrategyParts(chunk)
+    return StrategyParts(_on_text(pack_paragraphs, p.max_chars, p.overlap_paragraphs, unit=p.unit))
 
 
 def _sentences(p: SentencesParams) -> StrategyParts:
     from chunklab.chunkers.sentences import chunk_sentences
 
-    def chunk(document: DocumentLike) -> list[Chunk]:
-        return chunk_sentences(document.text, p.size, p.overlap_sentences, document.doc_id, unit=p.unit)
-
-    return StrategyParts(chunk)
+    return StrategyParts(_on_text(chunk_sentences, p.size, p.overlap_sentences, unit=p.unit))
 
 
 def _merger(ratio: float) -> PostFn:

@@ -48,14 +48,18 @@ class StrategyParams:
 
     #: the field holding the chunk-size budget (in ``unit``); None when there is no single one
     SIZE: ClassVar[str | None] = None
+    #: the fields that must be ints >= 0 (counts such as ``min_chars`` or sentences of overlap)
+    NON_NEGATIVE: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
-        """Check what every strategy shares: the size budget (a positive int) and the unit."""
+        """Check what strategies share: the size budget (a positive int), the unit, the counts."""
         if self.SIZE is not None:
             check_positive_int(getattr(self, self.SIZE), self.SIZE)
         unit = getattr(self, "unit", None)
         if unit is not None:
             check_unit(unit)
+        for name in self.NON_NEGATIVE:
+            check_non_negative_int(getattr(self, name), name)
 
     def as_dict(self) -> dict[str, Any]:
         """The parameters by name, in field order (what stores and results record)."""
@@ -92,6 +96,7 @@ class StructuralParams(StrategyParams):
     """Headings / AST / DOM units packed up to ``max_chars``, merged below ``min_chars`` (in ``unit``)."""
 
     SIZE: ClassVar[str | None] = "max_chars"
+    NON_NEGATIVE: ClassVar[tuple[str, ...]] = ("min_chars",)
     max_chars: int = 1500
     min_chars: int = 200
     keep_boilerplate: bool = False
@@ -99,7 +104,6 @@ class StructuralParams(StrategyParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_non_negative_int(self.min_chars, "min_chars")
         check_bool(self.keep_boilerplate, "keep_boilerplate")
 
 
@@ -161,13 +165,10 @@ class ParagraphsParams(StrategyParams):
     """Whole paragraphs packed up to ``max_chars`` (in ``unit``), ``overlap_paragraphs`` repeated."""
 
     SIZE: ClassVar[str | None] = "max_chars"
+    NON_NEGATIVE: ClassVar[tuple[str, ...]] = ("overlap_paragraphs",)
     max_chars: int = 1000
     overlap_paragraphs: int = 1
     unit: str = "chars"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_non_negative_int(self.overlap_paragraphs, "overlap_paragraphs")
 
 
 @dataclass(frozen=True)
@@ -175,13 +176,10 @@ class SentencesParams(StrategyParams):
     """Whole sentences packed up to ``size`` (in ``unit``), ``overlap_sentences`` repeated."""
 
     SIZE: ClassVar[str | None] = "size"
+    NON_NEGATIVE: ClassVar[tuple[str, ...]] = ("overlap_sentences",)
     size: int = 1000
     overlap_sentences: int = 1
     unit: str = "chars"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_non_negative_int(self.overlap_sentences, "overlap_sentences")
 
 
 def parse_param_value(value: str) -> Any:

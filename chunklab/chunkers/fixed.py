@@ -6,14 +6,11 @@ text is always ``text[start:end]``.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from chunklab._validate import check_doc_id, check_overlap, check_positive_int, check_text
 from chunklab.chunk import Chunk
-from chunklab.units import check_unit, count_tokens, tokenizer_for
-
-_WORD = re.compile(r"\S+")
+from chunklab.units import UnitIndex, check_unit, count_tokens, tokenizer_for
 
 
 def chunk_fixed(
@@ -34,11 +31,7 @@ def chunk_fixed(
     its word pieces and marked ``oversize`` if it then re-tokenizes longer. Windows
     holding only whitespace are skipped.
     """
-    text = check_text(text)
-    size = check_positive_int(size, "size")
-    overlap = check_overlap(overlap, size)
-    check_unit(unit)
-    doc_id = check_doc_id(doc_id)
+    text, size, overlap, doc_id = check_window_args(text, size, overlap, unit, doc_id)
     params = {"size": size, "overlap": overlap, "unit": unit}
     if unit == "chars":
         spans = _char_windows(text, size, overlap)
@@ -63,6 +56,20 @@ def chunk_fixed(
         chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
         prev_end = e
     return chunks
+
+
+def check_window_args(
+    text: str, size: int, overlap: int, unit: str, doc_id: str
+) -> tuple[str, int, int, str]:
+    """The arguments of the window chunkers (fixed, recursive), checked: ``(text, size, overlap, doc_id)``.
+
+    A ValueError names the parameter and value refused; ``overlap`` may not reach ``size``.
+    """
+    text = check_text(text)
+    size = check_positive_int(size, "size")
+    overlap = check_overlap(overlap, size)
+    check_unit(unit)
+    return text, size, overlap, check_doc_id(doc_id)
 
 
 def sliding_window(
@@ -94,7 +101,8 @@ def _char_windows(text: str, size: int, overlap: int):
 
 
 def _word_windows(text: str, size: int, overlap: int):
-    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    index = UnitIndex(text, "words")  # the words every unit of chunklab.units counts
+    words = list(zip(index.starts, index.ends, strict=True))
     step = size - overlap
     i = 0
     while i < len(words):

@@ -17,13 +17,13 @@ from typing import Any
 from chunklab._validate import (
     check_doc_id,
     check_non_negative_int,
-    check_overlap,
     check_positive_int,
     check_text,
     renamed_keyword,
 )
 from chunklab.chunk import Chunk
-from chunklab.text import prose_sentences
+from chunklab.chunkers.fixed import check_window_args
+from chunklab.text import NONSPACE, prose_sentences
 from chunklab.units import UnitIndex, check_unit, count_tokens, is_token_unit, over_budget, unit_params
 
 #: Paragraph, line, sentence end, word, character. A level may hold several separators.
@@ -35,7 +35,6 @@ DEFAULT_SEPARATORS: tuple[str | tuple[str, ...], ...] = (
     "",
 )
 LEVEL_NAMES = ("paragraph", "line", "sentence", "word", "char")
-_NONSPACE = re.compile(r"\S")
 
 
 def chunk_recursive(
@@ -54,11 +53,7 @@ def chunk_recursive(
     list of strings; ``""`` means "anywhere" (the last resort). ``overlap`` units of
     each chunk's tail (rounded to a word boundary when one exists) start the next chunk.
     """
-    text = check_text(text)
-    size = check_positive_int(size, "size")
-    overlap = check_overlap(overlap, size)
-    check_unit(unit)
-    doc_id = check_doc_id(doc_id)
+    text, size, overlap, doc_id = check_window_args(text, size, overlap, unit, doc_id)
     levels, names = _levels(separators)
     params: dict[str, Any] = {"size": size, "overlap": overlap, "unit": unit}
     if separators is not None:
@@ -121,14 +116,14 @@ def recursive_spans(
     encoded.
     """
     n = len(text)
-    m = _NONSPACE.search(text)
+    m = NONSPACE.search(text)
     if m is None:
         return []
     s = m.start()
     idx = index if index is not None else UnitIndex(text, unit)
     chars = unit == "chars"
     rfind = text.rfind
-    nonspace = _NONSPACE.search
+    nonspace = NONSPACE.search
     last = len(levels) - 1
     cut_levels = [[(sep, len(sep)) for sep in levels[li]] for li in range(last)]
     first_boundary = _boundary_finder(text, levels[:last])

@@ -26,6 +26,7 @@ import numpy as np
 from chunklab._validate import (
     check_doc_id,
     check_text,
+    parameters_of,
     renamed_keyword,
 )
 from chunklab.chunk import Chunk
@@ -71,48 +72,6 @@ class SemanticAnalysis:
     def cut_offsets(self) -> list[int]:
         """Character offsets where the final chunks start (after the first)."""
         return [c.start for c in self.chunks[1:]]
-
-
-@renamed_keyword("max_chars", "max_size")
-def chunk_semantic(
-    text: str,
-    threshold: float | None = None,
-    percentile: float = 95,
-    buffer_size: int = 1,
-    min_chars: int = 100,
-    max_size: int = 2000,
-    encoder: EncoderLike | None = None,
-    method: str = "percentile",
-    doc_id: str = "doc",
-    *,
-    amount: float | None = None,
-    window: str = "centered",
-    unit: str = "chars",
-) -> list[Chunk]:
-    """Split ``text`` where consecutive sentence windows are least alike (see the module doc).
-
-    ``threshold`` given means a fixed cosine-distance threshold. ``percentile`` serves the
-    percentile and gradient rules; ``amount`` the standard-deviation (default 3) and
-    interquartile (default 1.5) rules. ``window="centered"`` (Kamradt's) compares the
-    windows centred on consecutive sentences; ``window="split"`` compares the ``buffer_size
-    + 1`` sentences before each gap with those after it, which puts the peak right on the
-    gap. ``unit`` measures ``min_chars``/``max_size`` (characters by default). Chunks are
-    exact slices of ``text``.
-    """
-    return analyze_semantic(
-        text,
-        threshold=threshold,
-        percentile=percentile,
-        buffer_size=buffer_size,
-        min_chars=min_chars,
-        max_size=max_size,
-        encoder=encoder,
-        method=method,
-        doc_id=doc_id,
-        amount=amount,
-        window=window,
-        unit=unit,
-    ).chunks
 
 
 @renamed_keyword("max_chars", "max_size")
@@ -173,6 +132,22 @@ def analyze_semantic(
     chunks = _build_chunks(text, sentences, distances, groups, min_chars, max_size, doc_id, params, index)
     timings["breakpoints"] = time.perf_counter() - t0
     return SemanticAnalysis(sentences, distances, signal, thr, breakpoints, chunks, method, timings)
+
+
+@parameters_of(analyze_semantic)
+def chunk_semantic(*args: Any, **kwargs: Any) -> list[Chunk]:
+    """Split ``text`` where consecutive sentence windows are least alike (see the module doc).
+
+    The parameters are :func:`analyze_semantic`'s; only its final chunks are returned.
+    ``threshold`` given means a fixed cosine-distance threshold. ``percentile`` serves the
+    percentile and gradient rules; ``amount`` the standard-deviation (default 3) and
+    interquartile (default 1.5) rules. ``window="centered"`` (Kamradt's) compares the
+    windows centred on consecutive sentences; ``window="split"`` compares the ``buffer_size
+    + 1`` sentences before each gap with those after it, which puts the peak right on the
+    gap. ``unit`` measures ``min_chars``/``max_size`` (characters by default). Chunks are
+    exact slices of ``text``.
+    """
+    return analyze_semantic(*args, **kwargs).chunks
 
 
 def breakpoint_threshold(

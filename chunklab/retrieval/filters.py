@@ -13,15 +13,17 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from chunklab.chunk import Chunk
+from chunklab.protocols import Hit
 
 __all__ = [
     "META_KEY",
+    "BatchRetriever",
     "check_queries",
     "check_query",
     "check_where",
@@ -111,6 +113,20 @@ def fingerprint(chunk_id: str, text: str, metadata: str) -> int:
 def chunk_fingerprint(chunk: Chunk) -> int:
     """The :func:`fingerprint` of a :class:`~chunklab.chunk.Chunk` (its id, text and metadata)."""
     return fingerprint(chunk.id, chunk.text, metadata_json(chunk.metadata))
+
+
+class BatchRetriever:
+    """Base of the retrievers that write :meth:`search_many`: :meth:`search` is that of one query."""
+
+    def search_many(
+        self, queries: Sequence[str], k: int = 5, where: Mapping[str, Any] | None = None
+    ) -> list[list[Hit]]:
+        """The ``k`` best ``(chunk, score)`` pairs for each query, best first (each retriever's own)."""
+        raise NotImplementedError
+
+    def search(self, query: str, k: int = 5, where: Mapping[str, Any] | None = None) -> list[Hit]:
+        """The ``k`` best ``(chunk, score)`` pairs for ``query``, best first: :meth:`search_many` of one."""
+        return self.search_many([check_query(query)], k=k, where=where)[0]
 
 
 def check_query(query: object) -> str:

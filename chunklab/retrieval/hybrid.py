@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from chunklab._validate import check_non_negative_int, check_positive_int
 from chunklab.chunk import Chunk
 from chunklab.protocols import Retriever
-from chunklab.retrieval.filters import check_queries, check_query
+from chunklab.retrieval.filters import BatchRetriever, check_queries
 
 __all__ = [
     "FUSIONS",
@@ -129,7 +129,7 @@ def _chunks_of(
     return [(chunks[cid], score) for cid, score in fused]
 
 
-class HybridRetriever:
+class HybridRetriever(BatchRetriever):
     """Dense and lexical retrieval fused: ``search(query, k=5, where=None)`` gives ``(Chunk, score)``.
 
     ``dense`` is a :class:`chunklab.retrieval.chroma.store.ChunkStore` (or anything with ``search_many``),
@@ -172,16 +172,13 @@ class HybridRetriever:
             f"dense={self.dense!r}, lexical={self.lexical!r})"
         )
 
-    def search(
-        self, query: str, k: int = 5, where: Mapping[str, Any] | None = None
-    ) -> list[tuple[Chunk, float]]:
-        """The ``k`` best chunks for ``query`` by fused rank, with the fused score."""
-        return self.search_many([check_query(query)], k=k, where=where)[0]
-
     def search_many(
         self, queries: Sequence[str], k: int = 5, where: Mapping[str, Any] | None = None
     ) -> list[list[tuple[Chunk, float]]]:
-        """:meth:`search` for several queries (the dense side embeds them in one batch)."""
+        """The ``k`` best chunks for each query by fused rank, with the fused score.
+
+        The dense side embeds the queries in one batch; :meth:`search` asks one query.
+        """
         check_positive_int(k, "k")
         queries = check_queries(queries)
         if not queries:

@@ -26,8 +26,8 @@ from chunklab._validate import check_positive_int
 from chunklab.chunk import Chunk, embedding_text, is_leaf
 from chunklab.retrieval.filters import (
     META_KEY,
+    BatchRetriever,
     check_queries,
-    check_query,
     check_where,
     chunk_from_stored,
     encode_metadata,
@@ -120,7 +120,7 @@ def lexical_dir(store: Any) -> Path:
     return Path(store.path) / "bm25" / store.name
 
 
-class BM25Index:
+class BM25Index(BatchRetriever):
     """A BM25 index over the leaves of ``chunks`` (parents are skipped, as the store's search does).
 
     ``tokenizer`` is ``"auto"`` (prose and code), ``"words"`` or a callable. ``context``
@@ -184,21 +184,16 @@ class BM25Index:
         return _tokens_of(text, self.tokenizer)
 
     # -- searching ---------------------------------------------------------------------
-    def search(
-        self, query: str, k: int = 5, where: Mapping[str, Any] | None = None
-    ) -> list[tuple[Chunk, float]]:
-        """The ``k`` best chunks for ``query`` as ``(chunk, BM25 score)``, best first.
-
-        Only chunks sharing at least one token with the query are returned (BM25 scores the
-        rest 0), so fewer than ``k`` may come back. ``where`` is a Chroma-style metadata
-        filter, with the semantics of :meth:`chunklab.retrieval.chroma.store.ChunkStore.search`.
-        """
-        return self.search_many([check_query(query)], k=k, where=where)[0]
-
     def search_many(
         self, queries: Sequence[str], k: int = 5, where: Mapping[str, Any] | None = None
     ) -> list[list[tuple[Chunk, float]]]:
-        """:meth:`search` for several queries (the filter is evaluated once)."""
+        """The ``k`` best chunks for each query as ``(chunk, BM25 score)``, best first.
+
+        Only chunks sharing at least one token with the query are returned (BM25 scores the
+        rest 0), so fewer than ``k`` may come back. ``where`` is a Chroma-style metadata
+        filter, with the semantics of :meth:`chunklab.retrieval.chroma.store.ChunkStore.search`,
+        evaluated once for all the queries. :meth:`search` asks one query.
+        """
         check_positive_int(k, "k")
         queries = check_queries(queries)
         where = check_where(where)

@@ -67,12 +67,9 @@ def venv(built) -> Path:
     env_dir = built["work"] / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
     python = env_dir / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    purelib = _printed_by(
+        env_dir, "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=built["work"]
+    )
     # a plain path entry: the borrowed folder's own .pth files (the editable checkout) stay inactive
     Path(purelib, "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     install = subprocess.run(
@@ -93,6 +90,15 @@ def venv(built) -> Path:
     )
     assert install.returncode == 0, install.stderr[-3000:]
     return env_dir
+
+
+def _printed_by(venv: Path, code: str, cwd: Path) -> str:
+    """What ``code`` prints run by the venv's own python (without PYTHONPATH: the venv's packages count)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    python = venv / "bin" / "python"
+    return subprocess.run(
+        [str(python), "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def _run(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -125,15 +131,7 @@ def test_wheel_and_sdist_carry_every_package_file(built):
 def test_installed_wheel_runs_version_chunk_index_and_evaluate(venv, tmp_path):
     where = _run(venv, "--version", cwd=tmp_path)
     assert where.returncode == 0 and where.stdout.split() == ["chunklab", where.stdout.split()[1]], where
-    python = venv / "bin" / "python"
-    origin = subprocess.run(
-        [str(python), "-c", "import chunklab; print(chunklab.__file__)"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-    ).stdout.strip()
+    origin = _printed_by(venv, "import chunklab; print(chunklab.__file__)", cwd=tmp_path)
     assert origin.startswith(str(venv)), f"chunklab imported from {origin}, not the installed wheel"
 
     docs = tmp_path / "docs"

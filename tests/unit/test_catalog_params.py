@@ -43,6 +43,8 @@ def test_a_strategy_carries_its_validated_parameters_and_prints_them():
         ("fixed", {"size": 100, "overlap": 100}, "overlap"),
         ("structural", {"keep_boilerplate": "yes"}, "keep_boilerplate"),
         ("paragraphs", {"overlap_paragraphs": -1}, "overlap_paragraphs"),
+        ("sentences", {"overlap_sentences": -1}, "overlap_sentences"),
+        ("structural", {"min_chars": -1}, "min_chars"),
         ("hierarchical", {"levels": "128/512"}, "levels"),
         ("markdown-hierarchy", {"unit": "furlongs"}, "unit"),
         ("semantic", {"method": "tea-leaves"}, "method"),

@@ -225,3 +225,14 @@ def test_semantic_chunking_without_an_encoder_says_to_pass_one():
     text = "The depot opens at seven. The bay opens at eight. The office closes at noon."
     with pytest.raises(ValueError, match="needs encoder="):
         chunk_semantic(text, min_chars=0)
+
+
+def test_chunk_semantic_shows_and_takes_the_parameters_of_analyze_semantic():
+    """One spelling of the twelve parameters (parameters_of): help() shows them, with chunks returned."""
+    import inspect
+
+    shown, model = inspect.signature(chunk_semantic), inspect.signature(analyze_semantic)
+    assert list(shown.parameters.values()) == list(model.parameters.values())
+    assert shown.return_annotation == "list[Chunk]" and chunk_semantic.__name__ == "chunk_semantic"
+    with pytest.raises(TypeError):
+        chunk_semantic("text", no_such_parameter=1)

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks
-from chunklab.chunkers.structural import chunk_document, chunk_rst
+from chunklab.chunkers.structural import chunk_document, chunk_markdown, chunk_rst
 from chunklab.chunkers.structural.rst import rst_blocks
 from chunklab.documents import load_document
 
@@ -200,3 +200,12 @@ def test_a_lone_byte_order_mark_line_is_kept_like_markdown_does(text, max_chars)
     chunks = chunk_rst(text, max_chars=max_chars)
     assert check_chunks(chunks, text) == []
     assert chunks[0].start == 0 and chunks[0].text.startswith("\ufeff")
+
+
+def test_arguments_are_checked_as_for_markdown_unit_before_max_level():
+    """One check of the sectioned formats' arguments (chunk_sections): the same error for rst and Markdown."""
+    for chunk in (chunk_rst, chunk_markdown):
+        with pytest.raises(ValueError, match="unit must be one of"):
+            chunk("Title\n=====\n\ntext\n", max_level=0, unit="bogus")
+        with pytest.raises(ValueError, match="max_level"):
+            chunk("Title\n=====\n\ntext\n", max_level=0)

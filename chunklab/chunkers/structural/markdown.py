@@ -12,7 +12,6 @@ format that yields the same blocks.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,12 +24,11 @@ from chunklab.chunkers.structural._common import (
     resolve_doc_id,
     retokenized_oversize,
 )
-from chunklab.text import Block, LineIndex, line_span, markdown_blocks
+from chunklab.text import NONSPACE, Block, LineIndex, line_span, markdown_blocks
 from chunklab.units import UnitIndex, check_unit, unit_params
 
 __all__ = ["chunk_markdown", "pack_blocks"]
 
-_NONSPACE = re.compile(r"\S")
 _LEVELS = [s if isinstance(s, tuple) else (s,) for s in DEFAULT_SEPARATORS]
 #: blocks never cut when they fit the budget alone, not even to make room for their heading
 _WHOLE = frozenset({"code", "table", "directive", "frontmatter"})
@@ -59,25 +57,12 @@ def chunk_markdown(
     only before a fence or table that fits the budget but not beside it. ``unit`` is
     any unit of :mod:`chunklab.units` (``"tokens"``, ``"tokenizer:PATH"``, ...).
     """
-    check_source(md, "md")
-    max_size = check_max_size(max_size)
-    check_unit(unit)
-    check_int_range(max_level, "max_level", 1, 6)
-    text = check_text(md, "md")
-    return chunk_sections(
-        text,
-        markdown_blocks,
-        "markdown",
-        max_size,
-        max_level,
-        doc_id,
-        path,
-        unit,
-    )
+    return chunk_sections(md, "md", markdown_blocks, "markdown", max_size, max_level, doc_id, path, unit)
 
 
 def chunk_sections(
-    text: str,
+    source: object,
+    name: str,
     blocks_of: Callable[[str, LineIndex], Sequence[Block]],
     fmt: str,
     max_size: int,
@@ -86,11 +71,18 @@ def chunk_sections(
     path: str | None,
     unit: str,
 ) -> list[Chunk]:
-    """Chunks of a checked ``text`` of a sectioned format (``fmt``: Markdown, rst) from its blocks.
+    """Chunks of ``source`` in a sectioned format (``fmt``: Markdown, rst) from its blocks.
 
-    ``blocks_of(text, lines)`` is the format's block scanner; the sections, budgets and the
-    recorded parameters are the same for every such format (:func:`pack_blocks`).
+    The arguments are checked here for every such format (a ValueError names the parameter;
+    ``name`` is the source's). ``blocks_of(text, lines)`` is the format's block scanner; the
+    sections, budgets and the recorded parameters are the same for every such format
+    (:func:`pack_blocks`).
     """
+    check_source(source, name)
+    max_size = check_max_size(max_size)
+    check_unit(unit)
+    check_int_range(max_level, "max_level", 1, 6)
+    text = check_text(source, name)
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
@@ -100,7 +92,7 @@ def chunk_sections(
         "max_level": max_level,
         **unit_params(unit),
     }
-    if _NONSPACE.search(text) is None:
+    if NONSPACE.search(text) is None:
         return []
     lines = LineIndex(text, universal=True)
     return pack_blocks(
@@ -138,7 +130,7 @@ def pack_blocks(
     only when it alone is over budget. Chunks carry ``strategy="structural"`` and ``params``.
     Spans are measured on one :class:`chunklab.units.UnitIndex` of ``text``.
     """
-    if _NONSPACE.search(text) is None:
+    if NONSPACE.search(text) is None:
         return []
     chunker = _MarkdownChunker(text, max_size, max_level, doc_id, params, path, lines, unit)
     return chunker.run([b for b in blocks if b.kind != "blank"])
@@ -347,7 +339,7 @@ class _MarkdownChunker:
 
 def _first_char(text: str, s: int, e: int) -> int:
     """The offset of the first non-whitespace character of ``text[s:e]`` (``e`` when none)."""
-    m = _NONSPACE.search(text, s, e)
+    m = NONSPACE.search(text, s, e)
     return e if m is None else m.start()
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import re
 from typing import Any
 
 from chunklab._validate import check_non_negative_int, renamed_keyword
@@ -36,11 +35,10 @@ from chunklab.chunkers.structural._pysource import (
     statement_first_line,
 )
 from chunklab.documents import decode_bytes
+from chunklab.text import NONSPACE
 from chunklab.units import check_unit, unit_params
 
 __all__ = ["chunk_python"]
-
-_NONSPACE = re.compile(r"\S")
 
 
 @renamed_keyword("max_chars", "max_size")
@@ -152,7 +150,7 @@ class _PythonChunker(PythonLines):
 
     # -- top level ------------------------------------------------------------------
     def run(self, tree: ast.Module) -> list[Chunk]:
-        if self.nlines == 0 or _NONSPACE.search(self.text) is None:
+        if self.nlines == 0 or NONSPACE.search(self.text) is None:
             return []
         self.module_doc = docstring_of(tree) if tree.body else None
         ranges = self.partition(tree.body, 1, self.nlines)

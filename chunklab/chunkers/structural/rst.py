@@ -15,18 +15,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from chunklab._validate import check_int_range, check_text, renamed_keyword
+from chunklab._validate import renamed_keyword
 from chunklab.chunk import Chunk
-from chunklab.chunkers.structural._common import check_max_size, check_source
 from chunklab.text import Block, LineIndex
-from chunklab.units import check_unit
 
 __all__ = ["chunk_rst", "rst_blocks"]
 
 #: the characters docutils accepts in section adornments
 _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1*[ \t]*")
 _DIRECTIVE = re.compile(r"\.\.[ \t]+([\w:+.-]+)::")
-_NONSPACE = re.compile(r"\S")
 
 
 @renamed_keyword("max_chars", "max_size")
@@ -48,12 +45,7 @@ def chunk_rst(
     """
     from chunklab.chunkers.structural.markdown import chunk_sections
 
-    check_source(source, "source")
-    max_size = check_max_size(max_size)
-    check_int_range(max_level, "max_level", 1, 6)
-    check_unit(unit)
-    text = check_text(source, "source")
-    return chunk_sections(text, rst_blocks, "rst", max_size, max_level, doc_id, path, unit)
+    return chunk_sections(source, "source", rst_blocks, "rst", max_size, max_level, doc_id, path, unit)
 
 
 def rst_blocks(text: str, lines: LineIndex | None = None) -> list[Block]:

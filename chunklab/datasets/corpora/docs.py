@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -132,6 +133,27 @@ def _children(folder: Traversable, suffix: str) -> list[Traversable]:
     )
 
 
+def _of_documents(
+    folder: Traversable, name: str, suffix: str, by_id: dict[str, KitDocument], problems: list[str], role: str
+) -> Iterator[tuple[Traversable, str, KitDocument, str]]:
+    """``(path, where, document, text)`` for each ``suffix`` file of ``folder`` named after a document.
+
+    ``where`` is the file as problems name it (``name/file``, ``name`` the folder's corpus path).
+    A file named after no document (``role`` says what it is to one: ``"to ask about"``) or
+    that does not decode is a problem and left out.
+    """
+    for path in _children(folder, suffix):
+        slug = path.name[: -len(suffix)]
+        where = f"{name}/{path.name}"
+        document = by_id.get(slug)
+        if document is None:
+            problems.append(f"{where}: no document docs/{slug}.md {role}")
+            continue
+        text = _read_text(path, problems)
+        if text is not None:
+            yield path, where, document, text
+
+
 def _read_text(path: Traversable, problems: list[str]) -> str | None:
     """The file decoded by :func:`chunklab.documents.decode_bytes` (strict: the corpus is valid text)."""
     from chunklab.documents import DocumentError, decode_bytes, detect_format
@@ -182,16 +204,9 @@ def _read_markdown(base: Traversable, problems: list[str]) -> list[KitDocument]:
 def _read_questions(base: Traversable, by_id: dict[str, KitDocument], problems: list[str]) -> list[Question]:
     questions: list[Question] = []
     seen: dict[str, str] = {}
-    for path in _children(base / "questions", ".json"):
-        slug = path.name[: -len(".json")]
-        where = f"questions/{path.name}"
-        document = by_id.get(slug)
-        if document is None:
-            problems.append(f"{where}: no document docs/{slug}.md to ask about")
-            continue
-        text = _read_text(path, problems)
-        if text is None:
-            continue
+    for _path, where, document, text in _of_documents(
+        base / "questions", "questions", ".json", by_id, problems, "to ask about"
+    ):
         try:
             items = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -260,19 +275,13 @@ def _parse_question(item: Any, document: KitDocument, where: str, problems: list
 
 def _read_html(base: Traversable, by_id: dict[str, KitDocument], problems: list[str]) -> list[KitDocument]:
     documents = []
-    for path in _children(base / "docs" / "html", ".html"):
-        slug = path.name[: -len(".html")]
-        source = by_id.get(slug)
-        if source is None:
-            problems.append(f"docs/html/{path.name}: no document docs/{slug}.md it renders")
-            continue
-        text = _read_text(path, problems)
-        if text is None:
-            continue
+    for path, where, source, text in _of_documents(
+        base / "docs" / "html", "docs/html", ".html", by_id, problems, "it renders"
+    ):
         match = _STRUCTURE_COMMENT.search(text)
         structure = match.group(1) if match else source.structure
         if structure not in STRUCTURES:
-            problems.append(f"docs/html/{path.name}: structure comment names {structure!r}, not clean/messy")
+            problems.append(f"{where}: structure comment names {structure!r}, not clean/messy")
             continue
         title = _html_title(text) or source.title
         documents.append(KitDocument(path.name, text, _display(path), "html", title, structure=structure))

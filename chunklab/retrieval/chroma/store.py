@@ -40,8 +40,8 @@ from chunklab.retrieval.chroma.records import StoreMismatchError, check_record, 
 from chunklab.retrieval.chroma.retry import RetryPolicy
 from chunklab.retrieval.chroma.server import open_collections
 from chunklab.retrieval.filters import (
+    BatchRetriever,
     check_queries,
-    check_query,
     check_where,
     decode_metadata,
     encode_metadata,
@@ -63,7 +63,7 @@ __all__ = [
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,470}[A-Za-z0-9]$")
 
 
-class ChunkStore:
+class ChunkStore(BatchRetriever):
     """Chunks in a Chroma collection, searched by cosine similarity of the encoder's vectors.
 
     ``path`` defaults to ``<project root>/.chunklab/chroma``; ``url`` talks to a Chroma
@@ -282,27 +282,19 @@ class ChunkStore:
         return before - self.count() - self.count(parents=True)
 
     # -- reading -----------------------------------------------------------------------
-    def search(
-        self,
-        query: str,
-        k: int = 5,
-        where: Mapping[str, Any] | None = None,
-    ) -> list[tuple[Chunk, float]]:
-        """The ``k`` leaves most similar to ``query`` as ``(chunk, cosine similarity)`` pairs.
-
-        ``where`` is a Chroma metadata filter over the chunk's scalar metadata plus
-        ``doc_id``, ``start``, ``end``, ``section`` (the last heading) and ``headings_path``,
-        e.g. ``{"kind": "function"}`` or ``{"doc_id": {"$in": ["a", "b"]}}``.
-        """
-        return self.search_many([check_query(query)], k=k, where=where)[0]
-
     def search_many(
         self,
         queries: Sequence[str],
         k: int = 5,
         where: Mapping[str, Any] | None = None,
     ) -> list[list[tuple[Chunk, float]]]:
-        """:meth:`search` for many queries at once (queries embedded in one batch)."""
+        """The ``k`` leaves most similar to each query as ``(chunk, cosine similarity)`` pairs.
+
+        The queries are embedded in one batch; :meth:`search` asks one query. ``where`` is a
+        Chroma metadata filter over the chunk's scalar metadata plus ``doc_id``, ``start``,
+        ``end``, ``section`` (the last heading) and ``headings_path``, e.g.
+        ``{"kind": "function"}`` or ``{"doc_id": {"$in": ["a", "b"]}}``.
+        """
         queries = check_queries(queries)
         if not queries:
             return []

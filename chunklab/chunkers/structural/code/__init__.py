@@ -36,7 +36,7 @@ from chunklab.chunkers.structural.code.names import Definition, definition
 from chunklab.chunkers.structural.code.pieces import Group, Piece
 from chunklab.chunkers.structural.code.treesitter import ByteToChar, GrammarMissing, encode_for_parser, parse
 from chunklab.documents import decode_bytes, detect_format
-from chunklab.text import LineIndex
+from chunklab.text import NONSPACE, LineIndex
 from chunklab.units import UnitIndex, check_unit, unit_params
 
 if TYPE_CHECKING:
@@ -47,7 +47,6 @@ __all__ = ["CODE_LANGUAGES", "chunk_code"]
 #: the languages :func:`chunk_code` chunks by their syntax (document kinds)
 CODE_LANGUAGES = tuple(LANGUAGES)
 _BLANKS = re.compile(r"[ \t\f\v]*")
-_NONSPACE = re.compile(r"\S")
 #: C++ in a file of kind C (a ``.h`` header is C or C++): parsed as C++ first, as C if that fails.
 #: Both patterns start with a literal, so ``re`` skips to candidates at memchr speed.
 _CPP_LINE = re.compile(
@@ -367,7 +366,7 @@ class _CodeChunker(Describer):
     def trim(self, s: int, e: int) -> tuple[int, int]:
         """Blank lines off the front (indentation kept) and whitespace off the end."""
         text = self.text
-        m = _NONSPACE.search(text, s, e)  # no copy of the piece: it is sliced once, for the chunk
+        m = NONSPACE.search(text, s, e)  # no copy of the piece: it is sliced once, for the chunk
         if m is None:
             return s, s
         while text[e - 1].isspace():
