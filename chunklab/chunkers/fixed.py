@@ -7,7 +7,6 @@ text is always ``text[start:end]``.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from chunklab._validate import check_doc_id, check_overlap, check_positive_int, check_text
 from chunklab.chunk import Chunk
@@ -49,7 +48,7 @@ def chunk_fixed(
     chunks: list[Chunk] = []
     prev_end = -1
     for i, (s, e, extra) in enumerate(spans):
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "strategy": strategy,
             "params": params,
             "index": i,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from chunklab._validate import (
     check_doc_id,
@@ -60,13 +59,13 @@ def chunk_recursive(
     check_unit(unit)
     doc_id = check_doc_id(doc_id)
     levels, names = _levels(separators)
-    params: dict[str, Any] = {"size": size, "overlap": overlap, "unit": unit}
+    params: dict[str, object] = {"size": size, "overlap": overlap, "unit": unit}
     if separators is not None:
         params["separators"] = [list(lv) for lv in levels]
     spans = recursive_spans(text, size, overlap, unit, levels)
     chunks: list[Chunk] = []
     for i, (s, e, level, shared) in enumerate(spans):
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "strategy": strategy,
             "params": params,
             "index": i,
@@ -247,7 +246,7 @@ def pack_paragraphs(
         while j < len(units) and size(units[i][0], units[j][1]) <= max_size:
             j += 1
         s, e = units[i][0], units[j - 1][1]
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "strategy": "paragraphs",
             "params": params,
             "index": len(chunks),
