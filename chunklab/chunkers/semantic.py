@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -138,7 +137,7 @@ def analyze_semantic(
     method = check_semantic_params(
         method, threshold, percentile, buffer_size, min_chars, max_size, amount, window, unit
     )
-    params: dict[str, Any] = {
+    params: dict[str, object] = {
         "method": method,
         "buffer_size": buffer_size,
         "min_chars": min_chars,
