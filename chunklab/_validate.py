@@ -5,13 +5,14 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterable
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeGuard, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 
-def check_text(text: Any, name: str = "text") -> str:
+def check_text(text: object, name: str = "text") -> str:
     """``text`` as str: bytes decoded by :func:`chunklab.decoding.decode_bytes`, anything else refused."""
     if isinstance(text, str):
         return text
@@ -22,7 +23,7 @@ def check_text(text: Any, name: str = "text") -> str:
     raise ValueError(f"{name} must be a str (or bytes), got {type(text).__name__}")
 
 
-def check_positive_int(value: Any, name: str) -> int:
+def check_positive_int(value: object, name: str) -> int:
     """``value`` as a positive int, else a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -31,7 +32,7 @@ def check_positive_int(value: Any, name: str) -> int:
     return value
 
 
-def check_non_negative_int(value: Any, name: str) -> int:
+def check_non_negative_int(value: object, name: str) -> int:
     """``value`` as an int >= 0, else a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
@@ -40,29 +41,34 @@ def check_non_negative_int(value: Any, name: str) -> int:
     return value
 
 
-def check_int_range(value: Any, name: str, lo: int, hi: int) -> int:
+def check_int_range(value: object, name: str, lo: int, hi: int) -> int:
     """``value`` as an int in ``[lo, hi]``, else a ValueError naming ``name`` and the range."""
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise ValueError(f"{name} must be an integer from {lo} to {hi}, got {value!r}")
     return value
 
 
-def check_bool(value: Any, name: str) -> bool:
+def check_bool(value: object, name: str) -> bool:
     """``value`` as a bool (True or False only), else a ValueError naming ``name``."""
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return value
 
 
-def check_choice(value: Any, choices: Iterable[Any], name: str) -> Any:
+def check_choice(value: object, choices: Iterable[T], name: str) -> T:
     """``value`` when it is one of ``choices``, else a ValueError naming ``name`` and listing them."""
     options = tuple(choices)
-    if value not in options:
+    if not _one_of(value, options):
         raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
     return value
 
 
-def check_overlap(overlap: Any, size: int, name: str = "overlap", size_name: str = "size") -> int:
+def _one_of(value: object, options: tuple[T, ...]) -> TypeGuard[T]:
+    """Whether ``value`` is (equal to) one of ``options``: then it is one of their type."""
+    return value in options
+
+
+def check_overlap(overlap: object, size: int, name: str = "overlap", size_name: str = "size") -> int:
     """``overlap`` as an int in ``[0, size)``, else a ValueError naming the parameter."""
     if isinstance(overlap, bool) or not isinstance(overlap, int):
         raise ValueError(f"{name} must be a non-negative integer, got {overlap!r}")
@@ -73,26 +79,26 @@ def check_overlap(overlap: Any, size: int, name: str = "overlap", size_name: str
     return overlap
 
 
-def check_doc_id(doc_id: Any) -> str:
+def check_doc_id(doc_id: object) -> str:
     """``doc_id`` as a str."""
     if not isinstance(doc_id, str):
         raise ValueError(f"doc_id must be a str, got {type(doc_id).__name__}")
     return doc_id
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     """True for an ``int`` that is not a ``bool``."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_number(value: Any, name: str) -> float:
+def check_number(value: object, name: str) -> float:
     """``value`` as a float (an int or float, not a bool, not NaN), else a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         raise ValueError(f"{name} must be a number, got {value!r}")
     return float(value)
 
 
-def check_share(value: Any, name: str) -> float:
+def check_share(value: object, name: str) -> float:
     """``value`` as a float in ``(0, 1]``, else a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
         raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")

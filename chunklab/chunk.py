@@ -10,12 +10,13 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from chunklab.text import LineIndex, trim_span
 
 __all__ = [
     "Chunk",
+    "ChunkRecord",
     "LineIndex",
     "check_chunks",
     "chunk_id",
@@ -24,6 +25,17 @@ __all__ = [
     "make_chunk",
     "trim_span",
 ]
+
+
+class ChunkRecord(TypedDict):
+    """A chunk as one JSONL record: what :meth:`Chunk.to_dict` writes and :meth:`Chunk.from_dict` reads."""
+
+    id: NotRequired[str]
+    doc_id: NotRequired[str]
+    start: int
+    end: int
+    text: str
+    metadata: NotRequired[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +98,7 @@ class Chunk:
         """What gets embedded: ``text`` with its title, section path and table header in front."""
         return embedding_text(self)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ChunkRecord:
         """A JSON-ready dict (``id`` included) for JSONL output."""
         return {
             "id": self.id,
@@ -98,7 +110,7 @@ class Chunk:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Chunk:
+    def from_dict(cls, data: ChunkRecord) -> Chunk:
         """Rebuild a chunk written by :meth:`to_dict`."""
         return cls(
             text=data["text"],
@@ -113,7 +125,7 @@ _KEY_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False)
 
 
 def chunk_id(
-    doc_id: str, start: int, end: int, strategy: Any = None, params: Any = None, level: Any = None
+    doc_id: str, start: int, end: int, strategy: object = None, params: object = None, level: object = None
 ) -> str:
     """A stable id: a hash of doc_id, offsets, strategy, its parameters and hierarchy level.
 
@@ -129,7 +141,7 @@ def is_leaf(chunk: Chunk) -> bool:
     return not chunk.metadata.get("child_ids")
 
 
-def make_chunk(source: str, start: int, end: int, doc_id: str, metadata: dict[str, Any]) -> Chunk:
+def make_chunk(source: str, start: int, end: int, doc_id: str, metadata: dict[str, object]) -> Chunk:
     """Build a plain-text chunk whose text is exactly ``source[start:end]``."""
     return Chunk(source[start:end], start, end, doc_id, metadata)
 
@@ -210,7 +222,7 @@ def check_chunks(
             f"first at {first[0]}: {source[first[0] : first[1]][:40]!r}"
         )
     if overlap > 0:
-        by_level: dict[Any, list[Chunk]] = {}
+        by_level: dict[int | None, list[Chunk]] = {}
         for c in chunks:
             by_level.setdefault(c.level, []).append(c)
         for group in by_level.values():

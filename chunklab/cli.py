@@ -10,7 +10,6 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any
 
 #: subcommand name -> module under chunklab.commands that implements it
 COMMANDS = {
@@ -59,7 +58,9 @@ def _version() -> str:
         return __version__
 
 
-def _add_broken(sub: Any, name: str, exc: ImportError) -> None:
+def _add_broken(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, exc: ImportError
+) -> None:
     message = f"{type(exc).__name__}: {exc}"
     p = sub.add_parser(name, help=f"(unavailable: {message})", description=f"unavailable: {message}")
     p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import codecs
 import io
 import tokenize
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 __all__ = ["Decoded", "DocumentError", "binary_reason", "decode_bytes"]
 
@@ -66,7 +66,7 @@ class DocumentError(ValueError):
         self.reason = reason
         self.detail = detail
 
-    def __reduce__(self) -> tuple[Any, ...]:  # picklable, for worker processes
+    def __reduce__(self) -> tuple[type[DocumentError], tuple[str, str, str]]:  # picklable for workers
         return (DocumentError, (self.path, self.reason, self.detail))
 
 

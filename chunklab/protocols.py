@@ -20,7 +20,7 @@ so every part of the package may import it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from chunklab.chunk import Chunk
 
@@ -70,7 +70,7 @@ class StrategyLike(Protocol):
     def name(self) -> str: ...
 
     @property
-    def params(self) -> Mapping[str, Any]: ...
+    def params(self) -> Mapping[str, object]: ...
 
     def __call__(self, document: DocumentLike, encoder: EncoderLike | None = None) -> list[Chunk]: ...
 
@@ -81,10 +81,10 @@ class StrategyLike(Protocol):
 class Retriever(Protocol):
     """Ranks chunks for queries: ``search`` for one, ``search_many`` for a batch, same ``where`` filter."""
 
-    def search(self, query: str, k: int = 5, where: Mapping[str, Any] | None = None) -> list[Hit]: ...
+    def search(self, query: str, k: int = 5, where: Mapping[str, object] | None = None) -> list[Hit]: ...
 
     def search_many(
-        self, queries: Sequence[str], k: int = 5, where: Mapping[str, Any] | None = None
+        self, queries: Sequence[str], k: int = 5, where: Mapping[str, object] | None = None
     ) -> list[list[Hit]]: ...
 
 

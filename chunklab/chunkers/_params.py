@@ -182,7 +182,7 @@ class SentencesParams(StrategyParams):
     unit: str = "chars"
 
 
-def parse_param_value(value: str) -> Any:
+def parse_param_value(value: str) -> bool | int | float | str | None:
     """``"400"`` -> 400, ``"0.5"`` -> 0.5, ``"true"`` -> True, ``"10%"`` and others stay strings."""
     low = value.lower()
     if low in ("true", "false"):
@@ -197,7 +197,7 @@ def parse_param_value(value: str) -> Any:
     return value
 
 
-def resolve_overlap(overlap: Any, size: Any) -> Any:
+def resolve_overlap(overlap: object, size: object) -> object:
     """``overlap`` as given, or a percentage of ``size`` (``"10%"``) as an int."""
     if isinstance(overlap, str) and overlap.strip().endswith("%"):
         try:
@@ -212,7 +212,7 @@ def resolve_overlap(overlap: Any, size: Any) -> Any:
     return overlap
 
 
-def show_param(value: Any) -> str:
+def show_param(value: object) -> str:
     """A parameter value as a label shows it (level sizes as ``2048/512/128``)."""
     if isinstance(value, tuple):
         return "/".join(map(str, value))

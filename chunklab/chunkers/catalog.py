@@ -165,7 +165,7 @@ class StrategySpec:
     params: tuple[tuple[str, Any], ...]
 
     @classmethod
-    def of(cls, strategy: StrategySpec | Strategy | str, **params: Any) -> StrategySpec:
+    def of(cls, strategy: StrategySpec | Strategy | str, **params: object) -> StrategySpec:
         """The spec of a :class:`Strategy`, a spec, or a catalog name (with ``params``)."""
         if isinstance(strategy, StrategySpec) and not params:
             return strategy
@@ -197,7 +197,7 @@ class _Entry:
 
 _REGISTRY: dict[str, _Entry] = {}
 #: natural defaults of each registered strategy (shown by ``chunklab evaluate --help``)
-DEFAULTS: dict[str, dict[str, Any]] = {}
+DEFAULTS: dict[str, dict[str, object]] = {}
 #: other accepted spellings of a strategy name -> its registered name
 ALIASES: dict[str, str] = {"hierarchical_md": "markdown-hierarchy"}
 
@@ -226,7 +226,7 @@ def available_strategies() -> list[str]:
     return list(_REGISTRY)
 
 
-def get_strategy(name: str, **params: Any) -> Strategy:
+def get_strategy(name: str, **params: object) -> Strategy:
     """The strategy ``name`` with its defaults overridden by ``params``.
 
     ``overlap`` may be given as a share of ``size`` (``"10%"``). Unknown names and unknown
@@ -236,7 +236,7 @@ def get_strategy(name: str, **params: Any) -> Strategy:
     return _build(name, params, sweep={})
 
 
-def _build(name: str, params: Mapping[str, Any], sweep: dict[str, Any]) -> Strategy:
+def _build(name: str, params: Mapping[str, object], sweep: dict[str, object]) -> Strategy:
     """Validate ``params`` once into the strategy's dataclass, run its factory, name the result."""
     name = _registered(name)
     entry = _REGISTRY[name]
@@ -277,7 +277,7 @@ def _registered(name: str) -> str:
 _FLAGS = ("size", "overlap", "unit", "levels", "min_chars", "keep_boilerplate")
 
 
-def strategy_from_options(name: str, **options: Any) -> Strategy:
+def strategy_from_options(name: str, **options: object) -> Strategy:
     """The strategy ``name`` built from command-line flags (``size``, ``overlap``, ``unit``, ``levels``, ...).
 
     The flags are ``size``, ``overlap``, ``unit``, ``levels``, ``min_chars`` and
@@ -287,7 +287,7 @@ def strategy_from_options(name: str, **options: Any) -> Strategy:
     ValueError naming it.
     """
     key = _registered(name)
-    params: dict[str, Any] = {}
+    params: dict[str, object] = {}
     for flag, value in options.items():
         if flag not in _FLAGS:
             raise ValueError(f"unknown option {flag!r}; options are {sorted(_FLAGS)}")
@@ -316,7 +316,7 @@ def parse_strategies(spec: str | Iterable[str]) -> list[Strategy]:
     out: list[Strategy] = []
     for item in items:
         name, _, rest = item.partition(":")
-        params: dict[str, Any] = {}
+        params: dict[str, object] = {}
         for pair in filter(None, (p.strip() for p in rest.split(";"))):
             key, eq, value = pair.partition("=")
             if not eq or not key.strip():
@@ -330,7 +330,7 @@ def parse_strategies(spec: str | Iterable[str]) -> list[Strategy]:
     return out
 
 
-def sweep_strategies(name: str = "recursive", **grid: Sequence[Any]) -> list[Strategy]:
+def sweep_strategies(name: str = "recursive", **grid: Sequence[object]) -> list[Strategy]:
     """One strategy per combination of the parameter values in ``grid`` (sizes outermost).
 
     ``sweep_strategies("recursive", size=[200, 400, 800], overlap=[0, "10%"])`` gives six
@@ -339,7 +339,7 @@ def sweep_strategies(name: str = "recursive", **grid: Sequence[Any]) -> list[Str
     if not grid:
         raise ValueError("a sweep needs at least one parameter with a list of values")
     keys = sorted(grid, key=lambda k: (k != "size", k))
-    combos: list[dict[str, Any]] = [{}]
+    combos: list[dict[str, object]] = [{}]
     for key in keys:
         values = grid[key]
         if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):

@@ -6,8 +6,6 @@ text is always ``text[start:end]``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from chunklab._validate import check_doc_id, check_overlap, check_positive_int, check_text
 from chunklab.chunk import Chunk
 from chunklab.units import UnitIndex, check_unit, count_tokens, tokenizer_for
@@ -42,7 +40,7 @@ def chunk_fixed(
     chunks: list[Chunk] = []
     prev_end = -1
     for i, (s, e, extra) in enumerate(spans):
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "strategy": strategy,
             "params": params,
             "index": i,

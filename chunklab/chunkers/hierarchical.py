@@ -18,7 +18,6 @@ import bisect
 import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from chunklab._validate import check_doc_id, check_positive_int, check_text, renamed_keyword
 from chunklab.chunk import Chunk, is_leaf
@@ -68,7 +67,7 @@ def chunk_hierarchical(
             kids: list[Chunk] = []
             for c in chunk_recursive(piece, size, unit=unit):
                 s, e = base + c.start, base + c.end
-                meta: dict[str, Any] = {
+                meta: dict[str, object] = {
                     "strategy": "hierarchical",
                     "params": params,
                     "level": depth,
@@ -281,15 +280,17 @@ class HierarchicalRetriever:
         self.ratio = _check_ratio(ratio)
         self.lookup = StoreLookup(store)
 
-    def retrieve(self, query: str, k: int = 6, where: Mapping[str, Any] | None = None) -> list[Hit]:
+    def retrieve(self, query: str, k: int = 6, where: Mapping[str, object] | None = None) -> list[Hit]:
         """The ``k`` best leaves for ``query``, auto-merged into parents where enough siblings came back."""
         return auto_merge(self.store.search(query, k=k, where=where), self.lookup, self.ratio)
 
-    def retrieve_leaves(self, query: str, k: int = 6, where: Mapping[str, Any] | None = None) -> list[Hit]:
+    def retrieve_leaves(self, query: str, k: int = 6, where: Mapping[str, object] | None = None) -> list[Hit]:
         """The plain leaf search, for comparison."""
         return self.store.search(query, k=k, where=where)
 
-    def retrieve_parents(self, query: str, k: int = 6, where: Mapping[str, Any] | None = None) -> list[Hit]:
+    def retrieve_parents(
+        self, query: str, k: int = 6, where: Mapping[str, object] | None = None
+    ) -> list[Hit]:
         """The ``k`` best leaves for ``query``, each replaced by its parent."""
         return retrieve_parents(self.store.search(query, k=k, where=where), self.lookup)
 
@@ -338,13 +339,13 @@ class _ChildCounter:
         return self._counted.get(parent.id, 0)
 
 
-def _check_ratio(ratio: Any) -> float:
+def _check_ratio(ratio: object) -> float:
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio < 1:
         raise ValueError(f"ratio must be a number in [0, 1), got {ratio!r}")
     return float(ratio)
 
 
-def _check_hit(item: Any) -> Hit:
+def _check_hit(item: object) -> Hit:
     if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Chunk)):
         raise ValueError(f"results must be (Chunk, score) pairs, got {item!r:.80}")
     return item[0], float(item[1])

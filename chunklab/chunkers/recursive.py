@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from chunklab._validate import (
     check_doc_id,
@@ -55,13 +54,13 @@ def chunk_recursive(
     """
     text, size, overlap, doc_id = check_window_args(text, size, overlap, unit, doc_id)
     levels, names = _levels(separators)
-    params: dict[str, Any] = {"size": size, "overlap": overlap, "unit": unit}
+    params: dict[str, object] = {"size": size, "overlap": overlap, "unit": unit}
     if separators is not None:
         params["separators"] = [list(lv) for lv in levels]
     spans = recursive_spans(text, size, overlap, unit, levels)
     chunks: list[Chunk] = []
     for i, (s, e, level, shared) in enumerate(spans):
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "strategy": strategy,
             "params": params,
             "index": i,
@@ -242,7 +241,7 @@ def pack_paragraphs(
         while j < len(units) and size(units[i][0], units[j][1]) <= max_size:
             j += 1
         s, e = units[i][0], units[j - 1][1]
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "strategy": "paragraphs",
             "params": params,
             "index": len(chunks),

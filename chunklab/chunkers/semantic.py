@@ -17,11 +17,12 @@ unless ``unit`` names another unit of :mod:`chunklab.units` (``"tokens"``,
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from chunklab._validate import (
     check_doc_id,
@@ -96,7 +97,7 @@ def analyze_semantic(
     method = check_semantic_params(
         method, threshold, percentile, buffer_size, min_chars, max_size, amount, window, unit
     )
-    params: dict[str, Any] = {
+    params: dict[str, object] = {
         "method": method,
         "buffer_size": buffer_size,
         "min_chars": min_chars,
@@ -214,7 +215,7 @@ def _window_distances(
     return np.clip(1.0 - sims, 0.0, 2.0)
 
 
-def _unit(vecs: Any) -> np.ndarray:
+def _unit(vecs: ArrayLike) -> np.ndarray:
     vecs = np.asarray(vecs, dtype=np.float64)
     norms = np.linalg.norm(vecs, axis=1)
     norms[norms == 0] = 1.0
@@ -274,7 +275,7 @@ def _build_chunks(
     min_chars: int,
     max_size: int,
     doc_id: str,
-    params: dict[str, Any],
+    params: Mapping[str, object],
     index: UnitIndex,
 ) -> list[Chunk]:
     unit, measure = index.unit, index.count

@@ -16,8 +16,6 @@ made of those pieces say ``cut_sentence``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from chunklab._validate import check_doc_id, check_non_negative_int, check_positive_int, check_text
 from chunklab.chunk import Chunk
 from chunklab.text import split_sentences
@@ -71,7 +69,7 @@ def chunk_sentences(
         while last + 1 < len(units) and index.count(units[first][0], units[last + 1][1]) <= size:
             last += 1
         start, end = units[first][0], units[last][1]
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "strategy": "sentences",
             "params": params,
             "index": len(chunks),

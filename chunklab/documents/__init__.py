@@ -205,7 +205,7 @@ def load_bytes(
     elif format not in FORMATS:
         raise ValueError(f"format must be one of {tuple(FORMATS)}, got {format!r}")
     decoded = decode_bytes(raw, format, name=name, strict=strict)
-    meta: dict[str, Any] = {"encoding": decoded.encoding, "bytes": len(raw)}
+    meta: dict[str, object] = {"encoding": decoded.encoding, "bytes": len(raw)}
     if decoded.problem:
         meta["decode_problem"] = decoded.problem
     where = os.path.abspath(name)  # chunk metadata keeps it: the same from any working directory

@@ -11,11 +11,11 @@ span or cell span it cites.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
-__all__ = ["ELEMENT_TYPES", "Element", "locate", "where"]
+__all__ = ["ELEMENT_TYPES", "Element", "Location", "locate", "where"]
 
 #: what an element can be
 ELEMENT_TYPES = ("heading", "paragraph", "list_item", "table_row", "caption", "code", "output", "markdown")
@@ -47,7 +47,21 @@ class Element:
     index: int | None = None
 
 
-def locate(elements: Sequence[Element], start: int, end: int) -> dict[str, Any]:
+class Location(TypedDict, total=False):
+    """Where a span comes from (:func:`locate`): its pages, notebook cells or Word paragraphs."""
+
+    page: int
+    page_end: int
+    cell: int
+    cell_end: int
+    cell_id: str
+    cell_type: str
+    paragraph: int
+    paragraph_end: int
+    style: str
+
+
+def locate(elements: Sequence[Element], start: int, end: int) -> Location:
     """Where ``text[start:end]`` comes from: ``page``/``page_end``, ``cell``/``cell_end``/``cell_type``,
     and (Word) ``paragraph``/``paragraph_end`` and the first block's ``style``, beside the
     pages when the file records them.
@@ -56,23 +70,24 @@ def locate(elements: Sequence[Element], start: int, end: int) -> dict[str, Any]:
     overlaps the span or the elements carry neither page nor cell.
     """
     hit = overlapping(elements, start, end)
-    out: dict[str, Any] = {}
+    out: Location = {}
     pages = [e.page for e in hit if e.page is not None]
     if pages:
         out["page"], out["page_end"] = min(pages), max(pages)
-    cells = [e for e in hit if e.cell is not None]
+    cells = [(e.cell, e) for e in hit if e.cell is not None]
     if cells:
-        out["cell"] = cells[0].cell
-        out["cell_end"] = cells[-1].cell
-        if cells[0].cell_id:
-            out["cell_id"] = cells[0].cell_id
-        if cells[0].cell_type:
-            out["cell_type"] = cells[0].cell_type
-    numbered = [e for e in hit if e.index is not None]
+        first = cells[0][1]
+        out["cell"], out["cell_end"] = cells[0][0], cells[-1][0]
+        if first.cell_id:
+            out["cell_id"] = first.cell_id
+        if first.cell_type:
+            out["cell_type"] = first.cell_type
+    numbered = [(e.index, e) for e in hit if e.index is not None]
     if numbered and not cells:
-        out["paragraph"], out["paragraph_end"] = numbered[0].index, numbered[-1].index
-        if numbered[0].style:
-            out["style"] = numbered[0].style
+        first = numbered[0][1]
+        out["paragraph"], out["paragraph_end"] = numbered[0][0], numbered[-1][0]
+        if first.style:
+            out["style"] = first.style
     return out
 
 
@@ -89,7 +104,7 @@ def overlapping(elements: Sequence[Element], start: int, end: int) -> list[Eleme
     return out
 
 
-def where(metadata: dict[str, Any]) -> str:
+def where(metadata: Mapping[str, object]) -> str:
     """A chunk's origin for display: ``"p. 12"``, ``"pp. 12-13"``, ``"cell 7"``, ``"¶ 4"``, else ``""``."""
     page, page_end = metadata.get("page"), metadata.get("page_end")
     if page is not None:
@@ -114,4 +129,4 @@ class Extracted:
     text: str
     elements: tuple[Element, ...]
     title: str | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: dict[str, object] | None = None

@@ -22,10 +22,14 @@ import uuid
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab._validate import check_positive_int
 from chunklab.units import MODEL_PACKAGE, model_path
+
+if TYPE_CHECKING:
+    from model2vec import StaticModel
+    from sentence_transformers import SentenceTransformer
 
 __all__ = [
     "MODELS",
@@ -43,7 +47,9 @@ MODELS = ("minilm", "static")
 #: dimensions the static model keeps after PCA (model2vec's default)
 STATIC_PCA_DIMS = 256
 
-_MODELS: dict[tuple[str, ...], Any] = {}
+#: the loaded models, one per (folder, device) for MiniLM and one per distilled folder for the static model
+_MINILM: dict[tuple[str, str], SentenceTransformer] = {}
+_STATIC: dict[str, StaticModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -82,16 +88,16 @@ def set_torch_threads(threads: int | None) -> None:
         torch.set_num_threads(threads)
 
 
-def load_minilm(path: Path | None, device: str) -> Any:
+def load_minilm(path: Path | None, device: str) -> SentenceTransformer:
     """The sentence-transformers model at ``path`` (default: the packaged MiniLM) on ``device``, loaded once.
 
     On CUDA the weights are cast to fp16 (half the memory and about twice the speed; the
     vectors are normalized afterwards, so cosine scores barely move).
     """
     directory = path if path is not None else model_path()  # ImportError names the package
-    key = ("minilm", str(directory), device)
+    key = (str(directory), device)
     with _MODELS_LOCK:
-        if key not in _MODELS:
+        if key not in _MINILM:
             try:
                 from sentence_transformers import SentenceTransformer
             except ImportError as exc:
@@ -105,8 +111,8 @@ def load_minilm(path: Path | None, device: str) -> Any:
             if device.startswith("cuda"):
                 model.half()
             model.eval()
-            _MODELS[key] = model
-        return _MODELS[key]
+            _MINILM[key] = model
+        return _MINILM[key]
 
 
 def static_model_dir(source: Path | None, cache_root: Path) -> Path:
@@ -131,16 +137,16 @@ def static_model_dir(source: Path | None, cache_root: Path) -> Path:
     return Path(cache_root) / "static" / f"{slug}-{digest}"
 
 
-def load_static(source: Path | None, cache_root: Path) -> Any:
+def load_static(source: Path | None, cache_root: Path) -> StaticModel:
     """The model2vec ``StaticModel`` distilled from ``source``, distilled on first use and cached on disk.
 
     Distillation writes to a temporary folder and renames it into place, so two processes
     distilling at once both end with one complete model.
     """
     target = static_model_dir(source, cache_root)
-    key = ("static", str(target))
+    key = str(target)
     with _MODELS_LOCK:
-        if key not in _MODELS:
+        if key not in _STATIC:
             try:
                 from model2vec import StaticModel
             except ImportError as exc:
@@ -149,8 +155,8 @@ def load_static(source: Path | None, cache_root: Path) -> Any:
                 ) from exc
             if not (target / "config.json").is_file():
                 _distill_into(source, target)
-            _MODELS[key] = StaticModel.from_pretrained(target, normalize=True, force_download=False)
-        return _MODELS[key]
+            _STATIC[key] = StaticModel.from_pretrained(target, normalize=True, force_download=False)
+        return _STATIC[key]
 
 
 def _distill_into(source: Path | None, target: Path) -> None:

@@ -11,7 +11,6 @@ Markdown ``source`` come from :func:`chunklab.text.markdown_headings` (the one s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 from chunklab.chunk import Chunk
 from chunklab.text import heading_path_at, markdown_headings
@@ -90,7 +89,7 @@ def _title_for(chunk: Chunk, title: TitleArg) -> str | None:
     )
 
 
-def _section_path(value: Any) -> list[str]:
+def _section_path(value: object) -> list[str]:
     if not value:
         return []
     if isinstance(value, str):

@@ -9,8 +9,7 @@ after it (a heading alone never becomes a chunk). The heading path runs on acros
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from chunklab.chunk import Chunk
 from chunklab.chunkers.recursive import chunk_recursive
@@ -25,7 +24,7 @@ _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 
 
 def chunk_cells(
-    text: str, elements: Sequence[Element], budget: int, unit: str, doc_id: str, base: dict[str, Any]
+    text: str, elements: Sequence[Element], budget: int, unit: str, doc_id: str, base: Mapping[str, object]
 ) -> list[Chunk]:
     """Chunks of a notebook's text, cell by cell (see the module docstring)."""
     measure = UnitIndex(text, unit)
@@ -50,7 +49,7 @@ def chunk_cells(
                 running = heads
             if k == 0 and pending is not None and measure.count(pending, end) <= budget:
                 s = pending
-            meta: dict[str, Any] = {
+            meta: dict[str, object] = {
                 **base,
                 "kind": "cell",
                 "elements": [e.type],
@@ -85,7 +84,7 @@ def _alone(
     end: int,
     elements: Sequence[Element],
     doc_id: str,
-    base: dict[str, Any],
+    base: Mapping[str, object],
     running: list[str],
 ) -> Chunk:
     """Heading cells that could not join what follows (too big together, or nothing follows)."""

@@ -6,7 +6,8 @@ Bytes are decoded by :func:`chunklab.documents.decode_bytes`, the one decoder.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
 from chunklab._validate import check_doc_id, check_positive_int
 from chunklab.chunk import Chunk
@@ -15,7 +16,7 @@ from chunklab.text import LineIndex
 from chunklab.units import over_budget
 
 
-def resolve_doc_id(doc_id: Any, path: Any) -> str:
+def resolve_doc_id(doc_id: object, path: object) -> str:
     """``doc_id`` when given, else the path as a string, else ``"doc"``."""
     if doc_id is not None:
         return check_doc_id(doc_id)
@@ -24,12 +25,19 @@ def resolve_doc_id(doc_id: Any, path: Any) -> str:
     return "doc"
 
 
-def check_max_size(max_size: Any, name: str = "max_size") -> int:
+def check_max_size(max_size: object, name: str = "max_size") -> int:
     """A positive int budget, else ValueError."""
     return check_positive_int(max_size, name)
 
 
-def retokenized_oversize(text: str, max_size: int, unit: str) -> dict[str, Any]:
+class OversizeNote(TypedDict, total=False):
+    """The metadata of a chunk over its budget: ``oversize`` True and why."""
+
+    oversize: bool
+    oversize_reason: str
+
+
+def retokenized_oversize(text: str, max_size: int, unit: str) -> OversizeNote:
     """Oversize metadata for a chunk over budget only when measured on its own, else ``{}``.
 
     The structural chunkers measure candidate spans on one :class:`chunklab.units.UnitIndex`
@@ -53,9 +61,9 @@ def fallback_chunks(
     text: str,
     max_size: int,
     doc_id: str,
-    params: dict[str, Any],
+    params: Mapping[str, object],
     reason: str,
-    extra: dict[str, Any] | None = None,
+    extra: Mapping[str, object] | None = None,
     unit: str = "chars",
 ) -> list[Chunk]:
     """The recursive chunker, 10% overlap (in ``unit``), each chunk marked ``fallback``.

@@ -9,7 +9,6 @@ default); :class:`Piece` is such a run on its way to a chunk.
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from chunklab.text import LineIndex, line_span
 from chunklab.units import UnitIndex
@@ -148,10 +147,10 @@ def docstring_of(node) -> str | None:
         return None
 
 
-def block_children(node) -> list[Any]:
+def block_children(node) -> list[ast.AST]:
     if isinstance(node, list):
         return node
-    out: list[Any] = []
+    out: list[ast.AST] = []
     for field in _BLOCK_FIELDS:
         value = getattr(node, field, None)
         if value:

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
+from typing import TypedDict
 
 from chunklab._validate import check_choice, renamed_keyword
 from chunklab.chunk import Chunk
@@ -28,7 +28,15 @@ from chunklab.documents import FORMATS, LAID_OUT, Document, detect_format, docum
 from chunklab.protocols import DocumentLike
 from chunklab.words import counted
 
-__all__ = ["FORMATS", "STRUCTURAL", "FallbackStats", "FormatChunkers", "chunk_document", "chunk_text"]
+__all__ = [
+    "FORMATS",
+    "STRUCTURAL",
+    "FallbackStats",
+    "FallbackSummary",
+    "FormatChunkers",
+    "chunk_document",
+    "chunk_text",
+]
 
 
 @renamed_keyword("max_chars", "max_size")
@@ -58,7 +66,7 @@ def chunk_document(
     :mod:`chunklab.units`: ``"chars"``, ``"words"``, ``"tokens"``, ``"tokenizer:PATH"``)
     measures ``max_size`` and ``min_chars``, for every format.
     """
-    document: Any = None
+    document: DocumentLike | None = None
     if not isinstance(source, (str, bytes, bytearray)) and isinstance(getattr(source, "text", None), str):
         document = source
         source = document.text
@@ -88,7 +96,7 @@ class _Options:
 
 
 #: ``(source text, the document or None, its format, options) -> chunks``
-StructuralFn = Callable[[str | bytes, Any, str, _Options], list[Chunk]]
+StructuralFn = Callable[[str | bytes, DocumentLike | None, str, _Options], list[Chunk]]
 #: ``(document, chunk function of a plain-text strategy) -> chunks``: how a plain strategy reads a format
 VisibleTextFn = Callable[..., list[Chunk]]
 
@@ -106,35 +114,35 @@ class FormatChunkers:
     visible_text: VisibleTextFn | None = None
 
 
-def _elements(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+def _elements(source: str | bytes, document: DocumentLike | None, fmt: str, o: _Options) -> list[Chunk]:
     """PDF, Word, notebooks: by the elements their loader mapped."""
     laid_out = document if document is not None else Document.from_text(_as_text(source), "doc", fmt)
     return chunk_elements(laid_out, o.max_size, unit=o.unit, doc_id=o.doc_id, path=o.path)
 
 
-def _python(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+def _python(source: str | bytes, document: DocumentLike | None, fmt: str, o: _Options) -> list[Chunk]:
     return chunk_python(source, o.max_size, o.min_chars, o.path, doc_id=o.doc_id, unit=o.unit)
 
 
-def _code(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+def _code(source: str | bytes, document: DocumentLike | None, fmt: str, o: _Options) -> list[Chunk]:
     return chunk_code(source, fmt, o.max_size, o.path, doc_id=o.doc_id, unit=o.unit)
 
 
-def _html(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+def _html(source: str | bytes, document: DocumentLike | None, fmt: str, o: _Options) -> list[Chunk]:
     return chunk_html(
         source, o.max_size, doc_id=o.doc_id, path=o.path, keep_boilerplate=o.keep_boilerplate, unit=o.unit
     )
 
 
-def _markdown(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+def _markdown(source: str | bytes, document: DocumentLike | None, fmt: str, o: _Options) -> list[Chunk]:
     return chunk_markdown(source, o.max_size, o.max_level, doc_id=o.doc_id, path=o.path, unit=o.unit)
 
 
-def _rst(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+def _rst(source: str | bytes, document: DocumentLike | None, fmt: str, o: _Options) -> list[Chunk]:
     return chunk_rst(source, o.max_size, o.max_level, doc_id=o.doc_id, path=o.path, unit=o.unit)
 
 
-def _text(source: str | bytes, document: Any, fmt: str, o: _Options) -> list[Chunk]:
+def _text(source: str | bytes, document: DocumentLike | None, fmt: str, o: _Options) -> list[Chunk]:
     return chunk_text(source, o.max_size, doc_id=o.doc_id, path=o.path, role=fmt, unit=o.unit)
 
 
@@ -180,6 +188,16 @@ def chunk_text(
     params = {"format": "text", "max_chars": max_size, **unit_params(unit)}
     extra = {"params": params, "kind": role, "path": path}
     return [dataclasses.replace(c, metadata={**c.metadata, **extra}) for c in chunks]
+
+
+class FallbackSummary(TypedDict):
+    """:meth:`FallbackStats.as_dict`: counts, rate, reasons by count and ``[path, reason]`` examples."""
+
+    documents: int
+    fallbacks: int
+    rate: float
+    reasons: dict[str, int]
+    examples: list[list[str]]
 
 
 class FallbackStats:
@@ -256,7 +274,7 @@ class FallbackStats:
         lines += [f"  {count:6d}  {reason}" for reason, count in self.top()]
         return "\n".join(lines)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> FallbackSummary:
         """A JSON-ready summary."""
         return {
             "documents": self.documents,

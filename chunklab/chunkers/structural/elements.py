@@ -16,15 +16,15 @@ the file records them, ``page``/``page_end`` (Word) or ``cell`` (notebooks).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from chunklab._validate import renamed_keyword
 from chunklab.chunk import Chunk
 from chunklab.chunkers.recursive import chunk_recursive
 from chunklab.chunkers.structural._common import check_max_size, resolve_doc_id
 from chunklab.documents.layout import Element, locate
+from chunklab.protocols import DocumentLike
 from chunklab.units import UnitIndex, check_unit, unit_params
 
 __all__ = ["chunk_elements"]
@@ -51,7 +51,7 @@ class _Unit:
 
 @renamed_keyword("max_chars", "max_size")
 def chunk_elements(
-    document: Any,
+    document: DocumentLike,
     max_size: int = 1500,
     *,
     unit: str = "chars",
@@ -71,7 +71,7 @@ def chunk_elements(
     elements: Sequence[Element] = tuple(getattr(document, "elements", ()) or ())
     kind = str(getattr(document, "format", "pdf"))
     doc_id = resolve_doc_id(doc_id if doc_id is not None else getattr(document, "doc_id", None), path)
-    params: dict[str, Any] = {"format": kind, "max_chars": max_size, **unit_params(unit)}
+    params: dict[str, object] = {"format": kind, "max_chars": max_size, **unit_params(unit)}
     if not text.strip():
         return []
     base = {"strategy": "structural", "params": params, "format": kind, "path": path}
@@ -171,7 +171,7 @@ def _emit(
     budget: int,
     unit: str,
     doc_id: str,
-    base: dict[str, Any],
+    base: Mapping[str, object],
 ) -> list[Chunk]:
     start, end = group[0].start, group[-1].end
     types = sorted(set().union(*(u.types for u in group)))
@@ -198,7 +198,7 @@ def _split_table(
     measure: UnitIndex,
     budget: int,
     doc_id: str,
-    meta: dict[str, Any],
+    meta: Mapping[str, object],
 ) -> list[Chunk]:
     """A table over budget, cut between rows; later pieces repeat the header row in the embedded text."""
     header = next((e for e in u.elements if e.type == "table_row" and e.header), None)
@@ -214,7 +214,7 @@ def _split_table(
     out = []
     for k, span in enumerate(spans):
         s, e = span[0].start, span[-1].end
-        extra: dict[str, Any] = {"split": True, "table_part": k + 1, "table_parts": len(spans)}
+        extra: dict[str, object] = {"split": True, "table_part": k + 1, "table_parts": len(spans)}
         if header_text and header not in span:
             extra["table_header"] = header_text
         if measure.count(s, e) > budget:

@@ -12,8 +12,7 @@ format that yields the same blocks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 from chunklab._validate import check_int_range, check_text, renamed_keyword
 from chunklab.chunk import Chunk
@@ -86,7 +85,7 @@ def chunk_sections(
     if path is not None and not isinstance(path, str):
         path = str(path)
     doc_id = resolve_doc_id(doc_id, path)
-    params: dict[str, Any] = {
+    params: dict[str, object] = {
         "format": fmt,
         "max_chars": max_size,
         "max_level": max_level,
@@ -116,7 +115,7 @@ def pack_blocks(
     max_level: int = 3,
     *,
     doc_id: str,
-    params: dict[str, Any],
+    params: Mapping[str, object],
     path: str | None = None,
     lines: LineIndex | None = None,
     unit: str = "chars",
@@ -318,7 +317,7 @@ class _MarkdownChunker:
         self.pieces.append((s, e, kind, headings, level, split, extra))
 
     def chunk(self, index, s, e, kind, headings, level, split, extra) -> Chunk:
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "strategy": "structural",
             "params": self.params,
             "index": index,

@@ -194,7 +194,7 @@ class _PythonChunker(PythonLines):
         lo: int,
         hi: int,
         qual: str,
-        scope: Any,
+        scope: int,
         in_class: str | None = None,
     ):
         """The pieces for one statement range: itself if within budget, else split."""
@@ -348,7 +348,7 @@ class _PythonChunker(PythonLines):
         for group in groups:
             s, e = group[0].s, group[-1].e
             main = group[0] if len(group) == 1 else main_piece(group)
-            meta: dict[str, Any] = {
+            meta: dict[str, object] = {
                 "strategy": "structural",
                 "params": self.params,
                 "index": len(chunks),

@@ -21,7 +21,7 @@ import io
 import re
 import zipfile
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from chunklab.decoding import DocumentError
 from chunklab.documents.docx.pages import (
@@ -151,8 +151,16 @@ def _unique_cells(cells: list[_Cell]) -> list[_Cell]:
     return out
 
 
-def _margins(document: DocxDocument) -> list[dict[str, Any]]:
-    removed: list[dict[str, Any]] = []
+class RemovedMargin(TypedDict):
+    """A section's header or footer text, left out of the document's text (``metadata["removed"]``)."""
+
+    section: int
+    role: str
+    text: str
+
+
+def _margins(document: DocxDocument) -> list[RemovedMargin]:
+    removed: list[RemovedMargin] = []
     for k, section in enumerate(document.sections, 1):
         for role, part in (("header", section.header), ("footer", section.footer)):
             if part.is_linked_to_previous and k > 1:

@@ -17,9 +17,12 @@ import re
 import zipfile
 from dataclasses import dataclass
 from io import BytesIO
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
+    from docx.oxml.table import CT_Row
+    from docx.oxml.text.paragraph import CT_P
+    from docx.oxml.xmlchemy import BaseOxmlElement
     from docx.section import Section
     from docx.styles.style import ParagraphStyle
 
@@ -104,7 +107,7 @@ class PageTracker:
         return PageTracker(self.page, self.column, self.columns, self.fresh)
 
 
-def paragraph_pieces(p: Any, text: str, tracker: PageTracker) -> list[tuple[int, int, int]]:
+def paragraph_pieces(p: CT_P, text: str, tracker: PageTracker) -> list[tuple[int, int, int]]:
     """``(start, end, page)`` of the non-blank stretches of ``text`` (the paragraph's text as
     python-docx gives it) between its page breaks, moving ``tracker`` past them."""
     marks: list[tuple[int, str]] = []
@@ -132,7 +135,7 @@ def paragraph_pieces(p: Any, text: str, tracker: PageTracker) -> list[tuple[int,
     return pieces
 
 
-def row_pages(tr: Any, pages: PageTracker) -> int:
+def row_pages(tr: CT_Row, pages: PageTracker) -> int:
     """Move ``pages`` past one table row (``w:tr``); the page its text starts on.
 
     Each cell is walked from the row's start, since a row that runs onto the next page has a
@@ -178,11 +181,28 @@ def section_layout(section: Section) -> tuple[str, int]:
     return start or "nextPage", max(1, n)
 
 
-def page_notes(raw: bytes, body: Any, pages: int | None) -> dict[str, Any]:
+class PageBreaks(TypedDict):
+    """How many page breaks a Word file holds: where Word's layout broke pages, and explicit ones."""
+
+    rendered: int
+    explicit: int
+
+
+class PageNotes(TypedDict, total=False):
+    """What :func:`page_notes` records about a Word file's pages (``pages`` only when it has them)."""
+
+    page_breaks: PageBreaks
+    pages_in_properties: int
+    pages: int
+    pages_source: str
+    pages_note: str
+
+
+def page_notes(raw: bytes, body: BaseOxmlElement, pages: int | None) -> PageNotes:
     """The document metadata about pages: how many, from which breaks, or that there are none."""
     rendered = sum(1 for _ in body.iter(_RENDERED))
     explicit = sum(1 for e in body.iter(_BR) if e.get(_TYPE) == "page")
-    out: dict[str, Any] = {"page_breaks": {"rendered": rendered, "explicit": explicit}}
+    out: PageNotes = {"page_breaks": {"rendered": rendered, "explicit": explicit}}
     stated = _pages_in_properties(raw)
     if stated is not None:
         out["pages_in_properties"] = stated
@@ -202,7 +222,7 @@ def page_notes(raw: bytes, body: Any, pages: int | None) -> dict[str, Any]:
     return out
 
 
-def _is_paragraph_run(run: Any, p: Any) -> bool:
+def _is_paragraph_run(run: BaseOxmlElement | None, p: CT_P) -> bool:
     """A run python-docx reads for ``Paragraph.text``: a child of the paragraph or of its link."""
     if run is None or run.tag != _R:
         return False
@@ -210,7 +230,7 @@ def _is_paragraph_run(run: Any, p: Any) -> bool:
     return parent is p or (parent is not None and parent.tag == _LINK and parent.getparent() is p)
 
 
-def _owner(e: Any) -> Any:
+def _owner(e: BaseOxmlElement | None) -> BaseOxmlElement | None:
     while e is not None and e.tag != _P:
         e = e.getparent()
     return e

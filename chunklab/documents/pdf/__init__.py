@@ -21,11 +21,15 @@ import re
 import statistics
 import unicodedata
 from collections import Counter
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from chunklab.decoding import DocumentError
 from chunklab.documents.layout import Element, Extracted
 from chunklab.documents.pdf.layout import Seg, block_text, blocks, reading_order
+
+if TYPE_CHECKING:
+    from pypdfium2 import PdfPage
 
 __all__ = ["extract_pdf"]
 
@@ -80,7 +84,7 @@ def extract_pdf(raw: bytes, name: str = "<pdf>") -> Extracted:
         raise DocumentError(name, "garbled", f"{share:.0%} of its characters have no Unicode mapping")
     removed = _remove_margins(pages, sizes)
     text, elements = _assemble(pages, sizes)
-    metadata: dict[str, Any] = {
+    metadata: dict[str, object] = {
         "pages": n_pages,
         "removed": removed,
         "pages_without_text": [i + 1 for i, segs in enumerate(pages) if not segs],
@@ -95,7 +99,7 @@ def extract_pdf(raw: bytes, name: str = "<pdf>") -> Extracted:
 # --------------------------------------------------------------------------- characters
 
 
-def _segments(page: Any, number: int, height: float, stats: Counter[str]) -> list[Seg]:
+def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) -> list[Seg]:
     import pypdfium2.raw as pr
 
     tp = page.get_textpage()
@@ -158,7 +162,7 @@ def _segments(page: Any, number: int, height: float, stats: Counter[str]) -> lis
         tp.close()
 
 
-def _is_bold(pr: Any, raw_tp: Any, i: int, cache: dict[int | None, bool]) -> bool:
+def _is_bold(pr: ModuleType, raw_tp: Any, i: int, cache: dict[int | None, bool]) -> bool:
     weight = pr.FPDFText_GetFontWeight(raw_tp, i)
     if weight >= 600:
         return True
@@ -173,7 +177,7 @@ def _is_bold(pr: Any, raw_tp: Any, i: int, cache: dict[int | None, bool]) -> boo
     return cache[key]
 
 
-def _has_images(page: Any) -> bool:
+def _has_images(page: PdfPage) -> bool:
     import pypdfium2.raw as pr
 
     return any(True for _ in page.get_objects(filter=(pr.FPDF_PAGEOBJ_IMAGE,), max_depth=2))
@@ -182,7 +186,16 @@ def _has_images(page: Any) -> bool:
 # --------------------------------------------------------------------------- headers and footers
 
 
-def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> list[dict[str, Any]]:
+class RemovedMargin(TypedDict):
+    """A header, footer or page number left out of the text (``metadata["removed"]``), with its box."""
+
+    page: int
+    role: str
+    text: str
+    bbox: tuple[float, float, float, float]
+
+
+def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> list[RemovedMargin]:
     """Drop repeated top/bottom lines and bare page numbers from ``pages``; return what was dropped."""
     keyed: list[list[tuple[Seg, tuple[str, str] | None]]] = []
     counts: Counter[tuple[str, str]] = Counter()
@@ -202,7 +215,7 @@ def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) ->
         counts.update({k for _, k in row if k is not None})
     need = max(2, (len(pages) + 1) // 2)
     numbered = _page_numbers(keyed)
-    removed: list[dict[str, Any]] = []
+    removed: list[RemovedMargin] = []
     for i, row in enumerate(keyed):
         keep = []
         for s, key in row:

@@ -97,7 +97,7 @@ def chunk_code(
     if language == "auto":
         language = detect_format(path, source[:4096])
     params = {"format": "code", "language": language, "max_chars": max_size, **unit_params(unit)}
-    extra: dict[str, Any] = {"path": path, "language": language}
+    extra: dict[str, object] = {"path": path, "language": language}
     if isinstance(source, (bytes, bytearray)):
         text, _enc, problem = decode_bytes(bytes(source), language)
         if problem:

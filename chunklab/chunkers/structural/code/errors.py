@@ -13,12 +13,23 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
-__all__ = ["FALLBACK_ERROR_SHARE", "ParseErrors", "find_parse_errors", "mark_error_chunks"]
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+__all__ = ["FALLBACK_ERROR_SHARE", "ErrorSummary", "ParseErrors", "find_parse_errors", "mark_error_chunks"]
 
 #: above this share of the file's bytes in error regions, the file falls back (no syntax used)
 FALLBACK_ERROR_SHARE = 0.5
+
+
+class ErrorSummary(TypedDict):
+    """A file's parse errors as each of its chunks records them (``metadata["parse_errors"]``)."""
+
+    count: int
+    first_line: int
+    share: float
 
 
 class ParseErrors(NamedTuple):
@@ -28,13 +39,13 @@ class ParseErrors(NamedTuple):
     first_line: int
     share: float  # of the file's UTF-8 bytes in error regions
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ErrorSummary:
         """What every chunk of the file records as ``metadata["parse_errors"]``."""
         return {"count": len(self.spans), "first_line": self.first_line, "share": round(self.share, 4)}
 
 
 def find_parse_errors(
-    root: Any,
+    root: Node,
     char: Callable[[int], int],
     line_of: Callable[[int], int],
     n_bytes: int,

@@ -12,9 +12,12 @@ import re
 import threading
 from bisect import bisect_right
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab.chunkers.structural.code.languages import LANGUAGES
+
+if TYPE_CHECKING:
+    import tree_sitter
 
 __all__ = ["ByteToChar", "GrammarMissing", "encode_for_parser", "get_language", "parse"]
 
@@ -27,7 +30,7 @@ class GrammarMissing(RuntimeError):
 
 
 @cache
-def get_language(language: str) -> Any:
+def get_language(language: str) -> tree_sitter.Language:
     """The compiled :class:`tree_sitter.Language` of ``language`` (a key of :data:`LANGUAGES`)."""
     spec = LANGUAGES[language]
     try:
@@ -39,7 +42,7 @@ def get_language(language: str) -> Any:
     return tree_sitter.Language(getattr(module, spec.function)())
 
 
-def _parser(language: str) -> Any:
+def _parser(language: str) -> tree_sitter.Parser:
     """One parser per thread and language (tree-sitter parsers are not shared across threads)."""
     cache = getattr(_local, "parsers", None)
     if cache is None:
@@ -64,7 +67,7 @@ def encode_for_parser(text: str) -> bytes:
     return data
 
 
-def parse(language: str, data: bytes) -> Any:
+def parse(language: str, data: bytes) -> tree_sitter.Tree:
     """The syntax tree of ``data`` (UTF-8 bytes) in ``language``."""
     return _parser(language).parse(data)
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
 
 from chunklab._validate import check_bool, renamed_keyword
 from chunklab.chunk import Chunk
@@ -92,7 +91,7 @@ def chunk_html(
     doc_id = resolve_doc_id(doc_id, path)
     if isinstance(html, (bytes, bytearray)):
         html = decode_bytes(bytes(html), "html", name=path or "<bytes>").text
-    params: dict[str, Any] = {"format": "html", "max_chars": max_size}
+    params: dict[str, object] = {"format": "html", "max_chars": max_size}
     if check_bool(keep_boilerplate, "keep_boilerplate"):
         params["keep_boilerplate"] = True
     params.update(unit_params(unit))
@@ -148,9 +147,9 @@ def chunk_visible_text(document: DocumentLike, chunk_text: Callable[[Document], 
         document.doc_id, text, getattr(document, "path", None), "text", getattr(document, "title", None)
     )
     chunks = chunk_text(visible)
-    last_end: dict[Any, int] = {}
+    last_end: dict[int | None, int] = {}
     remapped: list[Chunk] = []
-    by_level: dict[Any, list[int]] = {}
+    by_level: dict[int | None, list[int]] = {}
     for i, c in enumerate(chunks):
         by_level.setdefault(c.level, []).append(i)
     bounds: dict[int, tuple[int, int]] = {}
@@ -198,7 +197,7 @@ class _Sectioner:
         self.text = text
         self.blocks = scanner.blocks
         self.unit = unit
-        self._visible: tuple[dict[int, int], list[int], Any] | None = None
+        self._visible: tuple[dict[int, int], list[int], UnitIndex] | None = None
         if unit != "chars":
             starts, pos = [], 0
             for b in self.blocks:
@@ -341,7 +340,7 @@ class _Sectioner:
     def emit(self, text: str, s: int, e: int, first: Block, kind: str, extra: dict | None) -> None:
         s, e = trim_span(self.text, s, e)
         tag, id_, element_start = first.opener if first.opener else (first.tag, first.id, None)
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "strategy": "structural",
             "params": self.params,
             "index": len(self.chunks),
