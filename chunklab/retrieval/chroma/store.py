@@ -99,7 +99,7 @@ class ChunkStore:
         *,
         url: str | None = None,
         create: bool = True,
-        config: Mapping[str, Any] | None = None,
+        config: Mapping[str, object] | None = None,
         replace: bool = False,
         verify: bool = True,
         retry: RetryPolicy | None = None,
@@ -158,7 +158,7 @@ class ChunkStore:
         return self._collections.leaves
 
     # -- collections -------------------------------------------------------------------
-    def recorded_config(self) -> dict[str, Any] | None:
+    def recorded_config(self) -> dict[str, object] | None:
         """The chunker configuration this collection recorded (None when none was given)."""
         return recorded_config(self.collection)
 
