@@ -347,7 +347,7 @@ class ChunkStore:
         """Number of stored leaves (or parents with ``parents=True``)."""
         return self._collections.count(parents)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, int]:
         """Sizes: vectors (leaves + parents), dim, bytes on disk, and raw float32 vector bytes."""
         leaves, parents = self.count(), self.count(parents=True)
         vectors = leaves + parents
