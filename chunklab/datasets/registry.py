@@ -15,14 +15,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chunklab.datasets.corpora.code import CodeCorpus, code_corpus
 
 if TYPE_CHECKING:
+    from chunklab.datasets.corpora.pdfdocs import PdfDocsFetch
     from chunklab.datasets.corpora.pinned import Pin
 
-__all__ = ["CorpusEntry", "corpora", "corpus", "register_corpus"]
+__all__ = ["CorpusEntry", "FetchSummary", "corpora", "corpus", "register_corpus"]
+
+
+class FetchSummary(Protocol):
+    """What a corpus's ``fetch`` returns: a report of the run that sums itself up for the terminal."""
+
+    def summary(self) -> str:
+        """The lines ``chunklab corpus fetch`` prints."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,7 @@ class CorpusEntry:
     load: Callable[..., CodeCorpus]
     noun: str = "file"
     pins: Callable[[], list[Pin]] | None = None
-    fetch: Callable[..., Any] | None = None
+    fetch: Callable[..., FetchSummary] | None = None
 
     @property
     def pinned(self) -> bool:
@@ -85,7 +94,7 @@ def register_corpus(
     *,
     noun: str = "file",
     pins: Callable[[], list[Pin]] | None = None,
-    fetch: Callable[..., Any] | None = None,
+    fetch: Callable[..., FetchSummary] | None = None,
 ) -> None:
     """Make ``corpus(name, **options)`` return ``load(**options)``; a name is registered once.
 
@@ -142,7 +151,7 @@ def _pdf_docs_pins() -> list[Pin]:
     return [f.pin for f in load_manifest().files]
 
 
-def _pdf_docs_fetch(**options: Any) -> Any:
+def _pdf_docs_fetch(**options: Any) -> PdfDocsFetch:
     from chunklab.datasets.corpora.pdfdocs import fetch_pdf_docs
 
     return fetch_pdf_docs(**options)

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -43,10 +43,10 @@ from chunklab.evaluate.metrics import (
     span_metrics,
 )
 from chunklab.evaluate.result import METRICS, SPAN_METRICS, BenchmarkResult, measured_metrics, summarize
-from chunklab.protocols import DocumentLike
+from chunklab.protocols import DocumentLike, EncoderLike
 
 if TYPE_CHECKING:
-    from chunklab.chunkers.catalog import Strategy
+    from chunklab.chunkers.catalog import ChunkFn, Strategy
     from chunklab.retrieval.chroma.store import ChunkStore
 
 __all__ = ["Benchmark", "Indexed", "as_strategies"]
@@ -82,9 +82,9 @@ class Benchmark:
     def __init__(
         self,
         dataset: Dataset,
-        strategies: Any,
+        strategies: str | Mapping[str, Strategy | ChunkFn] | Iterable[str | Strategy],
         k: int = 5,
-        encoder: Any = None,
+        encoder: EncoderLike | None = None,
         store_dir: str | Path | None = None,
         n_resamples: int = N_RESAMPLES,
         seed: int = 0,
@@ -157,8 +157,8 @@ class Benchmark:
         own_dir = self.store_dir is None
         root = Path(tempfile.mkdtemp(prefix="chunklab-bench-")) if own_dir else self.store_dir
         assert root is not None
-        rows: list[dict[str, Any]] = []
-        costs: dict[str, dict[str, Any]] = {}
+        rows: list[dict[str, str | float]] = []
+        costs: dict[str, dict[str, float]] = {}
         retrieved_by: dict[str, list[list[Chunk]]] = {}
         try:
             query_vecs = encoder.encode([q.question for q in self.questions], show_progress=False)
@@ -211,7 +211,7 @@ class Benchmark:
         )
 
     # ------------------------------------------------------------------------------ steps
-    def chunk_corpus(self, strategy: Strategy, encoder: Any) -> tuple[list[Chunk], float, int]:
+    def chunk_corpus(self, strategy: Strategy, encoder: EncoderLike) -> tuple[list[Chunk], float, int]:
         """Every non-blank chunk of every document: ``(chunks, seconds, texts the chunker embedded)``.
 
         Chunked by :func:`chunklab.ingest.stages.chunk_document`, the rule ``chunk`` and ``index`` use.
@@ -227,7 +227,7 @@ class Benchmark:
             raise ValueError(f"strategy {strategy.name!r} produced no chunks")
         return chunks, time.perf_counter() - t0, _texts_seen(encoder) - texts_before
 
-    def open_store(self, strategy: Strategy, index: int, root: Path, encoder: Any) -> ChunkStore:
+    def open_store(self, strategy: Strategy, index: int, root: Path, encoder: EncoderLike) -> ChunkStore:
         """An empty :class:`~chunklab.retrieval.chroma.store.ChunkStore` of its own for strategy ``index``."""
         from chunklab.retrieval.chroma.store import ChunkStore
 
@@ -241,7 +241,9 @@ class Benchmark:
             store.clear()
         return store
 
-    def index(self, strategy: Strategy, store: ChunkStore, encoder: Any, progress: bool = False) -> Indexed:
+    def index(
+        self, strategy: Strategy, store: ChunkStore, encoder: EncoderLike, progress: bool = False
+    ) -> Indexed:
         """Chunk the corpus with ``strategy`` and upsert the chunks it searches into ``store``."""
         chunks, chunk_s, chunker_texts = self.chunk_corpus(strategy, encoder)
         leaves = strategy.index_chunks(chunks)
@@ -269,7 +271,7 @@ class Benchmark:
 
     def score_strategy(
         self, name: str, leaves: Sequence[Chunk], retrieved: Sequence[Sequence[Chunk]]
-    ) -> list[dict[str, Any]]:
+    ) -> list[dict[str, str | float]]:
         """One row of :data:`METRICS` per question for one strategy's retrieved chunks."""
         spans_by_doc: dict[str, list[tuple[str, int, int]]] = {}
         for c in leaves:
@@ -319,7 +321,7 @@ class Benchmark:
         out["retrieved_chars"] = float(sum(c.end - c.start for c in retrieved))
         return out
 
-    def costs(self, indexed: Indexed, latencies: Sequence[float], encoder: Any) -> dict[str, Any]:
+    def costs(self, indexed: Indexed, latencies: Sequence[float], encoder: EncoderLike) -> dict[str, float]:
         """The cost columns of :data:`~chunklab.evaluate.result.COST_COLUMNS` for one indexed strategy."""
         store = indexed.store
         stats = store.stats()
@@ -345,14 +347,16 @@ class Benchmark:
         }
 
 
-def as_strategies(strategies: Any) -> list[Strategy]:
+def as_strategies(
+    strategies: str | Mapping[str, Strategy | ChunkFn] | Iterable[str | Strategy],
+) -> list[Strategy]:
     """Normalize names, Strategy objects, or a ``{name: callable}`` mapping to Strategy objects."""
     from chunklab.chunkers.catalog import Strategy, get_strategy, parse_strategies
 
     if isinstance(strategies, str):
         return parse_strategies(strategies)
     if isinstance(strategies, Mapping):
-        items: Iterable[Any] = [  # the mapping's key names the strategy
+        items: Iterable[object] = [  # the mapping's key names the strategy
             dataclasses.replace(s, name=str(n))
             if isinstance(s, Strategy)
             else Strategy(str(n), "custom", {}, _wrap(s))
@@ -385,7 +389,7 @@ def _relevance(questions: Sequence[GoldQuestion]) -> str:
     return "span"
 
 
-def _wrap(fn: Any) -> Any:
+def _wrap(fn: ChunkFn) -> ChunkFn:
     if not callable(fn):
         raise ValueError(f"a strategy must be callable(document) -> list[Chunk], got {fn!r:.80}")
     return fn
@@ -401,6 +405,6 @@ def _token_counts(texts: Sequence[str]) -> list[int]:
     return [len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False)]
 
 
-def _texts_seen(encoder: Any) -> int:
+def _texts_seen(encoder: object) -> int:
     """Texts the encoder embedded or answered from its cache so far (0 if it does not count)."""
     return int(getattr(encoder, "model_calls", 0)) + int(getattr(encoder, "cache_hits", 0))

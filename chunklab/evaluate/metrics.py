@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 from chunklab._validate import check_choice, check_positive_int, is_int
 
@@ -51,6 +51,7 @@ MIN_GOLD_OVERLAP = 0.5
 CONVENTIONS = ("union", "chroma")
 
 Span = tuple[str, int, int]
+T = TypeVar("T")
 _SPACE = re.compile(r"\s+")
 
 
@@ -345,7 +346,7 @@ def _gold_texts(gold_text: str | Sequence[str]) -> list[str]:
     return golds
 
 
-def _nonempty(items: Any, name: str) -> list[Any]:
+def _nonempty(items: Iterable[T], name: str) -> list[T]:
     if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
         raise ValueError(f"{name} must be a list, got {type(items).__name__}")
     items = list(items)
@@ -358,7 +359,7 @@ def _check_k(k: object) -> int:
     return check_positive_int(k, "k")
 
 
-def _top(items: Any, k: int | None) -> list[Any]:
+def _top(items: Iterable[T], k: int | None) -> list[T]:
     if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
         raise ValueError(f"retrieved results must be a list, got {type(items).__name__}")
     items = list(items)
@@ -383,13 +384,13 @@ def _span(span: object) -> Span:
 
 
 def _union(spans: Iterable[Span]) -> list[Span]:
-    out: list[list[Any]] = []
+    out: list[Span] = []
     for d, s, e in sorted(sp for sp in spans if sp[2] > sp[1]):
         if out and out[-1][0] == d and s <= out[-1][2]:
-            out[-1][2] = max(out[-1][2], e)
+            out[-1] = (d, out[-1][1], max(out[-1][2], e))
         else:
-            out.append([d, s, e])
-    return [(d, s, e) for d, s, e in out]
+            out.append((d, s, e))
+    return out
 
 
 def _intersect(a: list[Span], b: list[Span]) -> list[Span]:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
 
+from chunklab.chunk import Chunk
 from chunklab.evaluate.bootstrap import (
     bootstrap_means,
     confidence_interval,
@@ -34,6 +35,7 @@ __all__ = [
     "SPAN_METRICS",
     "TRUNCATION_SHARE",
     "BenchmarkResult",
+    "Comparison",
     "measured_metrics",
     "summarize",
 ]
@@ -127,6 +129,20 @@ COST_DOCS = {
 }
 
 
+class Comparison(TypedDict):
+    """Strategy a against b on one metric (:meth:`BenchmarkResult.compare` says what each key is)."""
+
+    diff: float
+    lo: float
+    hi: float
+    a_ahead: float
+    b_ahead: float
+    ties: float
+    n: int
+    sd: float
+    established: bool
+
+
 @dataclass
 class BenchmarkResult:
     """What :meth:`Benchmark.run` returns.
@@ -152,7 +168,7 @@ class BenchmarkResult:
     #: ``"span"`` (gold character spans) or ``"document"`` (BEIR-style qrels: no span metrics)
     relevance: str = "span"
     #: strategy name -> the top-k chunks of each question, in question order (for the HTML report)
-    retrieved: dict[str, list[list[Any]]] = field(default_factory=dict, repr=False)
+    retrieved: dict[str, list[list[Chunk]]] = field(default_factory=dict, repr=False)
     #: the model's window in tokens (None: a model without one, e.g. the static model)
     window: int | None = None
 
@@ -193,7 +209,7 @@ class BenchmarkResult:
 
     def compare(
         self, a: str, b: str, metric: str = "recall", questions: Iterable[str] | None = None
-    ) -> dict[str, Any]:
+    ) -> Comparison:
         """Strategy ``a`` against ``b`` on ``metric``: the paired difference and how sure it is.
 
         Over the chosen question ids (all by default): ``diff`` the mean of a - b per question,
@@ -212,7 +228,7 @@ class BenchmarkResult:
         diffs = table.loc[a].reindex(qids).to_numpy(float) - table.loc[b].reindex(qids).to_numpy(float)
         means = bootstrap_means(diffs[None, :], resample_counts(len(qids), self.n_resamples, self.seed))[0]
         lo, hi = confidence_interval(means)
-        out = {
+        return {
             "diff": float(diffs.mean()),
             "lo": float(lo),
             "hi": float(hi),
@@ -221,9 +237,8 @@ class BenchmarkResult:
             "ties": float(np.mean(means == 0)),
             "n": len(qids),
             "sd": float(diffs.std(ddof=1)) if len(qids) > 1 else 0.0,
+            "established": is_established({"lo": float(lo), "hi": float(hi)}),
         }
-        out["established"] = is_established(out)
-        return out
 
     def subset(self, questions: Iterable[str]) -> BenchmarkResult:
         """The same run restricted to these question ids: summary and pairwise recomputed, costs kept."""
@@ -276,7 +291,7 @@ class BenchmarkResult:
         metrics = [m for m in metrics if m in self.reported_metrics]
         rows = {}
         for name, row in self.summary.iterrows():
-            out: dict[str, Any] = {}
+            out: dict[str, str | float] = {}
             for m in metrics:
                 out[m] = f"{row[m]:.{digits}f} [{row[m + '_lo']:.{digits}f}, {row[m + '_hi']:.{digits}f}]"
             for c in costs:
@@ -335,7 +350,7 @@ def summarize(
     names: Sequence[str],
     qids: Sequence[str],
     measured: Sequence[str],
-    costs: Mapping[str, Mapping[str, Any]],
+    costs: Mapping[str, Mapping[str, float]],
     n_resamples: int,
     seed: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -354,7 +369,7 @@ def summarize(
         values = block[list(measured)].to_numpy(dtype=np.float64).T  # (metrics, questions)
         means = bootstrap_means(values, counts)  # (metrics, resamples)
         lo, hi = confidence_interval(means)
-        row: dict[str, Any] = {"strategy": name}
+        row: dict[str, str | float] = {"strategy": name}
         for m in METRICS:
             row[m] = row[m + "_lo"] = row[m + "_hi"] = float("nan")
         for j, m in enumerate(measured):
@@ -384,7 +399,7 @@ def summarize(
     return summary, pd.DataFrame(pair_rows, columns=["metric", "a", "b", "a_wins", "b_wins", "ties"])
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if isinstance(value, float | np.floating):
         number = float(value)
         return f"{number:.0f}" if abs(number) >= 100 else f"{number:.2f}"

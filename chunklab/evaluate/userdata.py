@@ -168,7 +168,7 @@ def _problem_header(problems: list[str], root: Path, qpath: Path | None) -> str:
     return f"{len(problems)} problem(s): {', '.join(places)}"
 
 
-def _read_rows(path: Path) -> list[Any]:
+def _read_rows(path: Path) -> list[object]:
     """Rows of a CSV file, a JSON list or JSON lines, each with its 1-based number kept by position."""
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -202,7 +202,7 @@ def _read_rows(path: Path) -> list[Any]:
     return rows
 
 
-def _fields(row: Any, where: str, required: tuple[str, ...], problems: list[str]) -> dict[str, Any] | None:
+def _fields(row: object, where: str, required: tuple[str, ...], problems: list[str]) -> dict[str, Any] | None:
     if not isinstance(row, dict):
         problems.append(f"{where}: not an object")
         return None
@@ -219,7 +219,9 @@ def _fields(row: Any, where: str, required: tuple[str, ...], problems: list[str]
 # ------------------------------------------------------------------------------ quotes
 
 
-def _quote_question(row: Any, n: int, by_id: dict[str, Document], problems: list[str]) -> UserQuestion | None:
+def _quote_question(
+    row: object, n: int, by_id: dict[str, Document], problems: list[str]
+) -> UserQuestion | None:
     qid = str(row.get("id") or f"q{n}") if isinstance(row, dict) else f"q{n}"
     where = f"question {qid!r} (item {n})"
     row = _fields(row, where, ("question", "doc", "answer"), problems)
@@ -242,7 +244,9 @@ def _quote_question(row: Any, n: int, by_id: dict[str, Document], problems: list
 # ------------------------------------------------------------------------------ spans
 
 
-def _span_question(row: Any, n: int, by_id: dict[str, Document], problems: list[str]) -> UserQuestion | None:
+def _span_question(
+    row: object, n: int, by_id: dict[str, Document], problems: list[str]
+) -> UserQuestion | None:
     where = f"row {n}"
     row = _fields(row, where, ("question", "corpus_id", "references"), problems)
     if row is None:
@@ -291,7 +295,7 @@ def _by_corpus_id(
     return None
 
 
-def _reference(ref: Any, doc: Document, where: str, problems: list[str]) -> tuple[int, int] | None:
+def _reference(ref: object, doc: Document, where: str, problems: list[str]) -> tuple[int, int] | None:
     if not isinstance(ref, dict) or not {"content", "start_index", "end_index"} <= set(ref):
         problems.append(f"{where}: needs content, start_index and end_index")
         return None
@@ -379,7 +383,7 @@ def _beir(root: Path, qrels: Path | None, problems: list[str]) -> tuple[list[Doc
     return documents, questions
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+def _jsonl(path: Path) -> Iterator[tuple[int, object]]:
     for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
         if line.strip():
             try:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chunklab.ingest.pipeline import IngestOptions
+from chunklab.ingest.plan import Sources
 from chunklab.ingest.report import SKIP_REASONS, IngestReport
 
 __all__ = ["ENGINES", "SKIP_REASONS", "IngestOptions", "IngestReport", "get_engine", "ingest"]
@@ -31,6 +32,6 @@ def get_engine(name: str) -> Callable[..., IngestReport]:
     return importlib.import_module(f"chunklab.ingest.{ENGINES[name]}").ingest
 
 
-def ingest(sources: Any, *, engine: str = "local", **options: Any) -> IngestReport:
+def ingest(sources: Sources, *, engine: str = "local", **options: Any) -> IngestReport:
     """Ingest ``sources`` with ``engine``; ``options``: :class:`IngestOptions` fields and the engine's own."""
     return get_engine(engine)(sources, **options)

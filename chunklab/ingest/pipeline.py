@@ -13,16 +13,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pyarrow as pa
 
 from chunklab._validate import check_positive_int
 from chunklab.chunkers.catalog import StrategySpec
 from chunklab.embed import DEFAULT_MODEL, get_encoder
-from chunklab.ingest.plan import WorkItem, collection_config, resolve_sources
+from chunklab.ingest.plan import Sources, WorkItem, collection_config, resolve_sources
 from chunklab.ingest.report import IngestReport
 from chunklab.ingest.sinks import Sink, StoreSink
 from chunklab.ingest.sinks.parquet import ParquetSink
@@ -30,10 +30,13 @@ from chunklab.ingest.stages import ChunkConfig
 
 if TYPE_CHECKING:
     from chunklab.chunkers.catalog import Strategy
+    from chunklab.protocols import EncoderLike
+    from chunklab.retrieval.chroma.records import CollectionConfig
     from chunklab.retrieval.chroma.store import ChunkStore
 
 __all__ = ["Engine", "IngestOptions", "Job", "batched", "clock", "options_from", "run", "task_size"]
 
+T = TypeVar("T")
 #: most documents one chunking task gets (small enough to keep every worker busy to the end)
 FILES_PER_TASK = 16
 
@@ -117,9 +120,7 @@ class Engine(Protocol):
         ...
 
 
-def run(
-    sources: str | os.PathLike[str] | Iterable[Any], options: IngestOptions, engine: Engine
-) -> IngestReport:
+def run(sources: Sources, options: IngestOptions, engine: Engine) -> IngestReport:
     """Ingest ``sources`` (paths, directories, globs or corpus names) with ``engine``; the report."""
     t0 = clock()
     spec = StrategySpec.of(options.strategy)
@@ -144,7 +145,7 @@ def run(
     return report
 
 
-def open_sink(options: IngestOptions, config: dict[str, Any], encoder: Any) -> Sink:
+def open_sink(options: IngestOptions, config: CollectionConfig, encoder: EncoderLike) -> Sink:
     """The sink of ``options``: Parquet shards (``out``), a Chroma server, or a store folder."""
     if options.out is not None:
         return ParquetSink(options.out, config, encoder.name, options.clear)
@@ -198,7 +199,7 @@ def task_size(items: int, workers: int) -> int:
     return max(1, min(FILES_PER_TASK, -(-items // (2 * workers))))
 
 
-def batched(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+def batched(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     """Consecutive slices of ``items`` of at most ``size``."""
     for i in range(0, len(items), size):
         yield items[i : i + size]

@@ -14,12 +14,19 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab.chunkers.catalog import Strategy, StrategySpec
 from chunklab.retrieval.filters import json_default
 
-__all__ = ["WorkItem", "collection_config", "named_corpus", "resolve_sources"]
+if TYPE_CHECKING:
+    from chunklab.datasets.corpora.code import CorpusFile
+    from chunklab.retrieval.chroma.records import CollectionConfig
+
+__all__ = ["Sources", "WorkItem", "collection_config", "named_corpus", "resolve_sources"]
+
+#: what an ingest takes: a path, a directory, a glob pattern or a corpus name, or several of them
+Sources = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
 @dataclass(frozen=True)
@@ -28,13 +35,11 @@ class WorkItem:
 
     source: str
     root: str | None = None
-    member: Any = None  # a chunklab.datasets CorpusFile: loaded by its format (archive members are not files)
+    member: CorpusFile | None = None  # a corpus member: loaded by its format (archive members are not files)
     doc_id: str = ""
 
 
-def resolve_sources(
-    sources: str | os.PathLike[str] | Iterable[Any], root: str | None = None
-) -> tuple[list[WorkItem], str | None]:
+def resolve_sources(sources: Sources, root: str | None = None) -> tuple[list[WorkItem], str | None]:
     """Work items for paths, directories, glob patterns and named corpora, and the corpus root.
 
     Files are listed by :func:`chunklab.documents.iter_paths` and get ids relative to ``root``
@@ -70,7 +75,7 @@ def resolve_sources(
     return [WorkItem(p, base, None, doc_id_for(p, base)) for p in files] + members, base
 
 
-def named_corpus(name: str) -> Sequence[Any]:
+def named_corpus(name: str) -> Sequence[CorpusFile]:
     """The named corpus of code files ``name`` (``installed``, a wheel corpus such as ``code-50k``).
 
     The one place the pipeline resolves corpus names; a name that is none of them is a
@@ -91,7 +96,7 @@ def collection_config(
     root: str | None = None,
     context: bool = False,
     embed_context: bool = True,
-) -> dict[str, Any]:
+) -> CollectionConfig:
     """The one record a collection keeps of how it was filled; another run must match it (or ``--clear``).
 
     ``{strategy, params, root, context}`` (plus ``embed_context: false`` when the bare text is
@@ -100,7 +105,7 @@ def collection_config(
     a store built by one engine is updated by any other.
     """
     spec = StrategySpec.of(strategy)
-    config: dict[str, Any] = {
+    config: CollectionConfig = {
         "strategy": spec.family,
         "params": dict(spec.params),
         "root": root,

@@ -24,12 +24,20 @@ import multiprocessing.connection
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-__all__ = ["AHEAD", "WorkerDied", "map_ordered"]
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
+__all__ = ["AHEAD", "StartMethod", "WorkerDied", "map_ordered"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+#: how worker processes start (see :mod:`multiprocessing`)
+StartMethod = Literal["fork", "spawn", "forkserver"]
 #: items sent ahead of the next result to give back, per worker (bounds what is held in memory)
 AHEAD = 64
 
@@ -43,12 +51,12 @@ def map_ordered(
     items: Iterable[T],
     workers: int = 1,
     *,
-    initializer: Callable[..., Any] | None = None,
-    initargs: Sequence[Any] = (),
+    initializer: Callable[..., object] | None = None,
+    initargs: Sequence[object] = (),
     on_death: Callable[[T, str], R] | None = None,
     progress: bool | str = False,
     unit: str = "item",
-    start_method: str | None = None,
+    start_method: StartMethod | None = None,
     preload: Sequence[str] = (),
 ) -> Iterator[R]:
     """``func(item)`` for every item, in input order, in ``workers`` processes.
@@ -81,7 +89,7 @@ def map_ordered(
             bar.close()
 
 
-def _bar(total: int, progress: bool | str, unit: str) -> Any:
+def _bar(total: int, progress: bool | str, unit: str) -> tqdm | None:
     if not progress:
         return None
     from tqdm.auto import tqdm
@@ -89,70 +97,80 @@ def _bar(total: int, progress: bool | str, unit: str) -> Any:
     return tqdm(total=total, desc=progress if isinstance(progress, str) else None, unit=unit)
 
 
-class _Pool:
+@dataclass
+class _Worker(Generic[T, R]):
+    """One worker process, its end of the pipe, and the ``(index, item)`` it is working on."""
+
+    proc: BaseProcess
+    conn: Connection[tuple[int, T] | None, tuple[int, R]]
+    task: tuple[int, T] | None = None
+
+
+class _Pool(Generic[T, R]):
     """The processes behind :func:`map_ordered`: one pipe each, one item in flight each."""
 
     def __init__(
         self,
-        func: Callable[[Any], Any],
+        func: Callable[[T], R],
         workers: int,
-        initializer: Callable[..., Any] | None,
-        initargs: tuple[Any, ...],
-        on_death: Callable[[Any, str], Any] | None,
-        start_method: str | None,
+        initializer: Callable[..., object] | None,
+        initargs: tuple[object, ...],
+        on_death: Callable[[T, str], R] | None,
+        start_method: StartMethod | None,
         preload: Sequence[str],
     ) -> None:
         self.func, self.workers, self.on_death = func, workers, on_death
         self.init = (initializer, initargs)
-        method = start_method or ("fork" if sys.platform.startswith("linux") else "spawn")
+        method: StartMethod = start_method or ("fork" if sys.platform.startswith("linux") else "spawn")
+        # Any: typeshed types get_context(str) as BaseContext, which has no Process (its subclasses do)
         self.ctx: Any = multiprocessing.get_context(method)
         if method == "forkserver" and preload:
             self.ctx.set_forkserver_preload(list(preload))
 
-    def _start(self) -> list[Any]:
+    def _start(self) -> _Worker[T, R]:
         parent, child = self.ctx.Pipe()
         proc = self.ctx.Process(target=_worker_main, args=(child, self.func, *self.init), daemon=True)
         proc.start()
         child.close()
-        return [proc, parent, None]  # process, connection, the (index, item) it is working on
+        return _Worker(proc, parent)
 
-    def run(self, items: Sequence[Any]) -> Iterator[Any]:
+    def run(self, items: Sequence[T]) -> Iterator[R]:
         """The results of every item, in input order."""
         workers = [self._start() for _ in range(self.workers)]
-        done: dict[int, Any] = {}
+        done: dict[int, R] = {}
         sent = given = 0
         finished = False
         try:
             while given < len(items):
-                for w in workers:
-                    if w[2] is None and sent < len(items) and sent < given + AHEAD * self.workers:
+                for k, w in enumerate(workers):
+                    if w.task is None and sent < len(items) and sent < given + AHEAD * self.workers:
                         try:
-                            w[1].send((sent, items[sent]))
+                            w.conn.send((sent, items[sent]))
                         except OSError:  # died while idle: start another and give it the item
-                            w[1].close()
-                            w[0].join()
-                            w[:] = self._start()
-                            w[1].send((sent, items[sent]))
-                        w[2] = (sent, items[sent])
+                            w.conn.close()
+                            w.proc.join()
+                            workers[k] = w = self._start()
+                            w.conn.send((sent, items[sent]))
+                        w.task = (sent, items[sent])
                         sent += 1
-                busy = [w for w in workers if w[2] is not None]
+                busy = [w for w in workers if w.task is not None]
                 ready = set(
-                    multiprocessing.connection.wait([w[1] for w in busy] + [w[0].sentinel for w in busy])
+                    multiprocessing.connection.wait([w.conn for w in busy] + [w.proc.sentinel for w in busy])
                 )
                 for k, w in enumerate(workers):
-                    if w[2] is None or not ({w[1], w[0].sentinel} & ready):
+                    if w.task is None or not ({w.conn, w.proc.sentinel} & ready):
                         continue
                     try:
-                        index, result = w[1].recv()
+                        index, result = w.conn.recv()
                     except (EOFError, OSError):  # the worker is gone without answering
-                        w[0].join()
-                        index, item = w[2]
-                        done[index] = self._died(item, w[0].exitcode)
-                        w[1].close()
+                        w.proc.join()
+                        index, item = w.task
+                        done[index] = self._died(item, w.proc.exitcode)
+                        w.conn.close()
                         workers[k] = self._start()
                         continue
                     done[index] = result
-                    w[2] = None
+                    w.task = None
                 while given in done:
                     yield done.pop(given)
                     given += 1
@@ -160,23 +178,24 @@ class _Pool:
         finally:
             _stop(workers, graceful=finished)
 
-    def _died(self, item: Any, exitcode: int | None) -> Any:
+    def _died(self, item: T, exitcode: int | None) -> R:
         reason = _death(exitcode)
         if self.on_death is None:
             raise WorkerDied(f"{reason} (item {item!r})")
         return self.on_death(item, reason)
 
 
-def _stop(workers: list[list[Any]], graceful: bool) -> None:
+def _stop(workers: Sequence[_Worker[T, R]], graceful: bool) -> None:
     """Ask idle workers to exit (``graceful``), or terminate them at once (an error, Ctrl-C)."""
-    for proc, conn, _task in workers:
+    for w in workers:
         if graceful:
             with contextlib.suppress(OSError):
-                conn.send(None)
+                w.conn.send(None)
         else:
-            proc.terminate()
-        conn.close()
-    for proc, _conn, _task in workers:
+            w.proc.terminate()
+        w.conn.close()
+    for w in workers:
+        proc = w.proc
         proc.join(timeout=2)
         if proc.is_alive():
             proc.terminate()
@@ -194,7 +213,10 @@ def _death(exitcode: int | None) -> str:
 
 
 def _worker_main(
-    conn: Any, func: Callable[[Any], Any], initializer: Callable[..., Any] | None, initargs: tuple[Any, ...]
+    conn: Connection[tuple[int, R], tuple[int, T] | None],
+    func: Callable[[T], R],
+    initializer: Callable[..., object] | None,
+    initargs: tuple[object, ...],
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
     if initializer is not None:

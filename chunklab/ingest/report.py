@@ -12,13 +12,22 @@ pruned documents), and the chunks longer than the model's window.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from chunklab.documents import Document, DocumentError
 from chunklab.words import counted
 
-__all__ = ["SHOWN", "SKIP_REASONS", "IngestReport", "problem_of", "report_lines", "truncation_warning"]
+__all__ = [
+    "SHOWN",
+    "SKIP_REASONS",
+    "FilePiles",
+    "IngestReport",
+    "problem_of",
+    "report_lines",
+    "truncation_warning",
+]
 
 #: DocumentError reasons that mean "not a document" (skipped) rather than "broken" (failed)
 SKIP_REASONS = frozenset(
@@ -33,6 +42,16 @@ def problem_of(exc: BaseException) -> tuple[str, str, str]:
     if isinstance(exc, DocumentError):
         return ("skipped" if exc.reason in SKIP_REASONS else "failed"), exc.reason, exc.detail
     return "failed", "chunker", f"{type(exc).__name__}: {exc}"
+
+
+class FilePiles(TypedDict):
+    """The file piles of a report as JSON: the ok count, ``[path, detail]`` pairs, counts by reason."""
+
+    ok: int
+    skipped: list[list[str]]
+    failed: list[list[str]]
+    fallback_decoded: list[list[str]]
+    reasons: dict[str, int]
 
 
 @dataclass
@@ -99,7 +118,7 @@ class IngestReport:
         """1 when a file failed, else 0 (skipped files are not failures)."""
         return 1 if self.failed else 0
 
-    def files_dict(self) -> dict[str, Any]:
+    def files_dict(self) -> FilePiles:
         """The file piles, JSON-ready (what :func:`report_lines` prints)."""
         return {
             "ok": self.ok,
@@ -172,7 +191,7 @@ def truncation_warning(
     )
 
 
-def report_lines(report: dict[str, Any]) -> list[str]:
+def report_lines(report: Mapping[str, Any]) -> list[str]:
     """Summary lines from :meth:`IngestReport.files_dict`: counts, reasons, the first files of each pile."""
     piles = (
         ("failed", report["failed"]),

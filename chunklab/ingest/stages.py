@@ -19,7 +19,7 @@ from __future__ import annotations
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -137,7 +137,7 @@ def chunk_items(batch: pa.Table, config: ChunkConfig, known: frozenset[int] = fr
     document that cannot be read, or that the chunker fails on, gives its problem row and
     never stops the batch. ``known`` holds the fingerprints the sink already stores.
     """
-    rows: dict[str, list[Any]] = {name: [] for name in CHUNK_SCHEMA.names}
+    rows: dict[str, list[str | int]] = {name: [] for name in CHUNK_SCHEMA.names}
     for blob in batch.column("item").to_pylist():
         item: WorkItem = pickle.loads(blob)
         try:
@@ -162,7 +162,7 @@ def chunk_items(batch: pa.Table, config: ChunkConfig, known: frozenset[int] = fr
 
 def problem_table(items: Sequence[WorkItem], reason: str, detail: str) -> pa.Table:
     """Failed document rows for ``items`` (their worker process died)."""
-    rows: dict[str, list[Any]] = {name: [] for name in CHUNK_SCHEMA.names}
+    rows: dict[str, list[str | int]] = {name: [] for name in CHUNK_SCHEMA.names}
     for item in items:
         _append(rows, "", item.doc_id, 0, 0, "", "{}", "", item.source, "failed", f"{reason}: {detail}", 0)
     return pa.table(rows, schema=CHUNK_SCHEMA)
@@ -172,7 +172,7 @@ def _decoding(doc: Document) -> str:
     return str(doc.metadata.get("decode_problem") or "")
 
 
-def _append(rows: dict[str, list[Any]], *values: Any) -> None:
+def _append(rows: dict[str, list[str | int]], *values: str | int) -> None:
     for name, value in zip(CHUNK_SCHEMA.names, values, strict=True):
         rows[name].append(value)
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from chunklab._validate import check_positive_int
 from chunklab.retrieval.filters import check_query
@@ -110,7 +111,7 @@ class CountsBM25:
 _COUNTS = ("term", "tf", "nuniq", "length")
 
 
-def _integers(values: Any, name: str) -> np.ndarray:
+def _integers(values: ArrayLike, name: str) -> np.ndarray:
     array = np.asarray(values)
     if array.size == 0:
         return array.astype(np.int32)

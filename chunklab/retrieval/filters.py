@@ -99,7 +99,7 @@ def chunk_from_stored(document: str | None, stored: Mapping[str, Any] | None) ->
     return Chunk(document or "", start, end, doc_id, meta)
 
 
-def metadata_json(metadata: dict[str, Any]) -> str:
+def metadata_json(metadata: Mapping[str, object]) -> str:
     """A chunk's metadata as canonical JSON (sorted keys): how rows carry it and fingerprints hash it."""
     return json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=json_default)
 
@@ -222,7 +222,7 @@ def _as_stored(value: object, operand: Any) -> Any:
     return operand
 
 
-def _check_where_keys(where: Mapping[str, Any]) -> None:
+def _check_where_keys(where: Mapping[str, object]) -> None:
     for key, value in where.items():
         if key in ("$and", "$or") and isinstance(value, list):
             for part in value:

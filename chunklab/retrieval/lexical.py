@@ -162,7 +162,7 @@ class BM25Index(BatchRetriever):
         if vocab:  # chunks with no token at all (punctuation only) leave nothing to index
             self.bm25.index((ids, vocab), show_progress=show_progress)
         self._vocab = vocab
-        self._records: list[dict[str, Any]] | None = None
+        self._records: list[dict[str, str | int | float | bool]] | None = None
         self._masks: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def __len__(self) -> int:
@@ -218,7 +218,7 @@ class BM25Index(BatchRetriever):
             scores = np.where(mask, scores, 0.0)
         return [(self.chunks[i], float(scores[i])) for i in _top(scores, k)]
 
-    def _mask(self, where: dict[str, Any]) -> np.ndarray:
+    def _mask(self, where: Mapping[str, object]) -> np.ndarray:
         key = json.dumps(where, sort_keys=True, default=str)
         if key not in self._masks:
             if self._records is None:
@@ -298,7 +298,7 @@ class BM25Index(BatchRetriever):
         return self
 
 
-def _record(chunk: Chunk) -> dict[str, Any]:
+def _record(chunk: Chunk) -> dict[str, str | int | float | bool]:
     """The flat, filterable metadata of ``chunk``, exactly as the store keeps it."""
     record = encode_metadata(chunk)
     record.pop(META_KEY, None)

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from chunklab._validate import check_positive_int
+
+if TYPE_CHECKING:
+    import faiss
 
 __all__ = ["EXACT_BELOW", "METHODS", "VectorIndex", "agreement", "exact_topk"]
 
@@ -141,7 +145,7 @@ class VectorIndex:
             method = "ivf" if self.n >= EXACT_BELOW else "exact"
         self.method = method
         self.nlist = self.nprobe = 0
-        self._faiss: Any = None
+        self._faiss: faiss.IndexIVFFlat | None = None
         self._matrix: np.ndarray | None = None  # the vectors themselves, for an exact index
         if method == "exact":
             self._matrix = matrix
@@ -185,6 +189,7 @@ class VectorIndex:
             return exact_topk(self._matrix, q, k)
         if nprobe is not None:
             check_positive_int(nprobe, "nprobe")
+        assert self._faiss is not None  # an IVF index
         self._faiss.nprobe = min(self.nlist, nprobe or self.nprobe)
         try:
             scores, ids = self._faiss.search(q, min(k, self.n))
@@ -199,7 +204,7 @@ class VectorIndex:
         return [[int(i) for i in row if i >= 0] for row in ids]
 
 
-def _import_faiss() -> Any:
+def _import_faiss() -> ModuleType:
     """faiss, or a clear error saying how to get it."""
     try:
         import faiss

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
 
 from chunklab.datasets.model import QuestionSet, locate_answers
 from chunklab.documents import Document
@@ -228,7 +227,7 @@ def _read_questions(base: Traversable, by_id: dict[str, KitDocument], problems: 
     return questions
 
 
-def _parse_question(item: Any, document: KitDocument, where: str, problems: list[str]) -> Question | None:
+def _parse_question(item: object, document: KitDocument, where: str, problems: list[str]) -> Question | None:
     if not isinstance(item, dict):
         problems.append(f"{where}: not a JSON object")
         return None

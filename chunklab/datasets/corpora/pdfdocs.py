@@ -27,7 +27,7 @@ import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from chunklab.datasets.corpora import pinned
 from chunklab.datasets.corpora.archives import read_members
@@ -152,7 +152,10 @@ def load_manifest(path: str | os.PathLike[str] | None = None) -> PdfManifest:
     return PdfManifest(tuple(s for s in sources if s), tuple(f for f in files if f))
 
 
-def _build(cls: Any, row: dict[str, Any], where: str, problems: list[str]) -> Any:
+_Pinned = TypeVar("_Pinned", "SourcePin", "PdfFilePin")
+
+
+def _build(cls: type[_Pinned], row: dict[str, Any], where: str, problems: list[str]) -> _Pinned | None:
     try:
         pin = cls(**row)
     except TypeError as exc:

@@ -22,7 +22,6 @@ import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 from chunklab._validate import check_positive_int
 from chunklab.datasets.corpora.code import CodeCorpus
@@ -258,7 +257,7 @@ def _functions(
     For ``questions``, dunders and tests are skipped and nested functions included; else
     every function not nested inside another function.
     """
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
@@ -281,7 +280,9 @@ def _functions(
     return out
 
 
-def _node_span(source: str, starts: list[int] | None, node: Any) -> tuple[int, int]:
+def _node_span(
+    source: str, starts: list[int] | None, node: ast.FunctionDef | ast.AsyncFunctionDef
+) -> tuple[int, int]:
     """Character span of a function: from its first decorator's ``@`` (or ``def``) to its end."""
     assert starts is not None
     if node.decorator_list:
@@ -291,6 +292,7 @@ def _node_span(source: str, starts: list[int] | None, node: Any) -> tuple[int, i
         s = at if at != -1 else s
     else:
         s = _offset(source, starts, node.lineno, node.col_offset)
+    assert node.end_lineno is not None and node.end_col_offset is not None  # ast.parse always sets them
     e = _offset(source, starts, node.end_lineno, node.end_col_offset)
     return s, e
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from chunklab.datasets.corpora.docs import Question
 from chunklab.datasets.corpora.pdfdocs import NAME, PdfManifest, load_manifest
@@ -27,21 +27,39 @@ from chunklab.datasets.corpora.pinned import CORPORA_DIR, corpus_dir
 from chunklab.datasets.model import QuestionSet, locate_answers
 from chunklab.documents import Document
 
-__all__ = ["QUESTIONS", "SPLITS", "load_corpus_documents", "pdf_docs_questions", "read_question_rows"]
+__all__ = [
+    "QUESTIONS",
+    "SPLITS",
+    "QuestionRow",
+    "load_corpus_documents",
+    "pdf_docs_questions",
+    "read_question_rows",
+]
 
 QUESTIONS = CORPORA_DIR / f"{NAME}-questions.jsonl"
 SPLITS = ("dev", "heldout")
 _FIELDS = {"id", "question", "path", "answer", "kind", "split"}
 
 
-def read_question_rows(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+class QuestionRow(TypedDict):
+    """One row of the questions file: a question about the file ``path``, its quote(s), kind and split."""
+
+    id: str
+    question: str
+    path: str
+    answer: str | list[str]  # a quote, or several that must all be found
+    kind: str
+    split: str
+
+
+def read_question_rows(path: str | os.PathLike[str] | None = None) -> list[QuestionRow]:
     """The raw question rows of the JSONL file (default: the committed one); ValueError on a bad row."""
     src = Path(path) if path is not None else QUESTIONS
-    rows: list[dict[str, Any]] = []
+    rows: list[QuestionRow] = []
     for n, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        row = json.loads(line)
+        row: QuestionRow = json.loads(line)  # its shape is checked just below
         if not isinstance(row, dict) or set(row) != _FIELDS:
             raise ValueError(f"{src.name}:{n}: a row has exactly the fields {sorted(_FIELDS)}")
         if row["split"] not in SPLITS:

@@ -16,13 +16,18 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab._validate import check_positive_int
 from chunklab.datasets.corpora.docs import SPLITS, Question
 from chunklab.datasets.model import QuestionSet
 from chunklab.datasets.questions.code import StrippedSource, _hash_share, first_sentence
 from chunklab.documents import Document
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+    from chunklab.datasets.corpora.code import CorpusFile
 
 __all__ = [
     "DOC_PREFIXES",
@@ -127,7 +132,7 @@ def strip_comment_markers(comment: str) -> str:
 
 
 @lru_cache(maxsize=16)
-def _parser(language: str) -> Any:
+def _parser(language: str) -> Parser:
     import importlib
 
     import tree_sitter
@@ -183,13 +188,13 @@ def doc_functions(source: str, language: str) -> list[DocFunction]:
     return found
 
 
-def _last_row(node: Any) -> int:
+def _last_row(node: Node) -> int:
     """The last row a node has text on (a Rust line comment ends at column 0 of the next row)."""
     row, column = node.end_point
     return row - 1 if column == 0 and row > node.start_point[0] else row
 
 
-def _walk(node: Any) -> Iterator[Any]:
+def _walk(node: Node) -> Iterator[Node]:
     stack = [node]
     while stack:
         n = stack.pop()
@@ -198,7 +203,7 @@ def _walk(node: Any) -> Iterator[Any]:
 
 
 def poly_questions(
-    files: Sequence[Any],
+    files: Sequence[CorpusFile],
     language: str,
     *,
     n_files: int | None = None,
@@ -237,7 +242,7 @@ def poly_questions(
         if n_files < len(eligible):
             picked = sorted(random.Random(seed).sample(range(len(eligible)), n_files))
             eligible = [eligible[i] for i in picked]
-    parsed: list[tuple[Any, str, list[tuple[DocFunction, str]]]] = []
+    parsed: list[tuple[CorpusFile, str, list[tuple[DocFunction, str]]]] = []
     for f in eligible:
         source = f.read_text()
         hits = []

@@ -10,14 +10,14 @@ same stage functions, so both give the same ids, spans and vectors.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import partial
 from typing import Any
 
 import pyarrow as pa
 
 from chunklab.ingest.pipeline import Job, batched, options_from, run, task_size
-from chunklab.ingest.plan import WorkItem
+from chunklab.ingest.plan import Sources, WorkItem
 from chunklab.ingest.pool import map_ordered
 from chunklab.ingest.report import IngestReport
 from chunklab.ingest.stages import ChunkConfig, Embedder, chunk_items, encode_items, problem_table
@@ -25,7 +25,7 @@ from chunklab.ingest.stages import ChunkConfig, Embedder, chunk_items, encode_it
 __all__ = ["LocalEngine", "ingest"]
 
 
-def ingest(sources: str | os.PathLike[str] | Iterable[Any], **options: Any) -> IngestReport:
+def ingest(sources: Sources, **options: Any) -> IngestReport:
     """Chunk, embed and write ``sources`` (paths, directories, globs or a corpus name) on this machine.
 
     ``options`` are the fields of :class:`~chunklab.ingest.pipeline.IngestOptions`. A document

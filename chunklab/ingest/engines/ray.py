@@ -27,14 +27,19 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from chunklab.ingest.pipeline import Job, batched, clock, options_from, run, task_size
+from chunklab.ingest.plan import Sources
 from chunklab.ingest.report import IngestReport
 from chunklab.ingest.stages import Embedder, chunk_items, encode_items
+
+if TYPE_CHECKING:
+    from ray.data import Dataset
 
 __all__ = ["CHUNK_CPUS", "EMBED_CPUS", "INSTALL_HINT", "RayEngine", "connect", "ingest", "require_ray"]
 #: logical CPUs a chunking task and a CPU embedding actor each reserve: ``workers`` of each
@@ -46,7 +51,7 @@ START_TRIES = 3
 INSTALL_HINT = "the ray engine needs Ray: pip install 'chunklab[distributed]' (it pins ray[data])"
 
 
-def require_ray() -> Any:
+def require_ray() -> ModuleType:
     """The ``ray`` module with Ray Data, or ImportError saying how to install it."""
     try:
         import ray
@@ -82,7 +87,7 @@ def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: i
 
 
 def ingest(
-    sources: str | os.PathLike[str] | Iterable[Any],
+    sources: Sources,
     *,
     address: str | None = None,
     num_gpus: int = 0,
@@ -129,7 +134,7 @@ class RayEngine:
             if owned:
                 ray.shutdown()
 
-    def _pipeline(self, ray: Any, job: Job, workers: int) -> Any:
+    def _pipeline(self, ray: ModuleType, job: Job, workers: int) -> Dataset:
         """The Ray Data dataset: work-item blocks -> chunking tasks -> embedding actors."""
         from chunklab.paths import cache_dir
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +25,10 @@ from chunklab.chunk import Chunk
 from chunklab.ingest.stages import CHUNK_STATUSES
 from chunklab.retrieval.chroma.retry import ServerUnavailableError
 from chunklab.retrieval.filters import chunk_fingerprint
+
+if TYPE_CHECKING:
+    from chunklab.retrieval.chroma.records import CollectionConfig
+    from chunklab.retrieval.chroma.store import ChunkStore
 
 __all__ = ["OUTPUT_COLUMNS", "Sink", "StoreSink", "chunks_of", "vectors_of"]
 
@@ -122,7 +127,9 @@ class Sink:
     def __enter__(self) -> Sink:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         """Finish (or, on an exception, abandon) what this run wrote."""
 
 
@@ -136,7 +143,9 @@ class StoreSink(Sink):
     :class:`~chunklab.retrieval.chroma.retry.ServerUnavailableError` that says how much was written.
     """
 
-    def __init__(self, store: Any, config: dict[str, Any], encoder_name: str, clear: bool = False) -> None:
+    def __init__(
+        self, store: ChunkStore, config: CollectionConfig, encoder_name: str, clear: bool = False
+    ) -> None:
         super().__init__()
         self.store = store
         self.received = 0  # embedded chunk rows handed to the sink
@@ -188,9 +197,11 @@ class StoreSink(Sink):
         with self._server_down():
             self.deleted += self.target.delete(doc_id=doc_id)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         with self._server_down():
-            self._rebuild.__exit__(*exc)
+            self._rebuild.__exit__(exc_type, exc, tb)
 
     def __str__(self) -> str:
         stats = self.store.stats()

@@ -27,7 +27,8 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, TypedDict
 
 import pyarrow as pa
 
@@ -35,6 +36,9 @@ from chunklab._validate import check_positive_int
 from chunklab.ingest.sinks import OUTPUT_COLUMNS, Sink
 from chunklab.ingest.stages import CHUNK_STATUSES
 from chunklab.retrieval.filters import fingerprint, metadata_json
+
+if TYPE_CHECKING:
+    from chunklab.retrieval.chroma.records import CollectionConfig
 
 __all__ = ["JOURNAL", "RECORD_KEY", "STAGING", "ParquetSink", "read_dataset", "recover", "shard_paths"]
 
@@ -46,6 +50,20 @@ DIGEST_KEY = b"chunklab.digest"
 STAGING = ".chunklab-staging"
 #: the swap journal: {"replace": [[temporary, final], ...], "remove": [old shard, ...]}
 JOURNAL = ".chunklab-commit.json"
+
+
+class Journal(TypedDict):
+    """The swap journal (:data:`JOURNAL`): ``[temporary, final]`` names to rename, old shards to remove."""
+
+    replace: list[list[str]]
+    remove: list[str]
+
+
+class ShardRecord(TypedDict):
+    """What each shard's schema metadata records (:data:`RECORD_KEY`): the encoder and collection config."""
+
+    encoder: str
+    config: CollectionConfig
 
 
 def shard_paths(directory: str | os.PathLike[str]) -> list[str]:
@@ -73,7 +91,7 @@ def recover(directory: str | os.PathLike[str]) -> bool:
     return True
 
 
-def _apply(directory: str, plan: dict[str, Any]) -> None:
+def _apply(directory: str, plan: Journal) -> None:
     """Carry out a committed journal (again, if need be): removals first, so nothing is ever doubled.
 
     An old shard whose name a new one takes is removed only while the new one is still under
@@ -105,7 +123,7 @@ class ParquetSink(Sink):
     def __init__(
         self,
         directory: str | os.PathLike[str],
-        config: dict[str, Any],
+        config: CollectionConfig,
         encoder_name: str,
         clear: bool = False,
         rows_per_shard: int = 100_000,
@@ -119,7 +137,7 @@ class ParquetSink(Sink):
         recover(self.directory)
         for stray in glob.glob(os.path.join(glob.escape(self.directory), ".*-part-*.parquet")):
             _remove(stray)  # a shard a killed run was writing before it journalled the swap
-        self.record = {"encoder": encoder_name, "config": config}
+        self.record: ShardRecord = {"encoder": encoder_name, "config": config}
         self.existing = shard_paths(self.directory)
         self.old = [] if clear else self.existing  # the shards whose rows may stay
         self.staging = os.path.join(self.directory, STAGING)
@@ -278,20 +296,22 @@ class ParquetSink(Sink):
         replacing = {final for _tmp, final in replace}
         remove = [os.path.basename(p) for p in self.existing if os.path.basename(p) not in finals]
         remove += sorted(replacing & {os.path.basename(p) for p in self.existing})
-        plan = {"replace": replace, "remove": remove}
+        plan: Journal = {"replace": replace, "remove": remove}
         _write_json_atomic(os.path.join(self.directory, JOURNAL), plan)
         _apply(self.directory, plan)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         """Swap the run's rows in when it succeeded; otherwise keep what it staged for the next run."""
-        if exc[0] is None:
+        if exc_type is None:
             self._commit()
 
     def __str__(self) -> str:
         return f"{self.shards} Parquet shard(s) in {self.directory}"
 
 
-def _digest(fps: Iterable[int], record: dict[str, Any] | None = None) -> str:
+def _digest(fps: Iterable[int], record: ShardRecord | None = None) -> str:
     """A name for a set of rows: the hash of their sorted fingerprints (and of the record)."""
     h = hashlib.blake2b(digest_size=12)
     if record is not None:
@@ -301,7 +321,7 @@ def _digest(fps: Iterable[int], record: dict[str, Any] | None = None) -> str:
     return h.hexdigest()
 
 
-def _write_atomic(table: pa.Table, path: str, record: dict[str, Any], fps: list[int]) -> None:
+def _write_atomic(table: pa.Table, path: str, record: ShardRecord, fps: list[int]) -> None:
     """Write ``table`` to ``path`` through a dot-named temporary file, synced, then renamed."""
     import pyarrow.parquet as pq
 
@@ -313,7 +333,7 @@ def _write_atomic(table: pa.Table, path: str, record: dict[str, Any], fps: list[
     os.replace(tmp, path)
 
 
-def _write_json_atomic(path: str, value: Any) -> None:
+def _write_json_atomic(path: str, value: Journal) -> None:
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".writing-{name}")
     with open(tmp, "w", encoding="utf-8") as f:

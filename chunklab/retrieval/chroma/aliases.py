@@ -14,10 +14,11 @@ of two configurations, and there is no moment when the name points at nothing.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
+    from chromadb.api.types import Documents, Embeddable, EmbeddingFunction
 
 __all__ = ["ALIAS_SUFFIX", "GENERATION_INFIX", "LIVE_KEY", "alias_of", "live_name", "logical_names", "switch"]
 
@@ -52,12 +53,14 @@ def live_name(client: ClientAPI, name: str) -> str:
     return str(live) if live else name
 
 
-def switch(client: ClientAPI, name: str, live: str, ef: Any) -> None:
+def switch(client: ClientAPI, name: str, live: str, ef: EmbeddingFunction[Documents]) -> None:
     """Point the store ``name``'s alias at the collection ``live`` (one metadata update)."""
     from typing import cast
 
+    # chromadb types the parameter as a function of any Embeddable; chunklab's embeds documents only
+    function = cast("EmbeddingFunction[Embeddable]", ef)
     record = client.get_or_create_collection(
-        name=alias_of(name), embedding_function=cast(Any, ef), metadata={LIVE_KEY: live}
+        name=alias_of(name), embedding_function=function, metadata={LIVE_KEY: live}
     )
     if (record.metadata or {}).get(LIVE_KEY) != live:
         record.modify(metadata={LIVE_KEY: live})

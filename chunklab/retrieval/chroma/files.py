@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from chunklab.paths import chunklab_dir
 
 if TYPE_CHECKING:
+    from chromadb.api.types import Embeddable, EmbeddingFunction
+
     from chunklab.retrieval.chroma.lock import StoreLock
 
 __all__ = [
@@ -288,7 +290,7 @@ def _rebuild(folder: Path, records: list[CollectionRecords]) -> dict[str, int]:
         meta = {k: v for k, v in rec.metadata.items() if not k.startswith("hnsw:")}
         coll = client.create_collection(
             name=rec.name,
-            embedding_function=cast(Any, ChunklabEmbeddingFunction(encoder)),
+            embedding_function=cast("EmbeddingFunction[Embeddable]", ChunklabEmbeddingFunction(encoder)),
             configuration={"hnsw": {"space": "cosine"}},
             metadata=meta or None,
         )

@@ -9,7 +9,8 @@ recorded one (:func:`encoder_for`).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from chunklab.embed import DEFAULT_MODEL_NAME, Encoder, get_encoder
 from chunklab.protocols import EncoderLike
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFIG_KEY",
+    "CollectionConfig",
     "ENCODER_KEY",
     "StoreMismatchError",
     "check_record",
@@ -33,12 +35,26 @@ ENCODER_KEY = "chunklab_encoder"
 CONFIG_KEY = "chunklab_config"
 
 
+class CollectionConfig(TypedDict):
+    """How chunklab filled a collection (``chunklab.ingest.plan.collection_config`` makes it).
+
+    The strategy's catalog family and its parameters, the root doc ids are relative to, whether
+    chunks carry title/section context, and ``embed_context: False`` when the bare text is embedded.
+    """
+
+    strategy: str
+    params: dict[str, Any]  # the strategy's parameters, as JSON (values of any JSON type)
+    root: str | None
+    context: bool
+    embed_context: NotRequired[bool]
+
+
 class StoreMismatchError(ValueError):
     """A collection was built with another encoder or chunker configuration than the one given."""
 
 
 def check_record(
-    collection: Collection, encoder: EncoderLike, config: dict[str, Any] | None, replace: bool
+    collection: Collection, encoder: EncoderLike, config: Mapping[str, object] | None, replace: bool
 ) -> bool:
     """Compare what ``collection`` recorded with this encoder and chunker config; record them if new.
 
@@ -93,7 +109,7 @@ def encoder_for(name: str | None) -> Encoder:
     return get_encoder()  # another tool's name: check_record then reports the mismatch
 
 
-def recorded_config(collection: Collection) -> dict[str, Any] | None:
-    """The chunker configuration a collection recorded (None when none was)."""
+def recorded_config(collection: Collection) -> dict[str, object] | None:
+    """The chunker configuration a collection recorded (None when none was): the JSON object as stored."""
     raw = (collection.metadata or {}).get(CONFIG_KEY)
     return json.loads(raw) if raw else None

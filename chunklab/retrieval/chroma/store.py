@@ -99,7 +99,7 @@ class ChunkStore(BatchRetriever):
         *,
         url: str | None = None,
         create: bool = True,
-        config: Mapping[str, Any] | None = None,
+        config: Mapping[str, object] | None = None,
         replace: bool = False,
         verify: bool = True,
         retry: RetryPolicy | None = None,
@@ -158,7 +158,7 @@ class ChunkStore(BatchRetriever):
         return self._collections.leaves
 
     # -- collections -------------------------------------------------------------------
-    def recorded_config(self) -> dict[str, Any] | None:
+    def recorded_config(self) -> dict[str, object] | None:
         """The chunker configuration this collection recorded (None when none was given)."""
         return recorded_config(self.collection)
 
@@ -339,7 +339,7 @@ class ChunkStore(BatchRetriever):
         """Number of stored leaves (or parents with ``parents=True``)."""
         return self._collections.count(parents)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, int]:
         """Sizes: vectors (leaves + parents), dim, bytes on disk, and raw float32 vector bytes."""
         leaves, parents = self.count(), self.count(parents=True)
         vectors = leaves + parents
