@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.embeddings import Embeddings
@@ -62,7 +61,7 @@ class ChunklabTextSplitter(TextSplitter):
         return [chunk.text for chunk in self._chunks(text, doc_id="text", metadata={})]
 
     def create_documents(
-        self, texts: list[str], metadatas: list[dict[Any, Any]] | None = None
+        self, texts: list[str], metadatas: Sequence[Mapping[str, object]] | None = None
     ) -> list[LCDocument]:
         """One LangChain ``Document`` per chunk, the source's metadata plus chunklab's (exact offsets)."""
         metadatas_ = metadatas or [{} for _ in texts]

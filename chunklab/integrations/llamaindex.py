@@ -66,7 +66,7 @@ class ChunklabNodeParser(NodeParser):
         return "ChunklabNodeParser"
 
     def _parse_nodes(
-        self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any
+        self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: object
     ) -> list[BaseNode]:
         out: list[BaseNode] = []
         for node in get_tqdm_iterable(nodes, show_progress, "Chunking"):
