@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
 
 from chunklab.evaluate.verdict import verdict
 
@@ -100,7 +99,7 @@ def holds(claim: Claim, value: Mapping[str, float] | float) -> bool:
     return value > claim.than if claim.asserts == "greater_than" else value < claim.than
 
 
-def record(page: str, quantity: str, value: Mapping[str, Any] | float) -> None:
+def record(page: str, quantity: str, value: Mapping[str, float] | float) -> None:
     """Check the claims ``page`` makes about ``quantity`` against ``value``; glue it (hidden) for the tests.
 
     Raises :class:`ClaimError` naming the sentence when a claim does not hold, and

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import html as _html
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab.book.labels import label
 from chunklab.book.viz import HTMLView, render_chunks
 from chunklab.chunk import Chunk
+
+if TYPE_CHECKING:
+    from ipywidgets import VBox
 
 __all__ = ["EXPLORER_STRATEGIES", "chunk_with", "explorer", "explorer_static"]
 
@@ -36,7 +39,7 @@ def chunk_with(strategy: str, text: str, size: int, overlap: int = 0, unit: str 
     if strategy == "paragraphs":
         if unit != "chars":
             raise ValueError("the paragraph packer measures in characters only (unit='chars')")
-        params: dict[str, Any] = {"max_chars": size, "overlap_paragraphs": 1 if overlap else 0}
+        params: dict[str, int | str] = {"max_chars": size, "overlap_paragraphs": 1 if overlap else 0}
     else:
         overlap = min(overlap, size - 1) if isinstance(size, int) and isinstance(overlap, int) else overlap
         params = {"size": size, "overlap": overlap, "unit": unit}
@@ -98,7 +101,7 @@ def explorer(
     overlap: int = 50,
     unit: str = "chars",
     max_chars: int | None = 3000,
-) -> Any:
+) -> VBox:
     """An ipywidgets explorer for JupyterLab: pick a strategy, size, overlap and unit.
 
     Returns the widget (display it as a cell's last expression). Needs a running kernel, so
@@ -119,7 +122,7 @@ def explorer(
     status = widgets.HTML()
     view = widgets.HTML()
 
-    def redraw(_change: Any = None) -> None:
+    def redraw(_change: object = None) -> None:
         s, o, u = size_s.value, min(overlap_s.value, size_s.value - 1), units.value
         try:
             chunks = chunk_with(pick.value, text, s, o, u)

@@ -24,10 +24,12 @@ import tomllib
 from collections.abc import Callable, Hashable, Mapping
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+    from matplotlib.axes import Axes
     from matplotlib.ticker import Formatter
 
 __all__ = [
@@ -70,7 +72,7 @@ def language() -> str:
     return _check_lang(value, ENV_VAR)
 
 
-def label(key: str, lang: str | None = None, **fields: Any) -> str:
+def label(key: str, lang: str | None = None, **fields: object) -> str:
     """The label ``key`` in ``lang`` (default: :func:`language`); ``fields`` fill its ``{placeholders}``.
 
     An unknown key raises ``KeyError`` naming the key and the closest known keys.
@@ -349,7 +351,7 @@ def _relabel(index: pd.Index, fn: Callable[[Hashable], Hashable]) -> pd.Index:
     return pd.Index([fn(v) for v in index], name=index.name)
 
 
-def localize_axes(axes: Any, lang: str | None = None) -> None:
+def localize_axes(axes: Axes | np.ndarray, lang: str | None = None) -> None:
     """Give matplotlib ``axes`` (one or an array) tick labels in ``lang``: "0,25" in Spanish.
 
     The formatter is installed as the axis default, so a categorical axis (bar names) or a
@@ -359,7 +361,7 @@ def localize_axes(axes: Any, lang: str | None = None) -> None:
 
     if _lang(lang) == "en":
         return
-    for ax in np.atleast_1d(axes).ravel():
+    for ax in np.atleast_1d(np.asarray(axes, dtype=object)).ravel():
         for axis in (ax.xaxis, ax.yaxis):
             axis.set_major_formatter(_decimal_comma_formatter())
             axis.isDefault_majfmt = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chunklab.retrieval.chroma.lock import BUSY_EXIT
 
@@ -151,7 +151,7 @@ def add_where_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--where", action="append", default=[], metavar="KEY=VALUE", help=WHERE_HELP)
 
 
-def parse_where(items: list[str] | str | None) -> dict[str, Any] | None:
+def parse_where(items: list[str] | str | None) -> dict[str, object] | None:
     """``--where`` items as one Chroma filter: each ``KEY=VALUE`` or a JSON object; all must hold.
 
     ``["kind=function", "line_start=3"]`` -> ``{"$and": [{"kind": "function"}, {"line_start": 3}]}``
@@ -161,7 +161,7 @@ def parse_where(items: list[str] | str | None) -> dict[str, Any] | None:
 
     if isinstance(items, str):
         items = [items]
-    conditions: list[dict[str, Any]] = []
+    conditions: list[dict[str, object]] = []
     for item in items or []:
         text = item.strip()
         if text.startswith("{"):

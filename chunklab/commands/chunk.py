@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from chunklab.commands._output import atomic_output
 from chunklab.commands.arguments import add_strategy_arguments, strategy_from_args
@@ -33,8 +33,12 @@ from chunklab.ingest.report import IngestReport, problem_of, report_lines
 from chunklab.ingest.stages import ChunkConfig
 from chunklab.words import counted, plural
 
+if TYPE_CHECKING:
+    from chunklab.chunkers.catalog import Strategy
+    from chunklab.chunkers.structural import FallbackStats
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Register ``chunklab chunk``."""
     from chunklab.chunkers.catalog import available_strategies
     from chunklab.documents import EXTENSIONS
@@ -244,7 +248,12 @@ def _progress(results: Iterator[FileResult], total: int, disabled: bool) -> Iter
 
 
 def _summary_dict(
-    summary: Summary, stats: Any, elapsed: float, args: argparse.Namespace, strategy: Any, root: str
+    summary: Summary,
+    stats: FallbackStats,
+    elapsed: float,
+    args: argparse.Namespace,
+    strategy: Strategy,
+    root: str,
 ) -> dict[str, Any]:
     import numpy as np
 

@@ -68,7 +68,7 @@ def run_info(args: argparse.Namespace) -> int:
     entry = _pinned_entry(args.name)
     state = _state(entry, args.cache_dir)
     count = state.pop("pins")
-    info: dict[str, Any] = {"name": entry.name, plural(2, entry.noun): count, **state}
+    info: dict[str, object] = {"name": entry.name, plural(2, entry.noun): count, **state}
     if state["fetched"] == count:
         files = entry.load(cache_dir=args.cache_dir)
         projects = files.projects()
@@ -93,7 +93,7 @@ def run_info(args: argparse.Namespace) -> int:
 def run_fetch(args: argparse.Namespace) -> int:
     """Fetch the corpus and print what was downloaded, how much and how long it took."""
     entry = _pinned_entry(args.name)
-    options: dict[str, Any] = {"cache_dir": args.cache_dir, "progress": not args.no_progress}
+    options: dict[str, object] = {"cache_dir": args.cache_dir, "progress": not args.no_progress}
     if args.batch_size is not None:
         if entry.noun != "wheel":
             raise ValueError(f"--batch-size applies to wheel corpora; {entry.name} is made of {entry.noun}s")

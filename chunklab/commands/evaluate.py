@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab._validate import check_positive_int
 from chunklab.commands.arguments import add_model_argument
@@ -20,6 +21,10 @@ from chunklab.evaluate.loader import BUILT_IN
 from chunklab.evaluate.metrics import CONVENTIONS
 from chunklab.evaluate.userdata import FORMATS
 from chunklab.words import counted
+
+if TYPE_CHECKING:
+    from chunklab.chunkers.catalog import Strategy
+    from chunklab.evaluate.result import BenchmarkResult
 
 DEFAULT_STRATEGIES = "fixed,recursive,structural,semantic,hierarchical"
 
@@ -176,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_strategies(args: argparse.Namespace) -> list[Any]:
+def build_strategies(args: argparse.Namespace) -> list[Strategy]:
     """The strategies of ``--strategies`` / ``--sweep``, sized in ``--tokenizer`` tokens when given."""
     from chunklab.chunkers.catalog import parse_param_value, parse_strategies, sweep_strategies
 
@@ -193,7 +198,7 @@ def build_strategies(args: argparse.Namespace) -> list[Any]:
     return strategies
 
 
-def _with_unit(strategy: Any, unit: str) -> Any:
+def _with_unit(strategy: Strategy, unit: str) -> Strategy:
     """``strategy`` rebuilt from the catalog measuring sizes in ``unit`` (same name in tables)."""
     import dataclasses
 
@@ -216,9 +221,9 @@ def tokenizer_unit(path: str) -> str:
     return unit
 
 
-def parse_sweep(items: list[str], parse_value: Any) -> dict[str, list[Any]]:
+def parse_sweep(items: list[str], parse_value: Callable[[str], object]) -> dict[str, list[object]]:
     """``["size=200,400", "overlap=0,10%"]`` -> ``{"size": [200, 400], "overlap": [0, "10%"]}``."""
-    grid: dict[str, list[Any]] = {}
+    grid: dict[str, list[object]] = {}
     for item in items:
         key, eq, values = item.partition("=")
         key = key.strip()
@@ -230,7 +235,7 @@ def parse_sweep(items: list[str], parse_value: Any) -> dict[str, list[Any]]:
     return grid
 
 
-def write_outputs(result: Any, out_dir: str, sweep: bool = False) -> list[str]:
+def write_outputs(result: BenchmarkResult, out_dir: str, sweep: bool = False) -> list[str]:
     """results.csv (summary), per_question.csv, pairwise.csv, results.json and the PNG plots."""
     from chunklab.evaluate.plots import save_figures
 

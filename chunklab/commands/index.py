@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab.commands.arguments import (
     add_model_argument,
@@ -28,8 +28,11 @@ from chunklab.commands.arguments import (
     wait_of,
 )
 
+if TYPE_CHECKING:
+    from chunklab.chunkers.catalog import Strategy
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Register ``chunklab index``."""
     from chunklab.chunkers.catalog import available_strategies
 
@@ -261,7 +264,7 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def fitted_strategy(args: argparse.Namespace) -> Any:
+def fitted_strategy(args: argparse.Namespace) -> Strategy:
     """The strategy of the flags, fitted to the model's window (:meth:`Strategy.fit_to`); prints the note."""
     from chunklab.embed import get_encoder
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab.commands.arguments import (
     STORE_HELP,
@@ -25,8 +25,11 @@ from chunklab.commands.arguments import (
 from chunklab.documents.layout import where
 from chunklab.retrieval.chroma.lock import READ_WAIT
 
+if TYPE_CHECKING:
+    from chunklab.chunk import Chunk
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Register ``chunklab search``."""
     p = subparsers.add_parser(
         "search",
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_hit(rank: int, chunk: Any, score: float, as_json: bool = False) -> str:
+def format_hit(rank: int, chunk: Chunk, score: float, as_json: bool = False) -> str:
     """One hit as a text block or a JSON line."""
     headings = chunk.metadata.get("headings") or []
     path = " > ".join(str(h) for h in headings) if isinstance(headings, list) else str(headings)

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from chunklab.course.graded import ANSI
 from chunklab.course.hidden import summarize
 from chunklab.words import counted
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+
+    from chunklab.course.hidden import HiddenCheck
+    from chunklab.course.kernel import Execution
+    from chunklab.course.results import CheckpointResult
 
 # one-notebook helpers of :mod:`chunklab.course.grader`, private to the course package
 __all__ = [
@@ -38,7 +45,7 @@ def _interrupted(where: str, limit: float) -> str:
     return f"timed out: {where} ran past the {limit:g} s time limit per cell (interrupted; grading went on)"
 
 
-def _call(func: Callable[..., Any], kwargs: dict[str, Any], summary: str) -> Any:
+def _call(func: Callable[..., object], kwargs: Mapping[str, object], summary: str) -> object:
     try:
         # through JSON, as the kernel's answer comes: tuples become lists, keys strings
         return json.loads(json.dumps(summarize(func(**kwargs), summary), default=str))
@@ -46,7 +53,7 @@ def _call(func: Callable[..., Any], kwargs: dict[str, Any], summary: str) -> Any
         return {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
 
-def _hidden_problem(got: Any, expected: Any) -> str:
+def _hidden_problem(got: object, expected: object) -> str:
     if isinstance(got, dict) and "error" in got:
         if isinstance(expected, dict) and "error" in expected:
             mine, theirs = got["error"].split(":")[0], expected["error"].split(":")[0]
@@ -59,7 +66,7 @@ def _hidden_problem(got: Any, expected: Any) -> str:
     return "returned a different result"
 
 
-def _value(ex: Any, key: str) -> Any:
+def _value(ex: Execution, key: str) -> object:
     """The value of user expression ``key`` (a Python literal), or None; any other shape is None too."""
     entry = ex.user_expressions.get(key)
     if not isinstance(entry, dict) or entry.get("status") != "ok":
@@ -74,7 +81,7 @@ def _value(ex: Any, key: str) -> Any:
         return None
 
 
-def _json_value(ex: Any, key: str) -> Any:
+def _json_value(ex: Execution, key: str) -> object:
     """User expression ``key`` holding a JSON string, decoded (None when it is anything else)."""
     text = _value(ex, key)
     if not isinstance(text, str):
@@ -85,19 +92,24 @@ def _json_value(ex: Any, key: str) -> Any:
         return None
 
 
-def _weight(cell: Any) -> float:
+def _weight(cell: NotebookNode) -> float:
     weight = (cell.get("metadata", {}).get("chunklab") or {}).get("weight", 1)
     return float(weight) if isinstance(weight, int | float) and weight > 0 else 1.0
 
 
-def _error_text(ename: Any, evalue: Any) -> str:
+def _error_text(ename: object, evalue: object) -> str:
     """``Name: message`` of a learner's exception: stripped of colour codes, capped (escaped when shown)."""
     ename, evalue = str(ename)[:200], ANSI.sub("", str(evalue)[:2000]).strip()
     return _capped(f"{ename}: {evalue}" if evalue else ename, 600)
 
 
 def _hidden_verdicts(
-    ex: Any, nonce: str, cases: list[tuple[str, Any]], expected: list[Any], check: Any, cp: Any
+    ex: Execution,
+    nonce: str,
+    cases: Sequence[tuple[str, object]],
+    expected: Sequence[object],
+    check: HiddenCheck,
+    cp: CheckpointResult,
 ) -> None:
     """Append to ``cp`` one :class:`~chunklab.course.results.HiddenResult` per kind of input, from the
     kernel's answer ``ex`` to a hidden check (anything but one result per input, under ``nonce``, fails)."""

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab.chunk import check_chunks
+
+if TYPE_CHECKING:
+    from chunklab.chunk import Chunk
 
 __all__ = ["at_least", "at_most", "band", "describe_chunks", "show"]
 
 
-def show(label: str, value: Any, *, digits: int = 3) -> None:
+def show(label: str, value: object, *, digits: int = 3) -> None:
     """Print ``label: value`` with floats rounded to ``digits`` decimals (stable across machines)."""
     print(f"{label}: {_fmt(value, digits)}")
 
@@ -52,7 +55,7 @@ def at_most(label: str, value: float, threshold: float) -> str:
 
 
 def describe_chunks(
-    chunks: Sequence[Any],
+    chunks: Sequence[Chunk],
     source: str,
     *,
     max_size: int | None = None,
@@ -76,11 +79,11 @@ def describe_chunks(
         print(f"first violation: {problems[0]}")
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
+def _fmt(value: object, digits: int = 3) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"

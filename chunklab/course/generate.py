@@ -27,7 +27,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab.course.notebooks import (
     CHECKPOINT_TAG,
@@ -37,6 +37,9 @@ from chunklab.course.notebooks import (
     read_notebook,
 )
 from chunklab.course.paths import course_root
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = [
     "BEGIN",
@@ -104,7 +107,7 @@ def has_solution(source: str) -> bool:
     return any(line.strip().startswith(BEGIN) for line in source.split("\n"))
 
 
-def make_exercise(solution: Any):
+def make_exercise(solution: NotebookNode) -> NotebookNode:
     """The exercise notebook for one solution notebook (a new notebook; the input is untouched)."""
     nb = copy.deepcopy(solution)
     for meta_key in ("widgets", "toc", "varInspector"):
@@ -137,7 +140,7 @@ def make_exercise(solution: Any):
     return nb
 
 
-def lint_solution(nb: Any, name: str = "notebook") -> list[str]:
+def lint_solution(nb: NotebookNode, name: str = "notebook") -> list[str]:
     """Problems that make a solution notebook unfit as the single source (empty list: fine).
 
     Every code cell executed; at least one checkpoint; checkpoint cells locked, printing

@@ -13,9 +13,14 @@ import copy
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chunklab.course.notebooks import checkpoint_cells, is_checkpoint
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+
+    from chunklab.course.messages import NotebookOutput
 
 __all__ = [
     "assigned_names",
@@ -29,7 +34,7 @@ __all__ = [
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def build_graded_notebook(learner: Any, reference: Any):
+def build_graded_notebook(learner: NotebookNode, reference: NotebookNode) -> NotebookNode:
     """The notebook that gets executed: learner code cells + the reference's checkpoint cells.
 
     Learner code cells keep their source only (no outputs, no tags, unrun, so nbval checks
@@ -43,7 +48,7 @@ def build_graded_notebook(learner: Any, reference: Any):
     ref_cps = checkpoint_cells(reference)
     by_id = {c.get("id"): c for c in ref_cps}
     by_source = {c.source.strip(): c for c in ref_cps}
-    cells: list[Any] = []
+    cells: list[NotebookNode] = []
     placed: set[str] = set()
     used_ids: set[str] = set()
     counter = 0
@@ -99,14 +104,14 @@ def _without_banner(source: str) -> str:
     return rest if first.startswith("# 🔒") else source
 
 
-def _index_of(cells: list[Any], cell_id: str | None) -> int:
+def _index_of(cells: list[NotebookNode], cell_id: str | None) -> int:
     for i, c in enumerate(cells):
         if c.get("id") == cell_id:
             return i
     return -1
 
 
-def output_text(outputs: Sequence[Any], clean: Callable[[str], str]) -> str:
+def output_text(outputs: Sequence[NotebookOutput], clean: Callable[[str], str]) -> str:
     """What a cell showed, as compared: stdout, text results and errors (stderr is not compared)."""
     parts: list[str] = []
     for out in outputs:
@@ -142,7 +147,7 @@ def sanitizer(path: Path) -> Callable[[str], str]:
     return clean
 
 
-def chunklab_imports(nb: Any) -> dict[str, tuple[str, str]]:
+def chunklab_imports(nb: NotebookNode) -> dict[str, tuple[str, str]]:
     """``name -> (module, attribute)`` for every ``from chunklab... import`` in the notebook's cells."""
     found: dict[str, tuple[str, str]] = {}
     for cell in nb.cells:
@@ -160,7 +165,7 @@ def chunklab_imports(nb: Any) -> dict[str, tuple[str, str]]:
     return found
 
 
-def assigned_names(nb: Any) -> set[str]:
+def assigned_names(nb: NotebookNode) -> set[str]:
     names: set[str] = set()
     for cell in nb.cells:
         if cell.get("cell_type") == "code":

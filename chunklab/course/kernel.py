@@ -24,10 +24,11 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING
 
 from chunklab.course.messages import (
     MalformedMessage,
+    NotebookOutput,
     _content,
     _dropped,
     _output_size,
@@ -45,6 +46,11 @@ from chunklab.course.sandbox import (
     sandbox_line,
 )
 from chunklab.course.selfcheck import GRADING_ENV
+
+if TYPE_CHECKING:
+    import zmq
+    from jupyter_client import KernelManager
+    from jupyter_client.blocking.client import BlockingKernelClient
 
 __all__ = [
     "Execution",
@@ -67,10 +73,10 @@ class Execution:
     """What running one piece of code produced."""
 
     status: str  # "ok", "error", "timeout", "interrupted" (past its limit, stopped) or "died"
-    outputs: list[dict[str, Any]] = field(default_factory=list)
+    outputs: list[NotebookOutput] = field(default_factory=list)
     ename: str = ""
     evalue: str = ""
-    user_expressions: dict[str, Any] = field(default_factory=dict)
+    user_expressions: dict[str, object] = field(default_factory=dict)
     seconds: float = 0.0
     interrupted: bool = False  # an interrupt was sent when the limit was reached
     truncated: bool = False  # output past the per-cell or per-notebook cap was dropped
@@ -125,15 +131,15 @@ class Kernel:
         self.env = dict(env or {})
         # the kernel must import the grader's own chunklab (an editable install may point at another checkout)
         self.env["PYTHONPATH"] = str(_package_parent())
-        self.km: Any = None
-        self.kc: Any = None
-        self._log: Any = None
+        self.km: KernelManager | None = None
+        self.kc: BlockingKernelClient | None = None
+        self._log: IO[bytes] | None = None
         self._started_at = 0
         self._stored = 0  # bytes of output kept so far in this notebook
         self._outputs = 0  # outputs kept so far in this notebook
-        self._monitor: Any = None  # reports a dropped output connection
-        self._monitored: Any = None
-        self._poll: Any = None
+        self._monitor: zmq.Socket | None = None  # reports a dropped output connection
+        self._monitored: zmq.Socket | None = None
+        self._poll: zmq.Poller | None = None
         self._unproven = False  # the output connection was renewed and has heard nothing since
 
     def describe(self) -> str:
@@ -207,6 +213,7 @@ class Kernel:
         breaks the protocol raises :class:`MalformedMessage`; output past the caps is dropped.
         """
         kc = self.kc
+        assert kc is not None, "the kernel is not started"
         t0 = time.monotonic()
         deadline = t0 + timeout
         msg_id = kc.execute(
@@ -344,6 +351,7 @@ class Kernel:
         :meth:`run` asks the kernel something and waits for the answer there before it trusts it.
         """
         kc = self.kc
+        assert kc is not None, "the kernel is not started"
         old = kc._iopub_channel
         kc._iopub_channel = None
         if old is not None:
@@ -356,13 +364,15 @@ class Kernel:
         """Connect the output channel with a monitor that reports when ZeroMQ drops the connection."""
         import zmq
 
-        socket = self.kc.iopub_channel.socket
+        kc = self.kc
+        assert kc is not None, "the kernel is not started"
+        socket = kc.iopub_channel.socket
         self._monitor = socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._monitored = socket
         self._poll = None
 
     def _close_monitor(self) -> None:
-        if self._monitor is not None:
+        if self._monitor is not None and self._monitored is not None:  # set and cleared together
             try:
                 self._monitored.disable_monitor()
             finally:
@@ -380,14 +390,16 @@ class Kernel:
             dropped = dropped or parse_monitor_message(frames)["event"] == zmq.EVENT_DISCONNECTED
         return dropped
 
-    def _poller(self) -> Any:
+    def _poller(self) -> zmq.Poller:
         """A poller on the output and reply sockets (made again when the output connection is renewed)."""
         import zmq
 
         if self._poll is None:
+            kc = self.kc
+            assert kc is not None, "the kernel is not started"
             self._poll = zmq.Poller()
-            self._poll.register(self.kc.iopub_channel.socket, zmq.POLLIN)
-            self._poll.register(self.kc.shell_channel.socket, zmq.POLLIN)
+            self._poll.register(kc.iopub_channel.socket, zmq.POLLIN)
+            self._poll.register(kc.shell_channel.socket, zmq.POLLIN)
         return self._poll
 
     def shutdown(self) -> None:
@@ -436,10 +448,10 @@ class _Stream:
     """
 
     def __init__(self) -> None:
-        self.output: dict[str, Any] | None = None
+        self.output: NotebookOutput | None = None
         self.parts: list[str] = []
 
-    def continued_by(self, output: dict[str, Any]) -> bool:
+    def continued_by(self, output: NotebookOutput) -> bool:
         """Whether ``output`` is more of the open stream (same stream name)."""
         return (
             self.output is not None
@@ -447,7 +459,7 @@ class _Stream:
             and output["name"] == self.output["name"]
         )
 
-    def open(self, output: dict[str, Any]) -> None:
+    def open(self, output: NotebookOutput) -> None:
         """Make ``output`` the open stream when it is one."""
         if output["output_type"] == "stream":
             self.output, self.parts = output, [output["text"]]
@@ -471,7 +483,7 @@ def _capped_client(limits: Limits) -> type:
     from jupyter_client.blocking.client import BlockingKernelClient
 
     class CappedClient(BlockingKernelClient):
-        def _create_connected_socket(self, channel: str, identity: bytes | None = None) -> Any:
+        def _create_connected_socket(self, channel: str, identity: bytes | None = None) -> zmq.Socket:
             size = (
                 limits.message
                 if channel in ("shell", "control")

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import zmq
 
 
 def main() -> None:
@@ -20,7 +23,7 @@ def main() -> None:
     from ipykernel.kernelapp import IPKernelApp
 
     class GradedKernelApp(IPKernelApp):
-        def init_iopub(self, context: Any) -> None:
+        def init_iopub(self, context: zmq.Context) -> None:
             context.setsockopt(zmq.SNDHWM, 0)  # the default of the sockets made from now on
             try:
                 super().init_iopub(context)

@@ -6,7 +6,10 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = [
     "CHECKPOINT_TAG",
@@ -100,17 +103,17 @@ def _read_regular(p: Path, max_bytes: int) -> bytes:
         os.close(fd)
 
 
-def is_checkpoint(cell: Any) -> bool:
+def is_checkpoint(cell: NotebookNode) -> bool:
     """Whether ``cell`` is a checkpoint cell (a code cell tagged ``checkpoint``)."""
     return cell.get("cell_type") == "code" and CHECKPOINT_TAG in (cell.get("metadata", {}).get("tags") or [])
 
 
-def checkpoint_cells(nb: Any) -> list[Any]:
+def checkpoint_cells(nb: NotebookNode) -> list[NotebookNode]:
     """The checkpoint cells of a notebook, in order."""
     return [c for c in nb.cells if is_checkpoint(c)]
 
 
-def notebook_text(nb: Any) -> str:
+def notebook_text(nb: NotebookNode) -> str:
     """The exact text a notebook is written as (nbformat's layout, trailing newline)."""
     import nbformat
 

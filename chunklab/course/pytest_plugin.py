@@ -9,9 +9,15 @@ notebook is graded once, sealed as by ``chunklab grade``, the first time one of 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr, TracebackStyle
+
+    from chunklab.course.options import GradeOptions
+    from chunklab.course.results import GradeResult
 
 __all__ = ["pytest_addoption", "pytest_collection_modifyitems", "pytest_ignore_collect"]
 
@@ -39,7 +45,9 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if config.getoption("chunklab_grade") else None
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[Any]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """With ``--chunklab-grade``, the items are the checkpoints of each submission."""
     paths = config.getoption("chunklab_grade")
     if not paths:
@@ -68,11 +76,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 class _Grader:
     """Grades each notebook once and keeps its result for all its checkpoints' tests."""
 
-    def __init__(self, solutions: Path, options: Any, folders: dict[Path, Path]) -> None:
+    def __init__(self, solutions: Path, options: GradeOptions, folders: dict[Path, Path]) -> None:
         self.solutions, self.options, self.folders = solutions, options, folders
-        self.results: dict[Path, Any] = {}
+        self.results: dict[Path, GradeResult] = {}
 
-    def result(self, path: Path) -> Any:
+    def result(self, path: Path) -> GradeResult:
         if path not in self.results:
             from chunklab.course.grader import grade_notebooks
 
@@ -85,7 +93,7 @@ class _Grader:
 class SubmissionSuite(pytest.Collector):
     """One submission: the parent of its checkpoints' tests."""
 
-    def collect(self) -> list[Any]:
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
         return []
 
 
@@ -112,7 +120,9 @@ class CheckpointItem(pytest.Item):
         if cp is None or not cp.passed:
             raise CheckpointFailed(format_result(result))
 
-    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> str | TerminalRepr:
         """The grader's verdict for a failed checkpoint; pytest's own report for anything else."""
         if isinstance(excinfo.value, CheckpointFailed):
             return str(excinfo.value)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from chunklab.chunk import Chunk
 from chunklab.chunkers.catalog import Strategy, get_strategy
@@ -14,7 +13,7 @@ from chunklab.protocols import EncoderLike
 PATH_KEYS = ("source", "file_path", "path")
 
 
-def build_strategy(strategy: str | Strategy, params: Mapping[str, Any]) -> Strategy:
+def build_strategy(strategy: str | Strategy, params: Mapping[str, object]) -> Strategy:
     """A catalog strategy by name and parameters, or an already built one (then ``params`` must be empty)."""
     if isinstance(strategy, Strategy):
         if params:
@@ -30,7 +29,7 @@ def chunk_text(
     text: str,
     *,
     doc_id: str,
-    metadata: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, object] | None = None,
     format: str | None = None,
     encoder: EncoderLike | None = None,
 ) -> list[Chunk]:
@@ -54,7 +53,7 @@ def chunk_text(
     return strategy(document, encoder=encoder)
 
 
-def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
+def chunk_metadata(chunk: Chunk) -> dict[str, object]:
     """The chunk's metadata with its span and stable id, as flat keys a framework stores."""
     return {
         **chunk.metadata,

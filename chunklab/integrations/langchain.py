@@ -14,8 +14,7 @@ headings path, the role (metadata "kind"), and for HTML the visible text with of
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.embeddings import Embeddings
@@ -46,7 +45,7 @@ class ChunklabTextSplitter(TextSplitter):
         format: str | None = None,
         leaves_only: bool = True,
         encoder: EncoderLike | None = None,
-        **params: Any,
+        **params: object,
     ) -> None:
         built = build_strategy(strategy, params)
         size = int(built.params.get("size") or built.params.get("max_chars") or 4000)
@@ -62,7 +61,7 @@ class ChunklabTextSplitter(TextSplitter):
         return [chunk.text for chunk in self._chunks(text, doc_id="text", metadata={})]
 
     def create_documents(
-        self, texts: list[str], metadatas: list[dict[Any, Any]] | None = None
+        self, texts: list[str], metadatas: Sequence[Mapping[str, object]] | None = None
     ) -> list[LCDocument]:
         """One LangChain ``Document`` per chunk, the source's metadata plus chunklab's (exact offsets)."""
         metadatas_ = metadatas or [{} for _ in texts]
@@ -81,7 +80,7 @@ class ChunklabTextSplitter(TextSplitter):
         docs = list(documents)
         return self.create_documents([d.page_content for d in docs], [dict(d.metadata) for d in docs])
 
-    def _chunks(self, text: str, *, doc_id: str, metadata: dict[Any, Any]) -> list[Chunk]:
+    def _chunks(self, text: str, *, doc_id: str, metadata: Mapping[str, object]) -> list[Chunk]:
         chunks = chunk_text(
             self.strategy, text, doc_id=doc_id, metadata=metadata, format=self.format, encoder=self.encoder
         )

@@ -43,7 +43,7 @@ class ChunklabNodeParser(NodeParser):
     format: str | None = None
     strategy_name: str = "recursive"
     _strategy: Strategy = PrivateAttr()
-    _encoder: Any = PrivateAttr(default=None)
+    _encoder: EncoderLike | None = PrivateAttr(default=None)
 
     def __init__(
         self,
@@ -51,7 +51,7 @@ class ChunklabNodeParser(NodeParser):
         *,
         format: str | None = None,
         encoder: EncoderLike | None = None,
-        **params: Any,
+        **params: object,
     ) -> None:
         built = build_strategy(strategy, params)
         super().__init__()
@@ -66,7 +66,7 @@ class ChunklabNodeParser(NodeParser):
         return "ChunklabNodeParser"
 
     def _parse_nodes(
-        self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any
+        self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: object
     ) -> list[BaseNode]:
         out: list[BaseNode] = []
         for node in get_tqdm_iterable(nodes, show_progress, "Chunking"):
@@ -125,7 +125,7 @@ def _nodes_for(chunks: list[Chunk], source: BaseNode) -> list[TextNode]:
 class ChunklabEmbedding(BaseEmbedding):
     """A LlamaIndex embedding model over chunklab's local encoder (MiniLM or static), cached on disk."""
 
-    _encoder: Any = PrivateAttr()
+    _encoder: EncoderLike = PrivateAttr()
 
     def __init__(
         self, model: str = DEFAULT_MODEL, *, encoder: EncoderLike | None = None, **kwargs: Any
