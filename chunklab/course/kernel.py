@@ -90,6 +90,7 @@ class Kernel:
         readonly: Sequence[Path] = (),
         limits: Limits | None = None,
         files: Sequence[tuple[Path, Path]] = (),
+        package_view: Path | None = None,
     ) -> None:
         bwrap = bwrap_available()
         if sandbox and not bwrap:
@@ -110,7 +111,13 @@ class Kernel:
         prefix: list[str] = []
         if self.sandboxed and bwrap:
             prefix += sandbox_command(
-                scratch, runtime, bwrap=bwrap, readonly=readonly, limits=self.limits, files=files
+                scratch,
+                runtime,
+                bwrap=bwrap,
+                readonly=readonly,
+                limits=self.limits,
+                files=files,
+                package_view=package_view,
             )
         else:
             for host, inside in files:
@@ -125,6 +132,8 @@ class Kernel:
         self.env = dict(env or {})
         # the kernel must import the grader's own chunklab (an editable install may point at another checkout)
         self.env["PYTHONPATH"] = str(_package_parent())
+        if package_view is not None and not self.sandboxed:  # first on the path (the files stay readable)
+            self.env["PYTHONPATH"] = str(package_view.parent)
         self.km: Any = None
         self.kc: Any = None
         self._log: Any = None
