@@ -260,6 +260,31 @@ def test_the_reference_and_a_checkpoint_calling_the_library_at_top_level_still_p
     assert r.ok, [(c.cell_id, c.detail) for c in r.checkpoints]
 
 
+@pytest.mark.parametrize(
+    "sandbox", [pytest.param(None, marks=needs_bwrap), False], ids=["sandboxed", "unsandboxed"]
+)
+def test_a_function_absent_from_the_sandbox_fails_even_a_checkpoint_calling_it_at_top_level(
+    course, monkeypatch, sandbox
+):
+    # issue 37: an absent function is a stub in the kernel's view of the package, whoever calls it
+    monkeypatch.setitem(shortcuts.SHORTCUTS, "00-tiny", Shortcut(("double",), (FUSE,), absent=(FUSE,)))
+    ref = tiny_solution()
+    ref.cells[4].source += (
+        "\nfrom chunklab.retrieval.hybrid import reciprocal_rank_fusion\n"
+        "print('fused:', len(reciprocal_rank_fusion([])))"
+    )
+    ref.cells[4].outputs[0]["text"] += "fused: 0\n"
+    nbformat.write(ref, course / "00-tiny.ipynb")
+    options = GradeOptions(timeout=20, seed=7, sandbox=sandbox)
+    (r,) = grade(course, ("good", ref), options=options)
+    cp_one, cp_two = r.checkpoints
+    assert cp_one.passed and not cp_two.passed
+    assert cp_two.detail == (
+        "chunklab.retrieval.hybrid.reciprocal_rank_fusion was called, which this exercise asks you to write: "
+        "it is not in the grading sandbox"
+    )
+
+
 def test_every_declared_library_function_exists_and_every_exercise_function_is_the_solutions():
     import ast
     import importlib
