@@ -248,7 +248,8 @@ def test_an_alias_of_the_library_function_is_named_as_such(course, shortcut):
     assert r.checkpoints[0].detail == MESSAGE.replace("double calls", "double is")
 
 
-def test_the_reference_and_a_checkpoint_calling_the_library_at_top_level_still_pass(course, shortcut):
+def _reference_calling_the_library(course):
+    """The tiny reference whose second checkpoint also calls chunklab's RRF at top level, in ``course``."""
     ref = tiny_solution()
     ref.cells[4].source += (
         "\nfrom chunklab.retrieval.hybrid import reciprocal_rank_fusion\n"
@@ -256,6 +257,11 @@ def test_the_reference_and_a_checkpoint_calling_the_library_at_top_level_still_p
     )
     ref.cells[4].outputs[0]["text"] += "fused: 0\n"
     nbformat.write(ref, course / "00-tiny.ipynb")
+    return ref
+
+
+def test_the_reference_and_a_checkpoint_calling_the_library_at_top_level_still_pass(course, shortcut):
+    ref = _reference_calling_the_library(course)
     (r,) = grade(course, ("good", ref))
     assert r.ok, [(c.cell_id, c.detail) for c in r.checkpoints]
 
@@ -268,13 +274,7 @@ def test_a_function_absent_from_the_sandbox_fails_even_a_checkpoint_calling_it_a
 ):
     # issue 37: an absent function is a stub in the kernel's view of the package, whoever calls it
     monkeypatch.setitem(shortcuts.SHORTCUTS, "00-tiny", Shortcut(("double",), (FUSE,), absent=(FUSE,)))
-    ref = tiny_solution()
-    ref.cells[4].source += (
-        "\nfrom chunklab.retrieval.hybrid import reciprocal_rank_fusion\n"
-        "print('fused:', len(reciprocal_rank_fusion([])))"
-    )
-    ref.cells[4].outputs[0]["text"] += "fused: 0\n"
-    nbformat.write(ref, course / "00-tiny.ipynb")
+    ref = _reference_calling_the_library(course)
     options = GradeOptions(timeout=20, seed=7, sandbox=sandbox)
     (r,) = grade(course, ("good", ref), options=options)
     cp_one, cp_two = r.checkpoints
