@@ -39,6 +39,11 @@ ATTACKS = {
     "        def tolist(self):\n            return self._real()\n"
     "        def __iter__(self):\n            return iter(self._real())\n"
     "    return Fused()\n",
+    "the library's fusion itself": HEAD
+    + "    from chunklab.retrieval.hybrid import reciprocal_rank_fusion\n    from chunklab import Chunk\n"
+    "    fused = reciprocal_rank_fusion([[(Chunk(i, 0, 0, i), 0.0) for i in r] for r in rankings], rrf_k=k)\n"
+    "    return [c.text for c, _ in fused]\n",
+    # the ids-only twin was not in shortcuts.py before issue 37, so calling it scored full marks
     "the ids twin": HEAD
     + "    from chunklab.retrieval.hybrid import reciprocal_rank_fusion_ids as fuse\n"
     + f"    return {FUSED}\n",
