@@ -281,7 +281,7 @@ class Kernel:
                         self._outputs -= count
                         kept = count = 0
                         stream.close()
-                        result.outputs.clear()
+                        result.outputs[:] = result.outputs[-1:] if result.truncated else []  # the note stays
                     elif kind in ("stream", "display_data", "execute_result", "error"):
                         output = notebook_output(kind, content)
                         joins = stream.continued_by(output)
@@ -289,7 +289,9 @@ class Kernel:
                         size = len(output["text"]) + 8 if joins else _output_size(output)
                         new = 0 if joins else 1
                         past = self._past_caps(kept + size, self._stored + size, count + new)
-                        if past:
+                        if (
+                            past or result.truncated
+                        ):  # nothing is kept after the note saying output was dropped
                             if not result.truncated:
                                 result.truncated = True
                                 stream.close()

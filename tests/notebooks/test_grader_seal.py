@@ -488,6 +488,21 @@ def _kernel_run(root: Path, *cells: str) -> list:
         return [kernel.run(code, 120) for code in cells]
 
 
+def test_nothing_of_a_cell_is_kept_after_its_dropped_output_note(tmp_path):
+    # a small write that still fitted under the cap was kept after the note, so the note was not last
+    # (seen as test_stored_output_is_capped... failing under load: a lone "\\n" of print after the cap)
+    room = Limits().output_cell - 200
+    code = (
+        f"import sys\nsys.stdout.write('x' * {room}); sys.stdout.flush()\n"
+        "sys.stderr.write('y' * 300); sys.stderr.flush()\n"  # another stream: a new output, past the cap
+        "sys.stdout.write('z'); sys.stdout.flush()\nprint('end')"  # small enough to fit
+    )
+    (ex,) = _kernel_run(tmp_path, code)
+    assert ex.truncated and [o.get("name") for o in ex.outputs] == ["stdout", "stderr"]
+    assert "output past 1 MiB per cell dropped by the grader" in ex.outputs[-1]["text"]
+    assert not any("z" in o["text"] or "end" in o["text"] for o in ex.outputs)
+
+
 def test_mime_keys_and_empty_messages_count_toward_the_output_caps(tmp_path):
     # issue 37: a 1 MB MIME key with an empty value counted 0 bytes (1,100 of them: 1.36 GB in the grader),
     # and so did an empty message (300,000 of them)
