@@ -48,12 +48,14 @@ def _interrupted(where: str, limit: float) -> str:
 def _call(func: Callable[..., object], kwargs: Mapping[str, object], summary: str) -> object:
     try:
         # through JSON, as the kernel's answer comes: tuples become lists, keys strings
-        return json.loads(json.dumps(summarize(func(**kwargs), summary), default=str))
+        return json.loads(json.dumps(summarize(func(**kwargs), summary)))
     except Exception as exc:  # the reference refusing an input is itself the expected verdict
         return {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
 
 def _hidden_problem(got: object, expected: object) -> str:
+    if isinstance(got, dict) and isinstance(got.get("refused"), str):
+        return f"refused: {got['refused']}"
     if isinstance(got, dict) and "error" in got:
         if isinstance(expected, dict) and "error" in expected:
             mine, theirs = got["error"].split(":")[0], expected["error"].split(":")[0]

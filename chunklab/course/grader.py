@@ -14,8 +14,10 @@ Stored outputs in the learner's notebook are never compared, so editing them ear
 Each notebook is graded on its own: whatever goes wrong with one (a malformed message, a
 kernel that dies, a bug) becomes that notebook's error and the batch goes on; ``on_result``
 hears of each notebook as it finishes (the CLI writes its CSV row and feedback page then), and
-``jobs`` notebooks are graded at once, each in its own sealed kernel. The learner's exercise
-functions may not call the library code they re-implement (:mod:`chunklab.course.shortcuts`).
+``jobs`` notebooks are graded at once, each in its own sealed kernel. The library code an
+exercise asks the learner to write is not in that kernel's view of the package
+(:mod:`chunklab.course.redact`, from the list in :mod:`chunklab.course.shortcuts`); the rest of
+the declared shortcuts the learner's exercise functions may not call (:mod:`chunklab.course.guard`).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from chunklab.course.kernel import Execution, Kernel, MalformedMessage, kernel_e
 from chunklab.course.notebooks import GradingError, checkpoint_cells, is_checkpoint, read_notebook
 from chunklab.course.options import GradeOptions, default_cache, describe_grading
 from chunklab.course.paths import SANITIZE_NAME, course_root, find_reference
+from chunklab.course.redact import Views
 from chunklab.course.results import CheckpointResult, GradeResult, HiddenResult, identify
 from chunklab.course.shortcuts import shortcuts_for
 
@@ -115,6 +118,7 @@ def grade_notebooks(
     clean = sanitizer(Path(sanitize))
     cache = opts.cache or default_cache()
     lock = threading.Lock()
+    views = Views()  # one redacted view of the package per exercise, built at its first submission
 
     def one(item: Any) -> GradeResult:
         label, learner = item if isinstance(item, tuple) else (item, None)
@@ -128,7 +132,7 @@ def grade_notebooks(
             ref_nb = read_notebook(ref_path)
             if not checkpoint_cells(ref_nb):
                 raise GradingError(f"{ref_path}: the reference has no checkpoint cells")
-            _Run(result, learner, ref_nb, opts, clean, cache, started=t0).grade()
+            _Run(result, learner, ref_nb, opts, clean, cache, started=t0, views=views).grade()
         except GradingError as exc:
             result.error = _capped(str(exc))
         except MalformedMessage as exc:
@@ -146,14 +150,15 @@ def grade_notebooks(
                 on_result(result)
         return result
 
-    if jobs == 1 or len(paths) == 1:
-        return [one(item) for item in paths]
-    results: list[GradeResult | None] = [None] * len(paths)
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="chunklab-grade") as pool:
-        futures = {pool.submit(one, item): i for i, item in enumerate(paths)}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-    return [r for r in results if r is not None]
+    with views:
+        if jobs == 1 or len(paths) == 1:
+            return [one(item) for item in paths]
+        results: list[GradeResult | None] = [None] * len(paths)
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="chunklab-grade") as pool:
+            futures = {pool.submit(one, item): i for i, item in enumerate(paths)}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+        return [r for r in results if r is not None]
 
 
 class _Run:
@@ -169,6 +174,7 @@ class _Run:
         cache: Path | None,
         *,
         started: float | None = None,
+        views: Views | None = None,
     ) -> None:
         self.started = time.monotonic() if started is None else started  # reading the notebook began
         self.result, self.learner, self.reference, self.opts = result, learner, reference, opts
@@ -177,7 +183,9 @@ class _Run:
         self.helpers = chunklab_imports(reference)
         self.assigned = assigned_names(reference)
         stem = result.reference.stem if result.reference is not None else ""
-        self.shortcuts = shortcuts_for(stem).payload()
+        declared = shortcuts_for(stem)
+        self.shortcuts = declared.payload()
+        self.absent, self.views = declared.absent, views
         self.nonce = secrets.token_hex(8)
         self.deadline = 0.0
 
@@ -205,6 +213,7 @@ class _Run:
                 env=kernel_env(scratch, runtime / "cache" if self.cache else None),
                 readonly=[self.cache.resolve()] if self.cache else [],
                 files=[(submission, scratch / submission.name)],
+                package_view=self.views.get(self.absent) if self.views is not None else None,
             )
             with kernel:
                 try:

@@ -10,7 +10,10 @@ helpers re-read from their file), and removes names that shadow a builtin the ch
 uses. This defeats patching from learner cells; it is not a boundary against code written
 to subvert this module itself (the sandbox and the hidden checks are what hold then).
 
-It also keeps the exercise's library shortcuts (:mod:`chunklab.course.shortcuts`) shut: each
+The exercise's library shortcuts (:mod:`chunklab.course.shortcuts`) its ``absent`` list names
+are not in the kernel at all: the grader's redacted view of the package (:mod:`chunklab.course.redact`)
+holds a stub for each that raises :func:`absent`'s error and records it, here or, from a forked
+child, through a pipe this module reads. The rest are kept shut as a second line: each
 declared library function is replaced, in every chunklab module that holds it, by a tripwire
 that refuses a call made from inside one of the learner's exercise functions; :func:`verify`
 (after each checkpoint) reports such calls, even caught ones, a learner function that *is* the
@@ -25,12 +28,13 @@ import functools
 import importlib
 import importlib.util
 import json
+import os
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ShortcutError", "hidden", "install", "restore", "verify"]
+__all__ = ["ShortcutError", "absent", "hidden", "install", "restore", "verify"]
 
 _SHELL_METHODS = (
     "run_cell",
@@ -87,6 +91,8 @@ def install(helpers: dict[str, tuple[str, str]], shortcuts: dict[str, list] | No
         blocked=[],
         caught=[],
         active=None,
+        pid=os.getpid(),
+        pipe=_pipe(),
     )
     for module, attr in (shortcuts or {}).get("library", ()):
         orig = getattr(importlib.import_module(module), attr)
@@ -96,6 +102,55 @@ def install(helpers: dict[str, tuple[str, str]], shortcuts: dict[str, list] | No
         _STATE["blocked"].append((module, attr, orig, _tripwire(orig, dotted), key, dotted))
     _shut()
     return "installed"
+
+
+def _pipe() -> tuple[int, int]:
+    """A pipe a forked child reports on (non-blocking both ends: a full pipe loses a report, never hangs)."""
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_blocking(write, False)
+    return read, write
+
+
+def _reported() -> list[str]:
+    """The messages forked children wrote to the pipe since the last call."""
+    if "pipe" not in _STATE:
+        return []
+    data = b""
+    while True:
+        try:
+            chunk = os.read(_STATE["pipe"][0], 65536)
+        except (BlockingIOError, OSError):
+            break
+        if not chunk:
+            break
+        data += chunk
+    return [line for line in data.decode("utf-8", "replace").splitlines() if line]
+
+
+def _record(message: str) -> None:
+    """Keep ``message`` for :func:`verify`: in this list, or from a forked child through the pipe."""
+    if _STATE.get("pid") == os.getpid():
+        if message not in _STATE["caught"]:
+            _STATE["caught"].append(message)
+    elif "pipe" in _STATE:
+        try:
+            os.write(_STATE["pipe"][1], (message.replace("\n", " ") + "\n").encode("utf-8"))
+        except OSError:
+            pass
+
+
+def absent(dotted: str) -> ShortcutError:
+    """The error a function missing from the grading sandbox raises when called (recorded for :func:`verify`).
+
+    Its stub (see :mod:`chunklab.course.redact`) raises what this returns.
+    """
+    caller = _STATE.get("active") or _exercise_frame(sys._getframe(1))
+    if caller:
+        return _caught(caller, dotted)
+    message = f"{dotted} was called, which this exercise asks you to write: it is not in the grading sandbox"
+    _record(message)
+    return ShortcutError(message)
 
 
 def _tripwire(orig: Any, dotted: str) -> Any:
@@ -114,14 +169,13 @@ def _tripwire(orig: Any, dotted: str) -> Any:
 
 def _caught(caller: str, dotted: str) -> ShortcutError:
     message = f"{caller} calls {dotted}, which this exercise asks you to write"
-    if message not in _STATE["caught"]:
-        _STATE["caught"].append(message)
+    _record(message)
     return ShortcutError(message)
 
 
 def _exercise_frame(frame: Any) -> str:
     """The name of the innermost learner exercise function on the stack ('' when none)."""
-    names, library = _STATE["functions"], _LIBRARY_DIRS
+    names, library = _STATE.get("functions", ()), _LIBRARY_DIRS
     while frame is not None:
         code = frame.f_code
         if code.co_name in names and not code.co_filename.startswith(library):
@@ -144,7 +198,7 @@ def _shut() -> None:
 def verify(nonce: str) -> str:
     """After a checkpoint: JSON ``{"nonce", "shortcuts": [messages]}`` (calls refused, even if caught;
     an exercise function that is a library one; a declared module reloaded or patched)."""
-    found = list(_STATE["caught"])
+    found = [*_STATE["caught"], *_reported()]
     ns = _STATE["shell"].user_ns
     for module, attr, orig, wire, key, dotted in _STATE["blocked"]:
         if getattr(sys.modules.get(module), attr, None) is not wire:
@@ -175,7 +229,7 @@ def _trace(function: str) -> Any:
             if dotted:
                 _caught(function, dotted)
         elif event == "c_call" and any(arg is s for s in switches) and frame.f_code is not hidden.__code__:
-            _STATE["caught"].append(f"{function} switched off the grader's call trace")
+            _record(f"{function} switched off the grader's call trace")
 
     return hook
 
@@ -206,6 +260,7 @@ def restore(shadowed: list[str], nonce: str) -> str:
         if name in _STATE["helpers"]:
             ns[name] = obj
     _STATE["caught"].clear()
+    _reported()  # what forked children said before this check does not count against it
     _STATE["active"] = None
     _shut()
     course = _fresh("checkpoints")
@@ -222,6 +277,8 @@ def hidden(
 ) -> str:
     """Restore, then call the learner's ``function`` on each input; the JSON list of summaries.
 
+    Only plain JSON values cross (:func:`chunklab.course.hidden.plain`, run while the trace is on):
+    a result of any other type is refused, ``{"refused": why}``, without calling its methods.
     ``convert`` names the arguments rebuilt on arrival (arrays, documents, a store), as the
     grader rebuilds them for the reference.
     """
@@ -243,32 +300,26 @@ def hidden(
         _STATE["active"] = function
         threading.setprofile(hook)
         sys.setprofile(hook)
-        try:
-            value = func(**kwargs)
+        try:  # the result is summarized and made plain under the same trace: its methods are learner code
+            out.append(checks.summarize(func(**kwargs), summary, function))
+        except checks.NotPlain as exc:
+            out.append({"refused": str(exc)[:300]})
         except Exception as exc:  # the learner's code: any exception is a verdict, reported by name
             out.append({"error": f"{type(exc).__name__}: {str(exc)[:200]}"})
-            continue
         finally:
             sys.setprofile(None)
             threading.setprofile(None)
             _STATE["active"] = None
-        try:
-            out.append(checks.summarize(value, summary))
-        except Exception as exc:
-            out.append({"error": f"{type(exc).__name__}: {str(exc)[:200]}"})
     shortcuts = json.loads(verify(nonce))["shortcuts"]
-    return json.dumps({"nonce": nonce, "results": out, "shortcuts": shortcuts}, default=str)
+    return json.dumps({"nonce": nonce, "results": out, "shortcuts": shortcuts})
 
 
 def _fresh(name: str) -> Any:
     """A course module loaded again from its file (not from sys.modules, which a cell may patch)."""
-    folder = _HERE / name  # a package (course/hidden/) or a module (course/<name>.py)
-    if folder.is_dir():
-        spec = importlib.util.spec_from_file_location(
-            f"chunklab.course._fresh_{name}", folder / "__init__.py", submodule_search_locations=[str(folder)]
-        )
-    else:
-        spec = importlib.util.spec_from_file_location(f"chunklab.course._fresh_{name}", _HERE / f"{name}.py")
+    path = _HERE / f"{name}.py"
+    if not path.is_file():  # a package (hidden/): its __init__, whose own imports are the package's
+        path = _HERE / name / "__init__.py"
+    spec = importlib.util.spec_from_file_location(f"chunklab.course._fresh_{name}", path)
     assert spec is not None and spec.loader is not None, name
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there

@@ -96,6 +96,7 @@ class Kernel:
         readonly: Sequence[Path] = (),
         limits: Limits | None = None,
         files: Sequence[tuple[Path, Path]] = (),
+        package_view: Path | None = None,
     ) -> None:
         bwrap = bwrap_available()
         if sandbox and not bwrap:
@@ -116,7 +117,13 @@ class Kernel:
         prefix: list[str] = []
         if self.sandboxed and bwrap:
             prefix += sandbox_command(
-                scratch, runtime, bwrap=bwrap, readonly=readonly, limits=self.limits, files=files
+                scratch,
+                runtime,
+                bwrap=bwrap,
+                readonly=readonly,
+                limits=self.limits,
+                files=files,
+                package_view=package_view,
             )
         else:
             for host, inside in files:
@@ -131,6 +138,8 @@ class Kernel:
         self.env = dict(env or {})
         # the kernel must import the grader's own chunklab (an editable install may point at another checkout)
         self.env["PYTHONPATH"] = str(_package_parent())
+        if package_view is not None and not self.sandboxed:  # first on the path (the files stay readable)
+            self.env["PYTHONPATH"] = str(package_view.parent)
         self.km: KernelManager | None = None
         self.kc: BlockingKernelClient | None = None
         self._log: IO[bytes] | None = None
@@ -279,7 +288,7 @@ class Kernel:
                         self._outputs -= count
                         kept = count = 0
                         stream.close()
-                        result.outputs.clear()
+                        result.outputs[:] = result.outputs[-1:] if result.truncated else []  # the note stays
                     elif kind in ("stream", "display_data", "execute_result", "error"):
                         output = notebook_output(kind, content)
                         joins = stream.continued_by(output)
@@ -287,7 +296,9 @@ class Kernel:
                         size = len(output["text"]) + 8 if joins else _output_size(output)
                         new = 0 if joins else 1
                         past = self._past_caps(kept + size, self._stored + size, count + new)
-                        if past:
+                        if (
+                            past or result.truncated
+                        ):  # nothing is kept after the note saying output was dropped
                             if not result.truncated:
                                 result.truncated = True
                                 stream.close()

@@ -108,12 +108,16 @@ def sandbox_command(
     readonly: Sequence[Path] = (),
     limits: Limits | None = None,
     files: Sequence[tuple[Path, Path]] = (),
+    package_view: Path | None = None,
 ) -> list[str]:
     """The bubblewrap prefix that confines a kernel to ``scratch`` (and ``runtime`` for its sockets).
 
     ``readonly`` adds folders the kernel may read (the shared parts of the embedding cache);
     ``files`` are ``(host file, path inside)`` pairs bound read-only into the scratch folder
-    (the submission's copy). ``scratch`` and ``/tmp`` are memory file systems capped by ``limits``.
+    (the submission's copy); ``package_view`` is a redacted copy of the package
+    (:func:`chunklab.course.redact.build_view`), bound over the package's own folder so the
+    kernel sees nothing else at that path. ``scratch`` and ``/tmp`` are memory file systems
+    capped by ``limits``.
     Run as root, bwrap makes no user namespace: the kernel starts as root inside and
     :mod:`chunklab.course.limits` drops it to an unprivileged user before the kernel runs.
     """
@@ -174,6 +178,8 @@ def sandbox_command(
             args += ["--perms", "0755", "--dir", str(path)]
     for path in sorted(readable, key=lambda p: len(p.parts)):
         args += ["--ro-bind", str(path), str(path)]
+    if package_view is not None:  # mounted over the package (and anything readable that holds it)
+        args += ["--ro-bind", str(package_view), str(package)]
     args += [
         "--size",
         str(limits.scratch),

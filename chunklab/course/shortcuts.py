@@ -1,12 +1,16 @@
 """The library functions each exercise asks the learner to write, which graded code may not call.
 
 One table, keyed by course notebook: ``functions`` are the learner's functions the exercise
-asks for, ``library`` chunklab's own implementations of them (``module:attribute``). While a
-notebook is graded, :mod:`chunklab.course.guard` makes a call to one of those from inside
-the learner's functions (and from anything the hidden checks call) fail with a message naming
-both: "rrf calls chunklab.retrieval.hybrid.reciprocal_rank_fusion, which this exercise asks you to write".
-Checkpoint cells may still call them at top level (some compare the learner's result with
-chunklab's). When a library module moves, its names change here only.
+asks for, ``library`` chunklab's own implementations of them (``module:attribute``), ``absent``
+those of them the grading sandbox does not hold at all. The grader builds the kernel's view
+of the package without the ``absent`` ones (:mod:`chunklab.course.redact`: a stub that computes
+nothing stands in for each), so there is nothing to import, exec or reach through a thread, a
+fork or ``ctypes``. The others stay, because the notebook's own setup or checkpoint cells use
+them (chunk_fixed builds 01's comparison, span_metrics scores 06 and 08, ...); for those,
+:mod:`chunklab.course.guard` is the line: a call from inside the learner's functions (and from
+anything the hidden checks call) fails with a message naming both, "rrf calls
+chunklab.retrieval.hybrid.reciprocal_rank_fusion, which this exercise asks you to write".
+When a library module moves, its names change here only.
 """
 
 from __future__ import annotations
@@ -22,11 +26,25 @@ class Shortcut:
 
     functions: tuple[str, ...]
     library: tuple[str, ...]  # "module:attribute"
+    absent: tuple[str, ...] = ()  # entries of library not in the grading sandbox (stubs stand in)
+
+    def __post_init__(self) -> None:
+        extra = sorted(set(self.absent) - set(self.library))
+        if extra:
+            raise ValueError(f"absent must name library entries, got {', '.join(extra)}")
 
     def payload(self) -> dict[str, list]:
         """The form sent to the kernel's guard (plain lists, a Python literal)."""
         return {"functions": list(self.functions), "library": [name.split(":", 1) for name in self.library]}
 
+
+#: every fusion chunklab has (HybridRetriever fuses through these, so it computes nothing either)
+_FUSIONS = (
+    "chunklab.retrieval.hybrid:reciprocal_rank_fusion",
+    "chunklab.retrieval.hybrid:reciprocal_rank_fusion_ids",
+    "chunklab.retrieval.hybrid:weighted_fusion",
+    "chunklab.retrieval.hybrid:weighted_fusion_ids",
+)
 
 #: per course notebook (solution file stem)
 SHORTCUTS: dict[str, Shortcut] = {
@@ -59,15 +77,7 @@ SHORTCUTS: dict[str, Shortcut] = {
             "chunklab.evaluate.bootstrap:confidence_interval",
         ),
     ),
-    "07-retrieval": Shortcut(
-        ("rrf", "hybrid_search"),
-        (
-            "chunklab.retrieval.hybrid:reciprocal_rank_fusion",
-            "chunklab.retrieval.hybrid:reciprocal_rank_fusion_ids",
-            "chunklab.retrieval.hybrid:weighted_fusion",
-            "chunklab.retrieval.hybrid:weighted_fusion_ids",
-        ),
-    ),
+    "07-retrieval": Shortcut(("rrf", "hybrid_search"), _FUSIONS, absent=_FUSIONS),
     "08-code-rag": Shortcut(("char_recall",), ("chunklab.evaluate.metrics:span_metrics",)),
 }
 

@@ -31,7 +31,9 @@ __all__ = [
     "CONVERTERS",
     "HIDDEN",
     "HiddenCheck",
+    "NotPlain",
     "arguments",
+    "plain",
     "plain_encoder",
     "reference_function",
     "same",
@@ -66,24 +68,62 @@ class HiddenCheck:
     )
 
 
-def summarize(value: Any, summary: str) -> Any:
-    """A JSON-able summary of a function's result.
+class NotPlain(TypeError):
+    """A result that is not made of plain JSON values: refused without calling its methods."""
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def plain(value: Any, function: str = "the function") -> Any:
+    """``value`` as plain JSON values: exact ``str``/``int``/``float``/``bool``/``None``, lists (from
+    lists and tuples), dicts with such keys, and numpy's own arrays and scalars (as lists and numbers).
+
+    Only exact types pass (a subclass may run its own code when printed, compared or encoded):
+    anything else raises :class:`NotPlain` naming its type; no method of it is called.
+    """
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is list or kind is tuple:
+        return [plain(v, function) for v in value]
+    if kind is dict:
+        for key in value:
+            if type(key) not in _PLAIN:
+                raise NotPlain(f"{function} returned a dict key of type {type(key).__name__}: {_RULE}")
+        return {key: plain(v, function) for key, v in value.items()}
+    if kind.__module__ == "numpy":
+        import numpy as np
+
+        if kind is np.ndarray:
+            return plain(value.tolist(), function)
+        if kind in {t for t in np.sctypeDict.values() if issubclass(t, np.bool_ | np.number)}:
+            return plain(value.item(), function)
+    raise NotPlain(f"{function} returned a {kind.__module__}.{kind.__qualname__}: {_RULE}")
+
+
+_RULE = "only plain values (lists, dicts, strings, numbers, None; numpy arrays) cross from the kernel"
+
+
+def summarize(value: Any, summary: str, function: str = "the function") -> Any:
+    """A plain JSON summary of a function's result (see :func:`plain`; else :class:`NotPlain`).
 
     ``chunks``: ``[start, end, kind, text]`` rows; ``chunks+KEY,KEY``: ``[doc_id, start, end,
     text, {KEY: metadata value}]`` rows; ``value``: the value (arrays as lists); ``rounded``:
     floats rounded to 6 decimals.
     """
     if summary == "chunks":
-        return [[c.start, c.end, (c.metadata or {}).get("kind"), c.text] for c in value]
+        return plain([[c.start, c.end, (c.metadata or {}).get("kind"), c.text] for c in value], function)
     if summary.startswith("chunks+"):
         keys = summary.removeprefix("chunks+").split(",")
-        return [
-            [c.doc_id, c.start, c.end, c.text, {k: (c.metadata or {}).get(k) for k in keys}] for c in value
-        ]
+        return plain(
+            [[c.doc_id, c.start, c.end, c.text, {k: (c.metadata or {}).get(k) for k in keys}] for c in value],
+            function,
+        )
     if summary == "value":
-        return value.tolist() if hasattr(value, "tolist") else value
+        return plain(value, function)
     if summary == "rounded":
-        return _rounded(value)
+        return _rounded(plain(value, function))
     raise ValueError(f"summary must be 'chunks', 'chunks+KEYS', 'value' or 'rounded', got {summary!r}")
 
 

@@ -60,7 +60,7 @@ def corpus_inputs(rng: random.Random) -> Cases:
                 {
                     "doc_id": f"doc-{i}-{rng.randint(0, 9999)}",
                     "text": text,
-                    "kind": "markdown",
+                    "format": "markdown",
                     "title": title,
                 }
             )
