@@ -401,11 +401,12 @@ def _included_lines(target: Path, opts: dict) -> list[str]:
     start = next(
         (i for i, line in enumerate(lines) if opts.get("start-at") and str(opts["start-at"]) in line), 0
     )
+    before, at = opts.get("end-before"), opts.get("end-at")
     end = next(
         (
-            i
+            i if before else i + 1  # end-before stops above its line, end-at keeps it
             for i, line in enumerate(lines)
-            if i > start and opts.get("end-before") and str(opts["end-before"]) in line
+            if (before and i > start and str(before) in line) or (at and i >= start and str(at) in line)
         ),
         len(lines),
     )
