@@ -56,7 +56,17 @@ def chunk_markdown(
     only before a fence or table that fits the budget but not beside it. ``unit`` is
     any unit of :mod:`chunklab.units` (``"tokens"``, ``"tokenizer:PATH"``, ...).
     """
-    return chunk_sections(md, "md", markdown_blocks, "markdown", max_size, max_level, doc_id, path, unit)
+    return chunk_sections(
+        md,
+        "md",
+        markdown_blocks,
+        "markdown",
+        max_size,
+        max_level,
+        doc_id,
+        path,
+        unit,
+    )
 
 
 def chunk_sections(
