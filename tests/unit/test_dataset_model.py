@@ -199,7 +199,12 @@ def _imports_of(path: Path) -> set[str]:
 
 def test_no_import_cycle_in_chunklab_datasets():
     folder = Path(datasets_pkg.__file__).parent
-    modules = {f"chunklab.datasets.{p.stem}": p for p in folder.glob("*.py") if p.stem != "__init__"}
+    modules = {
+        "chunklab.datasets." + ".".join(p.relative_to(folder).with_suffix("").parts): p
+        for p in folder.rglob("*.py")
+        if p.stem != "__init__"
+    }
+    assert len(modules) >= 10, sorted(modules)
     graph = {m: _imports_of(p) & set(modules) - {m} for m, p in modules.items()}
     assert "chunklab.datasets.corpora.code50k" in graph["chunklab.datasets.registry"]
     state: dict[str, int] = {}
