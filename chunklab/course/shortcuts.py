@@ -6,7 +6,8 @@ those of them the grading sandbox does not hold at all. The grader builds the ke
 of the package without the ``absent`` ones (:mod:`chunklab.course.redact`: a stub that computes
 nothing stands in for each), so there is nothing to import, exec or reach through a thread, a
 fork or ``ctypes``. The others stay, because the notebook's own setup or checkpoint cells use
-them (chunk_fixed builds 01's comparison, span_metrics scores 06 and 08, ...); for those,
+them (chunk_fixed builds 01's comparison, chunk_python 03's, span_metrics scores 06 and 08, the PDF
+loader that 03b reads its files with calls the margin rule, ...); for those,
 :mod:`chunklab.course.guard` is the line: a call from inside the learner's functions (and from
 anything the hidden checks call) fails with a message naming both, "rrf calls
 chunklab.retrieval.hybrid.reciprocal_rank_fusion, which this exercise asks you to write".
@@ -46,12 +47,22 @@ _FUSIONS = (
     "chunklab.retrieval.hybrid:weighted_fusion_ids",
 )
 
+_PACK = "chunklab.chunkers.recursive:pack_paragraphs"
+#: 06's interval and its precision twin (the notebook itself scores with span_metrics, which stays)
+_BOOTSTRAP = (
+    "chunklab.evaluate.metrics:precision_omega",
+    "chunklab.evaluate.bootstrap:bootstrap_means",
+    "chunklab.evaluate.bootstrap:confidence_interval",
+)
+
 #: per course notebook (solution file stem)
 SHORTCUTS: dict[str, Shortcut] = {
     "01-fixed": Shortcut(
-        ("token_windows",), ("chunklab.chunkers.fixed:chunk_fixed", "chunklab.chunkers.fixed:sliding_window")
+        ("token_windows",),
+        ("chunklab.chunkers.fixed:chunk_fixed", "chunklab.chunkers.fixed:sliding_window"),
+        absent=("chunklab.chunkers.fixed:sliding_window",),
     ),
-    "02-recursive": Shortcut(("pack",), ("chunklab.chunkers.recursive:pack_paragraphs",)),
+    "02-recursive": Shortcut(("pack",), (_PACK,), absent=(_PACK,)),
     "03-structural": Shortcut(
         ("split_unit", "pack_units", "chunk_python_source"), ("chunklab.chunkers.structural:chunk_python",)
     ),
@@ -70,12 +81,8 @@ SHORTCUTS: dict[str, Shortcut] = {
     "05-hierarchical": Shortcut(("auto_merge_ids",), ("chunklab.chunkers.hierarchical:auto_merge",)),
     "06-evaluation": Shortcut(
         ("merge_spans", "span_metrics", "paired_bootstrap"),
-        (
-            "chunklab.evaluate.metrics:span_metrics",
-            "chunklab.evaluate.metrics:precision_omega",
-            "chunklab.evaluate.bootstrap:bootstrap_means",
-            "chunklab.evaluate.bootstrap:confidence_interval",
-        ),
+        ("chunklab.evaluate.metrics:span_metrics", *_BOOTSTRAP),
+        absent=_BOOTSTRAP,
     ),
     "07-retrieval": Shortcut(("rrf", "hybrid_search"), _FUSIONS, absent=_FUSIONS),
     "08-code-rag": Shortcut(("char_recall",), ("chunklab.evaluate.metrics:span_metrics",)),

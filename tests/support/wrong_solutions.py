@@ -60,6 +60,14 @@ WRONG: dict[str, list[Wrong]] = {
             "while j - k < overlap_units - 1 and",
         ),
         Wrong(
+            "the library's paragraph packer (absent from the grading sandbox)",
+            "pack",
+            '    i, reason = 0, ""\n',
+            "    from chunklab.chunkers.recursive import pack_paragraphs\n"
+            "    return pack_paragraphs(text, max_chars, overlap_units, doc_id)\n"
+            '    i, reason = 0, ""\n',
+        ),
+        Wrong(
             "counts recursive chunks twice",
             "compare",
             "counts[name][0] += len(chunks)",
@@ -264,6 +272,13 @@ WRONG_LATE: dict[str, list[Wrong]] = {
             "bootstrap",
             "means_b = counts @ b / len(b)",
             "means_b = resample_counts(len(b), n_resamples, seed + 1) @ b / len(b)",
+        ),
+        Wrong(
+            "the library's bootstrap (absent from the grading sandbox)",
+            "bootstrap",
+            "    low, high = np.percentile(means_a - means_b, [2.5, 97.5])\n",
+            "    from chunklab.evaluate.bootstrap import bootstrap_means, confidence_interval\n"
+            "    low, high = confidence_interval(bootstrap_means(a - b, counts))\n",
         ),
     ],
     "07-retrieval": [
