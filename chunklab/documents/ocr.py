@@ -271,6 +271,8 @@ class PageOcr:
         if self.mode not in OCR_MODES:
             raise ValueError(f"mode must be one of {OCR_MODES}, got {self.mode!r}")
         self.engine_name = engine or set_engine
+        if self.engine_name is not None and self.engine_name not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {self.engine_name!r}")
         self.dpi = dpi
         self.images = list(images)
         self.pages: list[dict[str, object]] = []
