@@ -3,9 +3,10 @@
 Two engines read a page image into lines of words with boxes and confidences:
 ``tesseract`` (Debian's ``tesseract-ocr`` 5 with ``tesseract-ocr-eng``, run as a program) and
 ``rapidocr`` (``rapidocr-onnxruntime``, whose PP-OCRv4 ONNX models ship in the wheel; no hub, no
-download). :data:`DEFAULT_ENGINE` was chosen by ``benchmarks/ocr_engines.py``
+download). :data:`DEFAULT_ENGINE` and :data:`DEFAULT_DPI` were chosen by ``benchmarks/ocr_engines.py``
 (``benchmarks/results/ocr_engines.json``): the engine with the lower character error rate at
-:data:`DEFAULT_DPI`, the faster one on a tie within a point; when it is missing the other is used.
+300 dpi (the faster one within a point), and the lowest dpi within a point of its best; when the
+default engine is missing the other is used.
 
 The lines become the PDF loader's segments (:class:`~chunklab.documents.pdf.layout.Seg`, in PDF
 points), so an OCR'd page goes through the same reading order, blocks, headings and margin
@@ -62,7 +63,7 @@ ENGINES = ("tesseract", "rapidocr")
 #: the engine used unless one is named (measured: benchmarks/results/ocr_engines.json)
 DEFAULT_ENGINE = "tesseract"
 #: the resolution a PDF page is rendered at for OCR (measured with the engine)
-DEFAULT_DPI = 300
+DEFAULT_DPI = 150
 #: how each engine is installed, named by the error when it is missing
 INSTALL = {
     "tesseract": "apt-get install tesseract-ocr tesseract-ocr-eng (or: make sysdeps)",

@@ -6,6 +6,8 @@ of itself. OCR of a page costs seconds on this machine, so the pages are few and
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import sys
 
@@ -31,8 +33,8 @@ OTHER = "Valves are replaced every eighteen months, and the replacement is enter
 @pytest.fixture(autouse=True)
 def _ocr_on(monkeypatch):
     """Each test starts from the default OCR settings (a CLI test may have set them for its process)."""
-    monkeypatch.delenv("CHUNKLAB_OCR", raising=False)
-    monkeypatch.delenv("CHUNKLAB_OCR_ENGINE", raising=False)
+    monkeypatch.setenv("CHUNKLAB_OCR", "auto")  # set (not deleted), so that the test's own setting is undone
+    monkeypatch.setenv("CHUNKLAB_OCR_ENGINE", "")
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +128,17 @@ def test_rapidocr_reads_a_page_corner_offline_with_its_confidence(manual):
     words = " ".join(w.text for ln in lines for w in ln.words)
     assert all(w in words for w in ("Coolant", "Pumps", "checked", "restarts", "Valves"))
     assert all(0.5 < w.confidence <= 1 for ln in lines for w in ln.words)
+
+
+@TESSERACT
+def test_ocr_always_reads_digital_pages_too_and_the_cli_flag_sets_the_mode(manual, tmp_path):
+    from chunklab.cli import main
+
+    digital = load_document(manual[0])
+    set_ocr("always")
+    doc = load_document(manual[0])
+    assert doc.metadata["ocr_pages"] == [1, 2] and doc.text == digital.text
+    out = tmp_path / "c.jsonl"
+    assert main(["chunk", str(manual[1]), "--out", str(out), "--no-progress", "--ocr", "never"]) == 0
+    assert os.environ["CHUNKLAB_OCR"] == "never"  # for this process and the workers it starts
+    assert {json.loads(line)["metadata"]["page"] for line in out.read_text().splitlines()} == {1}
