@@ -389,7 +389,7 @@ def extract_image(raw: bytes, name: str = "<image>") -> Extracted:
         frames = []
         for frame in ImageSequence.Iterator(opened):
             dpi = _dpi(frame.info.get("dpi"))
-            frames.append((frame.convert("L"), dpi))
+            frames.append((_on_white(frame), dpi))
     except (UnidentifiedImageError, OSError, ValueError) as exc:
         raise DocumentError(name, "unreadable", f"not a readable image ({exc})") from None
     pdf = pdfium.PdfDocument.new()
@@ -408,6 +408,17 @@ def extract_image(raw: bytes, name: str = "<image>") -> Extracted:
         raise DocumentError(name, "no-text-layer", f"an image: {why}") from None
     meta: dict[str, Any] = {**(got.metadata or {}), "extractor": f"ocr:{reader.pages[0]['engine']}"}
     return Extracted(got.text, got.elements, got.title, meta)
+
+
+def _on_white(frame: Image) -> Image:
+    """A frame in grayscale, its transparent parts white (as on paper), not black."""
+    from PIL import Image as PILImage
+
+    if frame.mode in ("RGBA", "LA", "PA") or "transparency" in frame.info:
+        rgba = frame.convert("RGBA")
+        white = PILImage.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return PILImage.alpha_composite(white, rgba).convert("L")
+    return frame.convert("L")
 
 
 def _dpi(value: object) -> float:

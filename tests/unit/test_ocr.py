@@ -142,3 +142,24 @@ def test_ocr_always_reads_digital_pages_too_and_the_cli_flag_sets_the_mode(manua
     assert main(["chunk", str(manual[1]), "--out", str(out), "--no-progress", "--ocr", "never"]) == 0
     assert os.environ["CHUNKLAB_OCR"] == "never"  # for this process and the workers it starts
     assert {json.loads(line)["metadata"]["page"] for line in out.read_text().splitlines()} == {1}
+
+
+@TESSERACT
+def test_a_tiff_is_read_page_by_page_and_a_transparent_png_on_white(manual, tmp_path):
+    from PIL import Image
+
+    image = docgen.page_image(manual[0], 2, 150)
+    k = 150 / 72
+    heading = image.crop((0, int(60 * k), image.width, int(100 * k)))  # "Coolant pumps"
+    line = image.crop((0, int(100 * k), image.width, int(125 * k)))  # the first line of the paragraph
+    tiff = tmp_path / "two.tiff"
+    heading.save(tiff, save_all=True, append_images=[line], dpi=(150, 150))
+    doc = load_document(tiff)
+    assert doc.format == "tiff" and doc.metadata["ocr_pages"] == [1, 2]
+    assert [(e.page, doc.text[e.start : e.end]) for e in doc.elements][0] == (1, "Coolant pumps")
+    assert doc.elements[-1].page == 2 and doc.text.endswith("The coolant pump")
+    ink = Image.new("LA", heading.size, (0, 0))  # black where the heading's ink is, transparent elsewhere
+    ink.putalpha(heading.point(lambda v: 255 - v))
+    png = tmp_path / "ink.png"
+    ink.save(png, dpi=(150, 150))
+    assert load_document(png).text == "Coolant pumps"
