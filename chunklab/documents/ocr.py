@@ -44,6 +44,7 @@ __all__ = [
     "DEFAULT_ENGINE",
     "ENGINES",
     "INSTALL",
+    "MIN_TEXT",
     "OCR_MODES",
     "OcrEngine",
     "OcrLine",
@@ -64,6 +65,8 @@ ENGINES = ("tesseract", "rapidocr")
 DEFAULT_ENGINE = "tesseract"
 #: the resolution a PDF page is rendered at for OCR (measured with the engine)
 DEFAULT_DPI = 150
+#: a page with an image and fewer characters of text layer than this is a scan (``auto`` reads it by OCR)
+MIN_TEXT = 20
 #: how each engine is installed, named by the error when it is missing
 INSTALL = {
     "tesseract": "apt-get install tesseract-ocr tesseract-ocr-eng (or: make sysdeps)",
@@ -256,7 +259,8 @@ class PageOcr:
     """The PDF loader's OCR hook: which pages are read by OCR, and what it found on them.
 
     :meth:`page` takes a page's digital segments and gives them back, or the page's OCR'd
-    segments when the mode asks for it (``auto``: a page with no text; ``always``: every page).
+    segments when the mode asks for it (``auto``: a page with an image and under :data:`MIN_TEXT`
+    characters of text layer; ``always``: every page).
     ``images`` supplies a page's image (an image file's frames) instead of rendering it.
     """
 
@@ -280,15 +284,19 @@ class PageOcr:
         self.error: str | None = None
 
     def page(self, page: PdfPage, number: int, segs: list[Seg], stats: Counter[str]) -> list[Seg]:
-        """``segs``, or the segments OCR reads on the page (counted in ``stats["chars"]``)."""
-        if self.mode == "never" or (self.mode == "auto" and segs):
+        """``segs``, or the segments OCR reads on the page (counted in ``stats["chars"]``).
+
+        ``auto`` reads a page whose text layer has under :data:`MIN_TEXT` characters and which holds
+        an image: a scan, or a scan with a stamped page number or header (those are read by OCR too).
+        """
+        if self.mode == "never" or (self.mode == "auto" and sum(len(s.text) for s in segs) >= MIN_TEXT):
             return segs
         from chunklab.documents.pdf import _has_images
 
         if number <= len(self.images):
             image, dpi = self.images[number - 1]
         elif self.mode == "auto" and not _has_images(page):
-            return segs  # a blank page: nothing to read
+            return segs  # no picture: a blank page, or a few words of text
         else:
             dpi = self.dpi
             image = page.render(scale=dpi / 72, grayscale=True).to_pil()

@@ -237,10 +237,16 @@ def page_image(pdf_path: str | Path, page: int = 1, dpi: int = 150):  # type: ig
         pdf.close()
 
 
-def pdf_with_image_pages(path: str | Path, source: str | Path, images: set[int], dpi: int = 150) -> Path:
+def pdf_with_image_pages(
+    path: str | Path, source: str | Path, images: set[int], dpi: int = 150, *, stamp: str | None = None
+) -> Path:
     """``source`` again with the pages numbered in ``images`` replaced by a picture of themselves (no
-    text layer there): a scanned, or partly scanned, PDF whose original text layer is the truth."""
+    text layer there): a scanned, or partly scanned, PDF whose original text layer is the truth.
+    ``stamp``: a line of real text written at the top of each picture page (as archive tools stamp)."""
+    import ctypes
+
     import pypdfium2 as pdfium
+    import pypdfium2.raw as pr
 
     src = pdfium.PdfDocument(str(source))
     out = pdfium.PdfDocument.new()
@@ -256,6 +262,12 @@ def pdf_with_image_pages(path: str | Path, source: str | Path, images: set[int],
             picture.set_bitmap(bitmap)
             picture.set_matrix(pdfium.PdfMatrix().scale(width, height))
             page.insert_obj(picture)
+            if stamp:
+                text = pr.FPDFPageObj_NewTextObj(out.raw, b"Helvetica", ctypes.c_float(9))
+                chars = ctypes.create_string_buffer((stamp + "\0").encode("utf-16-le"))
+                pr.FPDFText_SetText(text, ctypes.cast(chars, ctypes.POINTER(pr.FPDF_WCHAR)))
+                pr.FPDFPageObj_Transform(text, 1, 0, 0, 1, 20, height - 15)
+                pr.FPDFPage_InsertObject(page.raw, text)
             page.gen_content()
         out.save(str(path))
     finally:

@@ -163,3 +163,13 @@ def test_a_tiff_is_read_page_by_page_and_a_transparent_png_on_white(manual, tmp_
     png = tmp_path / "ink.png"
     ink.save(png, dpi=(150, 150))
     assert load_document(png).text == "Coolant pumps"
+
+
+@TESSERACT
+def test_a_scanned_page_with_a_stamped_line_of_text_is_still_read_by_ocr(manual):
+    stamped = docgen.pdf_with_image_pages(
+        manual[1].parent / "stamped.pdf", manual[0], {2}, stamp="Archive copy"
+    )
+    doc = load_document(stamped)
+    assert doc.metadata["ocr_pages"] == [2]  # 12 characters of text layer: under MIN_TEXT, so a scan
+    assert FACT in " ".join(doc.text.split()) and doc.text.count("Archive copy") == 1
