@@ -119,6 +119,9 @@ class TesseractEngine:
         exe = shutil.which("tesseract")
         if exe is None:
             raise OcrUnavailable(f"OCR engine 'tesseract' is not installed: {INSTALL['tesseract']}")
+        langs = subprocess.run([exe, "--list-langs"], capture_output=True, text=True, check=False).stdout
+        if "eng" not in langs.split():
+            raise OcrUnavailable(f"OCR engine 'tesseract' has no English data: {INSTALL['tesseract']}")
         self.exe = exe
 
     def read(self, image: Image, dpi: float) -> list[OcrLine]:
