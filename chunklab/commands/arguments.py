@@ -78,11 +78,28 @@ def add_strategy_arguments(p: argparse.ArgumentParser, names: list[str]) -> None
         action="store_true",
         help="skip files that are not valid in their encoding instead of decoding them by a fallback",
     )
+    p.add_argument(
+        "--ocr",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="read pages by OCR: auto (PDF pages without a text layer, and PNG/JPEG/TIFF files), "
+        "always (every PDF page), never (default auto)",
+    )
+    p.add_argument(
+        "--ocr-engine",
+        choices=("tesseract", "rapidocr"),
+        default=None,
+        help="the OCR engine (default: the measured default, else the one installed)",
+    )
 
 
 def strategy_from_args(args: argparse.Namespace) -> Strategy:
-    """The catalog strategy the flags of :func:`add_strategy_arguments` name."""
+    """The catalog strategy the flags of :func:`add_strategy_arguments` name; their OCR flags are set
+    for the run (:func:`chunklab.documents.ocr.set_ocr`, which worker processes inherit)."""
     from chunklab.chunkers.catalog import strategy_from_options
+    from chunklab.documents.ocr import set_ocr
+
+    set_ocr(getattr(args, "ocr", None), getattr(args, "ocr_engine", None))
 
     return strategy_from_options(
         args.strategy,

@@ -51,6 +51,8 @@ class DocumentFormat:
         return self.loader is not None
 
 
+_OCR = _lazy("chunklab.documents.ocr", "extract_image")  # images: their text read by OCR
+
 #: the one format table: format -> its extensions and its loader
 FORMATS: dict[str, DocumentFormat] = {
     f.name: f
@@ -63,6 +65,9 @@ FORMATS: dict[str, DocumentFormat] = {
         DocumentFormat("pdf", (".pdf",), _lazy("chunklab.documents.pdf", "extract_pdf"), b"%PDF-"),
         DocumentFormat("docx", (".docx",), _lazy("chunklab.documents.docx", "extract_docx")),
         DocumentFormat("ipynb", (".ipynb",), _lazy("chunklab.documents.notebook", "extract_notebook")),
+        DocumentFormat("png", (".png",), _OCR, b"\x89PNG\r\n"),
+        DocumentFormat("jpeg", (".jpg", ".jpeg"), _OCR, b"\xff\xd8\xff"),
+        DocumentFormat("tiff", (".tif", ".tiff"), _OCR, b"II*\x00"),
         # source code chunked by tree-sitter grammars (chunklab.chunkers.structural.code)
         DocumentFormat("javascript", (".js", ".mjs", ".cjs", ".jsx")),
         DocumentFormat("typescript", (".ts", ".mts", ".cts")),

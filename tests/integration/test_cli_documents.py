@@ -44,9 +44,11 @@ def folder(tmp_path_factory) -> Path:
     return root
 
 
-def test_chunk_command_cites_pages_and_cells_and_skips_with_reasons(folder, tmp_path, capsys):
+def test_chunk_command_cites_pages_and_cells_and_skips_with_reasons(folder, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CHUNKLAB_OCR", "auto")  # --ocr sets it for the process; restored after the test
     out = tmp_path / "c.jsonl"
-    assert main(["chunk", str(folder), "--out", str(out), "--no-progress", "--size", "400"]) == 0
+    args = ["chunk", str(folder), "--out", str(out), "--no-progress", "--size", "400", "--ocr", "never"]
+    assert main(args) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     by_doc = {r["doc_id"] for r in rows}
     assert by_doc == {"manual.pdf", "canteen.docx", "readings.ipynb"}
@@ -62,9 +64,11 @@ def test_chunk_command_cites_pages_and_cells_and_skips_with_reasons(folder, tmp_
     assert "skipped 2" in text and "no-text-layer" in text and "encrypted" in text
 
 
-def test_index_and_search_show_the_page(folder, tmp_path, capsys):
+def test_index_and_search_show_the_page(folder, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CHUNKLAB_OCR", "auto")  # --ocr sets it for the process; restored after the test
     store = tmp_path / "store"
-    assert main(["index", str(folder), "--store", str(store), "--no-progress", "--size", "400"]) == 0
+    args = ["index", str(folder), "--store", str(store), "--no-progress", "--size", "400", "--ocr", "never"]
+    assert main(args) == 0
     capsys.readouterr()
     assert main(["search", str(store), "when does the coolant pump restart", "--k", "1"]) == 0
     hit = capsys.readouterr().out

@@ -224,3 +224,53 @@ def docx_paged(
             last_run = run
     d.save(str(path))
     return pages
+
+
+def page_image(pdf_path: str | Path, page: int = 1, dpi: int = 150):  # type: ignore[no-untyped-def]
+    """A page of a PDF rendered to a grayscale PIL image (what a scanner would give)."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(pdf_path))
+    try:
+        return pdf[page - 1].render(scale=dpi / 72, grayscale=True).to_pil().convert("L")
+    finally:
+        pdf.close()
+
+
+def pdf_with_image_pages(
+    path: str | Path, source: str | Path, images: set[int], dpi: int = 150, *, stamp: str | None = None
+) -> Path:
+    """``source`` again with the pages numbered in ``images`` replaced by a picture of themselves (no
+    text layer there): a scanned, or partly scanned, PDF whose original text layer is the truth.
+    ``stamp``: a line of real text written at the top of each picture page (as archive tools stamp)."""
+    import ctypes
+
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pr
+
+    src = pdfium.PdfDocument(str(source))
+    out = pdfium.PdfDocument.new()
+    try:
+        for i in range(len(src)):
+            if i + 1 not in images:
+                out.import_pages(src, [i])
+                continue
+            width, height = src[i].get_size()
+            page = out.new_page(width, height)
+            picture = pdfium.PdfImage.new(out)
+            bitmap = pdfium.PdfBitmap.from_pil(page_image(source, i + 1, dpi))
+            picture.set_bitmap(bitmap)
+            picture.set_matrix(pdfium.PdfMatrix().scale(width, height))
+            page.insert_obj(picture)
+            if stamp:
+                text = pr.FPDFPageObj_NewTextObj(out.raw, b"Helvetica", ctypes.c_float(9))
+                chars = ctypes.create_string_buffer((stamp + "\0").encode("utf-16-le"))
+                pr.FPDFText_SetText(text, ctypes.cast(chars, ctypes.POINTER(pr.FPDF_WCHAR)))
+                pr.FPDFPageObj_Transform(text, 1, 0, 0, 1, 20, height - 15)
+                pr.FPDFPage_InsertObject(page.raw, text)
+            page.gen_content()
+        out.save(str(path))
+    finally:
+        out.close()
+        src.close()
+    return Path(path)

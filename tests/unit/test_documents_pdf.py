@@ -125,7 +125,8 @@ def test_table_rows_and_caption_are_elements(tmp_path):
 @pytest.mark.parametrize(
     ("make", "reason"), [(docgen.pdf_scanned, "no-text-layer"), (docgen.pdf_encrypted, "encrypted")]
 )
-def test_scanned_and_encrypted_pdfs_give_their_reason_and_are_skipped(tmp_path, make, reason):
+def test_scanned_and_encrypted_pdfs_give_their_reason_and_are_skipped(tmp_path, make, reason, monkeypatch):
+    monkeypatch.setenv("CHUNKLAB_OCR", "never")  # with OCR on, a scanned page is read (test_ocr.py)
     path = make(tmp_path / "bad.pdf")
     with pytest.raises(DocumentError) as info:
         load_document(path)

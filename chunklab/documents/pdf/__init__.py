@@ -31,6 +31,8 @@ from chunklab.documents.pdf.layout import Seg, block_text, blocks, reading_order
 if TYPE_CHECKING:
     from pypdfium2 import PdfPage
 
+    from chunklab.documents.ocr import PageOcr
+
 __all__ = ["extract_pdf"]
 
 _LIGATURES = {chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}
@@ -50,9 +52,17 @@ _PAGE_NUMBER = re.compile(
 _MARGIN = 0.09  # share of the page height where headers and footers live
 
 
-def extract_pdf(raw: bytes, name: str = "<pdf>") -> Extracted:
-    """The canonical text of a PDF's text layer, its elements (page, box, type) and what was left out."""
+def extract_pdf(raw: bytes, name: str = "<pdf>", *, ocr: PageOcr | None = None) -> Extracted:
+    """The canonical text of a PDF's text layer, its elements (page, box, type) and what was left out.
+
+    Pages without a text layer (every page, by the OCR mode) are read by OCR through ``ocr``
+    (default: :class:`~chunklab.documents.ocr.PageOcr` with the mode and engine set).
+    """
     import pypdfium2 as pdfium
+
+    from chunklab.documents.ocr import PageOcr
+
+    ocr = ocr if ocr is not None else PageOcr()
 
     try:
         pdf = pdfium.PdfDocument(raw)
@@ -65,7 +75,7 @@ def extract_pdf(raw: bytes, name: str = "<pdf>") -> Extracted:
         for i in range(len(pdf)):
             page = pdf[i]
             width, height = page.get_size()
-            segs = _segments(page, i + 1, height, stats)
+            segs = ocr.page(page, i + 1, _segments(page, i + 1, height, stats), stats)
             pages.append(segs)
             sizes.append((width, height))
             if not segs and _has_images(page):
@@ -76,8 +86,11 @@ def extract_pdf(raw: bytes, name: str = "<pdf>") -> Extracted:
     n_pages = len(pages)
     if stats["chars"] == 0:
         what = "scanned" if stats["image_pages"] else "empty"
+        why = (
+            f"; {ocr.error}" if ocr.error else ": run OCR first" if ocr.mode == "never" else "; OCR read none"
+        )
         raise DocumentError(
-            name, "no-text-layer", f"no text layer on any of its {n_pages} pages ({what}: run OCR first)"
+            name, "no-text-layer", f"no text layer on any of its {n_pages} pages ({what}{why})"
         )
     if stats["unmapped"] > 0.25 * stats["chars"]:
         share = stats["unmapped"] / stats["chars"]
@@ -89,6 +102,7 @@ def extract_pdf(raw: bytes, name: str = "<pdf>") -> Extracted:
         "removed": removed,
         "pages_without_text": [i + 1 for i, segs in enumerate(pages) if not segs],
         "extractor": "pypdfium2",
+        **ocr.metadata(),
     }
     heads = [e for e in elements if e.type == "heading" and e.level == 1]
     if title is None and heads:
