@@ -51,7 +51,7 @@ class DocumentFormat:
         return self.loader is not None
 
 
-_OCR = _lazy("chunklab.documents.ocr", "extract_image")  # images: their text read by OCR
+_OCR = _lazy("chunklab.documents.image", "extract_image")  # images: their text read by OCR
 
 #: the one format table: format -> its extensions and its loader
 FORMATS: dict[str, DocumentFormat] = {

@@ -11,8 +11,9 @@ default engine is missing the other is used.
 The lines become the PDF loader's segments (:class:`~chunklab.documents.pdf.layout.Seg`, in PDF
 points), so an OCR'd page goes through the same reading order, blocks, headings and margin
 rules as a digital page and lands in the same page/bbox elements. :class:`PageOcr` is the hook
-:func:`chunklab.documents.pdf.extract_pdf` calls on each page; :func:`extract_image` reads PNG,
-JPEG and TIFF files (a multi-page TIFF page by page). The mode (``auto``: pages without text;
+:func:`chunklab.documents.pdf.extract_pdf` calls on each page;
+:func:`chunklab.documents.image.extract_image` reads PNG, JPEG and TIFF files (a multi-page TIFF
+page by page) through it. The mode (``auto``: pages without text;
 ``always``; ``never``) and the engine come from :func:`set_ocr` or the ``CHUNKLAB_OCR`` and
 ``CHUNKLAB_OCR_ENGINE`` environment variables (so worker processes see them); ONNX Runtime and
 Tesseract run on one thread, since other work (other workers, the encoder) shares the CPU.
@@ -29,11 +30,9 @@ import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from chunklab.decoding import DocumentError
-from chunklab.documents.layout import Extracted
-from chunklab.documents.pdf.layout import Seg
+from chunklab.documents.pdf.layout import Seg, has_images
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -51,7 +50,6 @@ __all__ = [
     "OcrUnavailable",
     "OcrWord",
     "PageOcr",
-    "extract_image",
     "get_engine",
     "ocr_settings",
     "set_ocr",
@@ -294,11 +292,9 @@ class PageOcr:
         """
         if self.mode == "never" or (self.mode == "auto" and sum(len(s.text) for s in segs) >= MIN_TEXT):
             return segs
-        from chunklab.documents.pdf import _has_images
-
         if number <= len(self.images):
             image, dpi = self.images[number - 1]
-        elif self.mode == "auto" and not _has_images(page):
+        elif self.mode == "auto" and not has_images(page):
             return segs  # no picture: a blank page, or a few words of text
         else:
             dpi = self.dpi
@@ -375,65 +371,3 @@ def lines_to_segs(lines: Sequence[OcrLine], number: int, scale: float, em: float
             )
             segs.append(seg)
     return segs
-
-
-# --------------------------------------------------------------------------- image files
-
-
-def extract_image(raw: bytes, name: str = "<image>") -> Extracted:
-    """A PNG, JPEG or TIFF file read by OCR, one page per frame, into text and page/bbox elements.
-
-    The frames become the pages of a PDF without text that :func:`~chunklab.documents.pdf.extract_pdf`
-    reads with their own pixels OCR'd, so an image page is laid out like any PDF page.
-    """
-    import pypdfium2 as pdfium
-    from PIL import Image as PILImage
-    from PIL import ImageSequence, UnidentifiedImageError
-
-    from chunklab.documents.pdf import extract_pdf
-
-    mode, engine = ocr_settings()
-    if mode == "never":
-        raise DocumentError(name, "no-text-layer", "an image: its text needs OCR, which is off (--ocr never)")
-    try:
-        opened = PILImage.open(io.BytesIO(raw))
-        frames = []
-        for frame in ImageSequence.Iterator(opened):
-            dpi = _dpi(frame.info.get("dpi"))
-            frames.append((_on_white(frame), dpi))
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise DocumentError(name, "unreadable", f"not a readable image ({exc})") from None
-    pdf = pdfium.PdfDocument.new()
-    for image, dpi in frames:
-        pdf.new_page(image.width * 72 / dpi, image.height * 72 / dpi)
-    buf = io.BytesIO()
-    pdf.save(buf)
-    pdf.close()
-    reader = PageOcr("always", engine, images=frames)
-    try:
-        got = extract_pdf(buf.getvalue(), name, ocr=reader)
-    except DocumentError as exc:
-        if exc.reason != "no-text-layer":
-            raise
-        why = reader.error or "OCR found no text"
-        raise DocumentError(name, "no-text-layer", f"an image: {why}") from None
-    meta: dict[str, Any] = {**(got.metadata or {}), "extractor": f"ocr:{reader.pages[0]['engine']}"}
-    return Extracted(got.text, got.elements, got.title, meta)
-
-
-def _on_white(frame: Image) -> Image:
-    """A frame in grayscale, its transparent parts white (as on paper), not black."""
-    from PIL import Image as PILImage
-
-    if frame.mode in ("RGBA", "LA", "PA") or "transparency" in frame.info:
-        rgba = frame.convert("RGBA")
-        white = PILImage.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return PILImage.alpha_composite(white, rgba).convert("L")
-    return frame.convert("L")
-
-
-def _dpi(value: object) -> float:
-    """An image's resolution from its ``dpi`` info, 150 when it has none or a nonsense one."""
-    if isinstance(value, tuple) and value and isinstance(value[0], (int, float)) and 50 <= value[0] <= 2400:
-        return float(value[0])
-    return 150.0

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from chunklab.decoding import DocumentError
 from chunklab.documents.layout import Element, Extracted
-from chunklab.documents.pdf.layout import Seg, block_text, blocks, reading_order
+from chunklab.documents.pdf.layout import Seg, block_text, blocks, has_images, reading_order
 
 if TYPE_CHECKING:
     from pypdfium2 import PdfPage
@@ -78,7 +78,7 @@ def extract_pdf(raw: bytes, name: str = "<pdf>", *, ocr: PageOcr | None = None) 
             segs = ocr.page(page, i + 1, _segments(page, i + 1, height, stats), stats)
             pages.append(segs)
             sizes.append((width, height))
-            if not segs and _has_images(page):
+            if not segs and has_images(page):
                 stats["image_pages"] += 1
         title = (pdf.get_metadata_dict().get("Title") or "").strip() or None
     finally:
@@ -189,12 +189,6 @@ def _is_bold(pr: ModuleType, raw_tp: Any, i: int, cache: dict[int | None, bool])
         font = buf.value.decode("latin-1").lower()
         cache[key] = any(w in font for w in ("bold", "black", "heavy", "semibold", "demi"))
     return cache[key]
-
-
-def _has_images(page: PdfPage) -> bool:
-    import pypdfium2.raw as pr
-
-    return any(True for _ in page.get_objects(filter=(pr.FPDF_PAGEOBJ_IMAGE,), max_depth=2))
 
 
 # --------------------------------------------------------------------------- headers and footers

@@ -13,6 +13,10 @@ import re
 import statistics
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pypdfium2 import PdfPage
 
 __all__ = ["Block", "Seg", "block_text", "blocks", "reading_order"]
 
@@ -189,3 +193,10 @@ def block_text(block: Block) -> str:
         else:
             out += "\n" + text
     return out
+
+
+def has_images(page: PdfPage) -> bool:
+    """Whether the page holds an image object (a scan, a figure), nested up to two levels deep."""
+    import pypdfium2.raw as pr
+
+    return any(True for _ in page.get_objects(filter=(pr.FPDF_PAGEOBJ_IMAGE,), max_depth=2))
