@@ -147,18 +147,7 @@ def pdf_table(path: str | Path, lead: str, rows: list[list[str]], caption: str, 
 
 def pdf_scanned(path: str | Path, pages: int = 2) -> Path:
     """Pages that hold only an image of text: no text layer."""
-    from PIL import Image, ImageDraw
-
-    pdf = _pdf()
-    for _ in range(pages):
-        img = Image.new("L", (600, 300), 255)
-        ImageDraw.Draw(img).text((20, 20), "This page was scanned", fill=0)
-        buf = io.BytesIO()
-        img.save(buf, format="PNG")
-        pdf.add_page()
-        pdf.image(buf, x=20, y=20, w=170)
-    pdf.output(str(path))
-    return Path(path)
+    return pdf_partly_scanned(path, [None] * pages)
 
 
 def pdf_encrypted(path: str | Path, text: str = "A secret paragraph.") -> Path:
@@ -170,6 +159,43 @@ def pdf_encrypted(path: str | Path, text: str = "A secret paragraph.") -> Path:
     pdf.multi_cell(0, 5.5, text)
     pdf.output(str(path))
     return Path(path)
+
+
+def pdf_partly_scanned(path: str | Path, pages: list[list[str] | None]) -> Path:
+    """One paragraph list per page, or None for a page that holds only an image of text (no text layer)."""
+    from PIL import Image, ImageDraw
+
+    pdf = _pdf()
+    for paragraphs in pages:
+        pdf.add_page()
+        if paragraphs is None:
+            img = Image.new("L", (600, 300), 255)
+            ImageDraw.Draw(img).text((20, 20), "This page was scanned", fill=0)
+            buf = io.BytesIO()
+            img.save(buf, format="PNG")
+            pdf.image(buf, x=20, y=20, w=170)
+        else:
+            pdf.set_xy(20, 25)
+            _set_paragraphs(pdf, "dv", paragraphs)
+    pdf.output(str(path))
+    return Path(path)
+
+
+def pdf_serif(path: str | Path, paragraphs: list[str]) -> Path:
+    """Paragraphs set in DejaVu Serif, which has the math italic letters outside the BMP (U+1D400...)."""
+    pdf = _pdf()
+    pdf.add_font("dvs", "", os.path.join(matplotlib.get_data_path(), "fonts", "ttf", "DejaVuSerif.ttf"))
+    pdf.add_page()
+    _set_paragraphs(pdf, "dvs", paragraphs)
+    pdf.output(str(path))
+    return Path(path)
+
+
+def _set_paragraphs(pdf, font: str, paragraphs: list[str]) -> None:  # type: ignore[no-untyped-def]
+    pdf.set_font(font, "", 11)
+    for p in paragraphs:
+        pdf.multi_cell(0, 5.5, p)
+        pdf.ln(4)
 
 
 #: how a Word segment starts: on the same page, or on a new one by each kind of break Word saves

@@ -8,8 +8,9 @@ aligned on one baseline, captions by "Table n" / "Figure n"), and joins words hy
 across lines. Lines repeated at the top or bottom of most pages (headers, footers) and page
 numbers ("Page 3 of 10" in English, Spanish, French or German; bare digits or roman numerals
 that advance with the pages) are left out of the text and recorded in ``metadata["removed"]``.
-Ligature code points are normalized (NFKC, for those code points only). A PDF with no text layer (scanned),
-an encrypted one, or one whose text has no Unicode mapping raises a
+Ligature code points are normalized (NFKC, for those code points only); a character outside the
+BMP, which PDFium gives as two UTF-16 halves, is read as the one character they encode. A PDF
+with no text layer (scanned), an encrypted one, or one whose text has no Unicode mapping raises a
 :class:`~chunklab.decoding.DocumentError` with the reason; it never gives empty or garbled text.
 See ``benchmarks/pdf_extract.py`` for why PDFium (speed and text quality against pdfplumber).
 """
@@ -25,6 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from chunklab.decoding import DocumentError
+from chunklab.documents.characters import surrogate_pair
 from chunklab.documents.layout import Element, Extracted
 from chunklab.documents.pdf.layout import Seg, block_text, blocks, reading_order
 
@@ -113,9 +115,17 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
         segs: list[Seg] = []
         cur: Seg | None = None
         bold, last_size = False, -1.0
-        for i in range(tp.count_chars()):
+        n_chars, pair_low = tp.count_chars(), -1
+        for i in range(n_chars):
+            if i == pair_low:  # the low half of a surrogate pair, already read with its high half
+                continue
             code = pr.FPDFText_GetUnicode(raw_tp, i)
             ch = chr(code) if code else ""
+            if 0xD800 <= code <= 0xDBFF and i + 1 < n_chars:  # a character outside the BMP, in halves
+                whole = surrogate_pair(code, pr.FPDFText_GetUnicode(raw_tp, i + 1))
+                if whole is not None:
+                    ch, code, pair_low = whole, ord(whole), i + 1
+                    stats["surrogate_pairs"] += 1
             if ch in ("\r", "\n") or not ch:
                 cur = None
                 continue
