@@ -52,3 +52,28 @@ def test_index_stores_the_good_documents_and_reports_the_rest(folder, tmp_path, 
     assert main(["search", str(store), "count of items in the pump log", "--k", "1", "--json"]) == 0
     hit = json.loads(capsys.readouterr().out.splitlines()[0])
     assert MATH in hit["text"]
+
+
+def test_evaluate_goes_on_past_a_broken_file_and_finds_typed_quotes(folder, tmp_path, capsys):
+    questions = tmp_path / "q.jsonl"
+    rows = [
+        {
+            "id": "count",
+            "question": "What is x?",
+            "doc": "math.pdf",
+            "answer": "the count of  \U0001d441 items",
+        },
+        {
+            "id": "valve",
+            "question": "When does the valve close?",
+            "doc": "part.pdf",
+            "answer": "closes at dusk",
+        },
+    ]
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    argv = ["evaluate", "--corpus", str(folder), "--questions", str(questions), "--format", "quotes"]
+    argv += ["--strategies", "recursive", "--k", "1", "--resamples", "50", "--no-progress"]
+    assert main(argv) == 0  # no --on-error skip needed: a file its loader fails on is one line
+    err = capsys.readouterr().err
+    assert f"skipped: corpus file {folder / 'broken.docx'}: the docx loader failed: " in err
+    assert f"noted: {folder / 'part.pdf'}: no text layer: page 2" in err
