@@ -7,13 +7,25 @@ it, so JSON output, Arrow tables and tokenizers all refuse it. :func:`replace_lo
 puts U+FFFD (the replacement character) in its place, one for one, so offsets into the text stay
 valid, and counts them; :func:`chunklab.documents.load_bytes` applies it to the text of every
 format and records the count in ``metadata["lone_surrogates"]``.
+
+TeX typesets an accented letter it has no glyph for as two glyphs, a spacing accent and then
+the letter ("M´etro", "co¨ordinator"); :func:`compose_accents` makes each such pair the
+accented letter ("Métro", "coördinator"), where Unicode has it as one character.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["REPLACEMENT", "combine_surrogates", "replace_lone_surrogates", "surrogate_pair"]
+__all__ = [
+    "REPLACEMENT",
+    "SPACING_ACCENTS",
+    "combine_surrogates",
+    "compose_accents",
+    "replace_lone_surrogates",
+    "surrogate_pair",
+]
 
 #: what a lone surrogate becomes
 REPLACEMENT = "\ufffd"
@@ -47,3 +59,45 @@ def replace_lone_surrogates(text: str) -> tuple[str, int]:
     """
     fixed, count = _LONE.subn(REPLACEMENT, text)
     return fixed, count
+
+
+#: a spacing accent TeX draws before the letter it sits on -> the combining mark it stands for. ASCII
+#: ` ^ ~ are left out: before a letter they are far more often code than an accent.
+SPACING_ACCENTS = {
+    "\u00b4": "\u0301",  # ´ acute
+    "\u02ca": "\u0301",  # ˊ modifier acute
+    "\u02cb": "\u0300",  # ˋ modifier grave
+    "\u00a8": "\u0308",  # ¨ diaeresis
+    "\u02c6": "\u0302",  # ˆ circumflex
+    "\u02dc": "\u0303",  # ˜ tilde
+    "\u00af": "\u0304",  # ¯ macron
+    "\u02c9": "\u0304",  # ˉ modifier macron
+    "\u02d8": "\u0306",  # ˘ breve
+    "\u02d9": "\u0307",  # ˙ dot above
+    "\u02da": "\u030a",  # ˚ ring above
+    "\u02dd": "\u030b",  # ˝ double acute
+    "\u02c7": "\u030c",  # ˇ caron
+    "\u00b8": "\u0327",  # ¸ cedilla
+    "\u02db": "\u0328",  # ˛ ogonek
+}
+#: TeX puts accents on the dotless i and j
+_DOTLESS = {"\u0131": "i", "\u0237": "j"}
+_ACCENT_LETTER = re.compile(f"([{''.join(SPACING_ACCENTS)}])([^\\W\\d_])")
+
+
+def compose_accents(text: str) -> str:
+    """``text`` with each spacing accent that comes right before a letter composed with it (NFC).
+
+    "M\u00b4etro" becomes "Métro", "co\u00a8ordinator" "coördinator", "\u00b4\u0131" "í" (TeX accents
+    the dotless i). A pair Unicode has no single character for is left as it is, and so is an
+    accent before anything but a letter.
+    """
+    if not any(accent in text for accent in SPACING_ACCENTS):
+        return text
+    return _ACCENT_LETTER.sub(_compose, text)
+
+
+def _compose(m: re.Match[str]) -> str:
+    letter = _DOTLESS.get(m[2], m[2])
+    composed = unicodedata.normalize("NFC", letter + SPACING_ACCENTS[m[1]])
+    return composed if len(composed) == 1 else m[0]

@@ -191,6 +191,19 @@ def pdf_serif(path: str | Path, paragraphs: list[str]) -> Path:
     return Path(path)
 
 
+def pdf_runs(path: str | Path, runs: list[tuple[str, str]]) -> Path:
+    """One line of text runs, each ``(font, text)`` with ``font`` a file of matplotlib's TrueType folder
+    ("cmsy10.ttf": TeX's symbol font, whose "h" draws the angle bracket ⟨)."""
+    pdf = _pdf()
+    pdf.add_page()
+    for font, text in runs:
+        pdf.add_font(font, "", os.path.join(matplotlib.get_data_path(), "fonts", "ttf", font))
+        pdf.set_font(font, "", 11)
+        pdf.write(6, text)
+    pdf.output(str(path))
+    return Path(path)
+
+
 def _set_paragraphs(pdf, font: str, paragraphs: list[str]) -> None:  # type: ignore[no-untyped-def]
     pdf.set_font(font, "", 11)
     for p in paragraphs:

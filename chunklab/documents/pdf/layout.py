@@ -14,6 +14,8 @@ import statistics
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from chunklab.documents.characters import compose_accents
+
 __all__ = ["Block", "Seg", "block_text", "blocks", "reading_order"]
 
 _BULLET = re.compile(r"^(?:[•◦▪‣∙·*\-–—]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
@@ -39,7 +41,7 @@ class Seg:
 
     @cached_property
     def text(self) -> str:
-        return "".join(self.chars).strip()
+        return compose_accents("".join(self.chars)).strip()  # TeX's "M´etro" is "Métro"
 
     @cached_property
     def size(self) -> float:
