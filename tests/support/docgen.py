@@ -263,3 +263,69 @@ def docx_paged(
             last_run = run
     d.save(str(path))
     return pages
+
+
+_W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+_RELS_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+
+
+def docx_xml(
+    path: str | Path,
+    body: str,
+    *,
+    footnotes: dict[int, str] | None = None,
+    endnotes: dict[int, str] | None = None,
+    namespace: str = _W_NS,
+) -> Path:
+    """A Word file written by hand from WordprocessingML, for what python-docx cannot write.
+
+    ``body`` is the inner XML of ``w:body`` (prefix ``w:``; ``mc:``, ``wps:`` and ``v:`` are
+    declared too); ``footnotes`` / ``endnotes`` map a note id to its text. ``namespace`` replaces
+    the ``w:`` namespace (the Strict Open XML one makes a Strict file).
+    """
+    import zipfile
+
+    decl = (
+        f'xmlns:w="{namespace}" xmlns:r="{_RELS_NS}" '
+        'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
+        'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" '
+        'xmlns:v="urn:schemas-microsoft-com:vml" mc:Ignorable="wps"'
+    )
+    parts = {"word/document.xml": f"<w:document {decl}><w:body>{body}</w:body></w:document>"}
+    types = [
+        '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument'
+        '.wordprocessingml.document.main+xml"/>'
+    ]
+    rels = []
+    for kind, notes in (("footnote", footnotes), ("endnote", endnotes)):
+        if notes is None:
+            continue
+        items = "".join(
+            f'<w:{kind} w:id="{n}"><w:p><w:r><w:t xml:space="preserve">{text}</w:t></w:r></w:p></w:{kind}>'
+            for n, text in notes.items()
+        )
+        parts[f"word/{kind}s.xml"] = f"<w:{kind}s {decl}>{items}</w:{kind}s>"
+        types.append(
+            f'<Override PartName="/word/{kind}s.xml" ContentType="application/vnd.openxmlformats-'
+            f'officedocument.wordprocessingml.{kind}s+xml"/>'
+        )
+        rels.append(f'<Relationship Id="r{kind}" Type="{_RELS_NS}/{kind}s" Target="{kind}s.xml"/>')
+    parts["[Content_Types].xml"] = (
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>' + "".join(types) + "</Types>"
+    )
+    parts["_rels/.rels"] = (
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        f'<Relationship Id="rId1" Type="{_RELS_NS}/officeDocument" Target="word/document.xml"/>'
+        "</Relationships>"
+    )
+    parts["word/_rels/document.xml.rels"] = (
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        + "".join(rels)
+        + "</Relationships>"
+    )
+    with zipfile.ZipFile(path, "w") as z:
+        for name, xml in parts.items():
+            z.writestr(name, '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' + xml)
+    return Path(path)

@@ -5,7 +5,14 @@ style says heading and level, list item, caption or paragraph), each table one `
 block per row with its cells separated by tabs (the first row is the header). Section headers
 and footers are not body text: they are left out of ``text`` and recorded in
 ``metadata["removed"]``. A file that is not a Word document raises
-:class:`~chunklab.decoding.DocumentError`.
+:class:`~chunklab.decoding.DocumentError`, and so does a Strict Open XML file (one line: save it
+as a standard .docx).
+
+Nothing in the body is lost or doubled: paragraphs inside content controls (``w:sdt``) are read
+in place; a text box's paragraphs (``w:txbxContent``) and the footnotes and endnotes a paragraph
+cites follow that paragraph, as blocks of their own (style "Text Box", "Footnote", "Endnote");
+a nested table's text is part of its cell's text; a vertically merged cell's text is written
+once, in the row it starts in (the rows below get an empty cell).
 
 Pages come from the breaks the file records (:mod:`chunklab.documents.docx.pages`): every
 element gets its ``page`` and a paragraph that runs onto the next page becomes one element per
@@ -20,6 +27,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -37,7 +45,7 @@ from chunklab.documents.layout import Element, Extracted
 
 if TYPE_CHECKING:
     from docx.document import Document as DocxDocument
-    from docx.table import _Cell
+    from docx.table import Table, _Cell
     from docx.text.paragraph import Paragraph
 
 __all__ = ["extract_docx"]
@@ -52,6 +60,12 @@ def extract_docx(raw: bytes, name: str = "<docx>") -> Extracted:
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
+    if _is_strict(raw):
+        raise DocumentError(
+            name,
+            "unreadable",
+            "Strict Open XML Word file: not read; save it as a standard Word document (.docx)",
+        )
     try:
         document = docx.Document(io.BytesIO(raw))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
@@ -78,7 +92,9 @@ def extract_docx(raw: bytes, name: str = "<docx>") -> Extracted:
         parts.append(piece)
         pos += len(piece)
 
-    for block in document.iter_inner_content():
+    notes = _notes(document)
+
+    for block in _blocks(document.element.body, document._body):
         if isinstance(block, Paragraph):
             style = block.style.name if block.style is not None else "Normal"
             ppr = block._p.pPr
@@ -99,6 +115,9 @@ def extract_docx(raw: bytes, name: str = "<docx>") -> Extracted:
                 if kind == "heading":  # one element: a heading's path must not be split
                     cut = [(0, len(piece), cut[0][2])]
                 add(piece, "\n\n", cut, type=kind, level=level, style=style)
+            for extra, extra_style in _anchored(block._p, notes):  # text boxes, cited notes
+                at = spans[-1][2] if spans else pages.page
+                add(extra, "\n\n", [(0, len(extra), at)], type="paragraph", style=extra_style)
             if ppr is not None and ppr.sectPr is not None and section + 1 < len(layouts):
                 section += 1  # this paragraph ends a section; the next starts as its type says
                 pages.columns = layouts[section][1]
@@ -107,7 +126,7 @@ def extract_docx(raw: bytes, name: str = "<docx>") -> Extracted:
             tables += 1
             for r, row in enumerate(block.rows):
                 cells = _unique_cells(row.cells)
-                piece = "\t".join(" ".join(c.text.split()) for c in cells).strip()
+                piece = "\t".join(_cell_text(c, row._tr) for c in cells).strip()
                 page = row_pages(row._tr, pages)
                 if piece:
                     sep = "\n" if r and elements and elements[-1].table == tables else "\n\n"
@@ -149,6 +168,110 @@ def _unique_cells(cells: list[_Cell]) -> list[_Cell]:
         if not out or c._tc is not out[-1]._tc:
             out.append(c)
     return out
+
+
+_P, _SDT, _SDT_CONTENT, _TBL = qn("w:p"), qn("w:sdt"), qn("w:sdtContent"), qn("w:tbl")
+_TXBX, _T = qn("w:txbxContent"), qn("w:t")
+_NOTE_REFS = {qn("w:footnoteReference"): "Footnote", qn("w:endnoteReference"): "Endnote"}
+_MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+_STRICT_W = b"http://purl.oclc.org/ooxml/wordprocessingml/main"
+
+
+def _is_strict(raw: bytes) -> bool:
+    """Whether the file is Strict Open XML (python-docx reads only the transitional namespace)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as z:
+            with z.open("word/document.xml") as fh:
+                return _STRICT_W in fh.read(4096)
+    except (zipfile.BadZipFile, KeyError, OSError):
+        return False
+
+
+def _blocks(container: Any, parent: Any) -> Iterator[Paragraph | Table]:
+    """The paragraphs and tables of ``container`` in order, those inside content controls included."""
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    for child in container.iterchildren():
+        if child.tag == _P:
+            yield Paragraph(child, parent)
+        elif child.tag == _TBL:
+            yield Table(child, parent)
+        elif child.tag == _SDT:
+            for content in child.iterchildren(_SDT_CONTENT):
+                yield from _blocks(content, parent)
+
+
+def _anchored(p: Any, notes: dict[tuple[str, str], list[str]]) -> Iterator[tuple[str, str]]:
+    """The text of the text boxes anchored in paragraph ``p`` and of the notes it cites, with a style.
+
+    A text box saved twice (a drawing and its VML fallback) is read once, from the drawing.
+    """
+    for e in p.iter(_TXBX, *_NOTE_REFS):
+        if e.tag == _TXBX:
+            if any(a.tag in (_MC_FALLBACK, _TXBX) for a in e.iterancestors()):
+                continue
+            for q in e.iter(_P):
+                text = " ".join(_text_of(q).split())
+                if text:
+                    yield text, "Text Box"
+        else:
+            kind = _NOTE_REFS[e.tag]
+            for text in notes.get((kind, e.get(qn("w:id")) or ""), []):
+                yield text, kind
+
+
+def _notes(document: DocxDocument) -> dict[tuple[str, str], list[str]]:
+    """Footnotes and endnotes by ``(kind, id)``: each note's non-empty paragraphs."""
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+    from lxml import etree
+
+    out: dict[tuple[str, str], list[str]] = {}
+    for kind, reltype, tag in (
+        ("Footnote", RT.FOOTNOTES, qn("w:footnote")),
+        ("Endnote", RT.ENDNOTES, qn("w:endnote")),
+    ):
+        for rel in document.part.rels.values():
+            if rel.reltype != reltype or rel.is_external:
+                continue
+            root = etree.fromstring(rel.target_part.blob)
+            for note in root.iter(tag):
+                paragraphs = [" ".join(_text_of(q).split()) for q in note.iter(_P)]
+                out[(kind, note.get(qn("w:id")) or "")] = [t for t in paragraphs if t]
+    return out
+
+
+def _text_of(p: Any) -> str:
+    """A paragraph element's text: its ``w:t`` and tabs, outside nested text boxes."""
+    return "".join(
+        (e.text or "") if e.tag == _T else "\t" for e in p.iter(_T, qn("w:tab")) if not _inside_box(e, p)
+    )
+
+
+def _inside_box(e: Any, p: Any) -> bool:
+    """Whether ``e`` lies in a text box nested inside paragraph ``p`` (not ``p``'s own text)."""
+    for a in e.iterancestors():
+        if a is p:
+            return False
+        if a.tag == _TXBX:
+            return True
+    return False
+
+
+def _cell_text(cell: _Cell, tr: Any) -> str:
+    """A cell's text on one line, nested tables included; "" for a cell merged down from a row above."""
+    from docx.table import Table
+
+    if cell._tc.getparent() is not tr:  # python-docx repeats the top cell of a vertical merge
+        return ""
+    words: list[str] = []
+    for block in _blocks(cell._tc, cell):
+        if isinstance(block, Table):
+            for row in block.rows:
+                words.extend(_cell_text(c, row._tr) for c in _unique_cells(row.cells))
+        else:
+            words.append(block.text)
+    return " ".join(" ".join(words).split())
 
 
 class RemovedMargin(TypedDict):
