@@ -51,6 +51,32 @@ def test_content_controls_text_boxes_and_notes_are_read_in_reading_order(tmp_pat
     assert styles["Boxed warning text."] == "Text Box"
 
 
+def test_content_controls_around_runs_rows_and_cells_are_read(tmp_path):
+    def run(text: str) -> str:
+        return f'<w:r><w:t xml:space="preserve">{text}</w:t></w:r>'
+
+    def sdt(inner: str) -> str:
+        return f"<w:sdt><w:sdtPr/><w:sdtContent>{inner}</w:sdtContent></w:sdt>"
+
+    cell = "<w:tc><w:p>{}</w:p></w:tc>"
+    body = (
+        "<w:p>"
+        + run("Name: ")
+        + sdt(run("Ada Lovelace"))
+        + run(" signed.")
+        + "</w:p>"
+        + "<w:tbl><w:tblGrid><w:gridCol/><w:gridCol/></w:tblGrid>"
+        + "<w:tr>"
+        + cell.format(run("Pump"))
+        + sdt(cell.format(run("40 rpm")))
+        + "</w:tr>"
+        + sdt("<w:tr>" + cell.format(run("Valve")) + cell.format(run("shut")) + "</w:tr>")
+        + "</w:tbl>"
+    )
+    doc = load_document(docgen.docx_xml(tmp_path / "controls.docx", body))
+    assert doc.text == "Name: Ada Lovelace signed.\n\nPump\t40 rpm\nValve\tshut"
+
+
 def test_a_file_whose_only_text_is_in_a_text_box_is_read(tmp_path):
     doc = load_document(docgen.docx_xml(tmp_path / "box.docx", p("", box("Only the box has text."))))
     assert doc.text == "Only the box has text."

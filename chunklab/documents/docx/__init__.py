@@ -8,11 +8,11 @@ and footers are not body text: they are left out of ``text`` and recorded in
 :class:`~chunklab.decoding.DocumentError`, and so does a Strict Open XML file (one line: save it
 as a standard .docx).
 
-Nothing in the body is lost or doubled: paragraphs inside content controls (``w:sdt``) are read
-in place; a text box's paragraphs (``w:txbxContent``) and the footnotes and endnotes a paragraph
-cites follow that paragraph, as blocks of their own (style "Text Box", "Footnote", "Endnote");
-a nested table's text is part of its cell's text; a vertically merged cell's text is written
-once, in the row it starts in (the rows below get an empty cell).
+Nothing in the body is lost or doubled: what content controls (``w:sdt``) hold, paragraphs, rows,
+cells or runs, is read in place; a text box's paragraphs (``w:txbxContent``) and the footnotes and
+endnotes a paragraph cites follow that paragraph, as blocks of their own (style "Text Box",
+"Footnote", "Endnote"); a nested table's text is part of its cell's text; a vertically merged cell's
+text is written once, in the row it starts in (the rows below get an empty cell).
 
 Pages come from the breaks the file records (:mod:`chunklab.documents.docx.pages`): every
 element gets its ``page`` and a paragraph that runs onto the next page becomes one element per
@@ -45,7 +45,7 @@ from chunklab.documents.layout import Element, Extracted
 
 if TYPE_CHECKING:
     from docx.document import Document as DocxDocument
-    from docx.table import Table, _Cell
+    from docx.table import _Cell
     from docx.text.paragraph import Paragraph
 
 __all__ = ["extract_docx"]
@@ -93,8 +93,8 @@ def extract_docx(raw: bytes, name: str = "<docx>") -> Extracted:
         pos += len(piece)
 
     notes = _notes(document)
-
-    for block in _blocks(document.element.body, document._body):
+    _unwrap_content_controls(document.element.body)
+    for block in document.iter_inner_content():
         if isinstance(block, Paragraph):
             style = block.style.name if block.style is not None else "Normal"
             ppr = block._p.pPr
@@ -170,7 +170,7 @@ def _unique_cells(cells: list[_Cell]) -> list[_Cell]:
     return out
 
 
-_P, _SDT, _SDT_CONTENT, _TBL = qn("w:p"), qn("w:sdt"), qn("w:sdtContent"), qn("w:tbl")
+_P, _SDT, _SDT_CONTENT = qn("w:p"), qn("w:sdt"), qn("w:sdtContent")
 _TXBX, _T = qn("w:txbxContent"), qn("w:t")
 _NOTE_REFS = {qn("w:footnoteReference"): "Footnote", qn("w:endnoteReference"): "Endnote"}
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
@@ -187,19 +187,20 @@ def _is_strict(raw: bytes) -> bool:
         return False
 
 
-def _blocks(container: Any, parent: Any) -> Iterator[Paragraph | Table]:
-    """The paragraphs and tables of ``container`` in order, those inside content controls included."""
-    from docx.table import Table
-    from docx.text.paragraph import Paragraph
+def _unwrap_content_controls(body: Any) -> None:
+    """Replace every content control (``w:sdt``) in ``body`` by its content, in place.
 
-    for child in container.iterchildren():
-        if child.tag == _P:
-            yield Paragraph(child, parent)
-        elif child.tag == _TBL:
-            yield Table(child, parent)
-        elif child.tag == _SDT:
-            for content in child.iterchildren(_SDT_CONTENT):
-                yield from _blocks(content, parent)
+    Controls wrap paragraphs and tables, rows, cells and runs; python-docx reads none of what is
+    inside them, so the file's own content, unwrapped, is read as the rest is (page breaks too).
+    """
+    for sdt in list(body.iter(_SDT)):
+        parent = sdt.getparent()
+        at = parent.index(sdt)
+        for content in sdt.iterchildren(_SDT_CONTENT):
+            for child in list(content):
+                parent.insert(at, child)
+                at += 1
+        parent.remove(sdt)
 
 
 def _anchored(p: Any, notes: dict[tuple[str, str], list[str]]) -> Iterator[tuple[str, str]]:
@@ -265,7 +266,7 @@ def _cell_text(cell: _Cell, tr: Any) -> str:
     if cell._tc.getparent() is not tr:  # python-docx repeats the top cell of a vertical merge
         return ""
     words: list[str] = []
-    for block in _blocks(cell._tc, cell):
+    for block in cell.iter_inner_content():
         if isinstance(block, Table):
             for row in block.rows:
                 words.extend(_cell_text(c, row._tr) for c in _unique_cells(row.cells))
