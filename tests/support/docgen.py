@@ -275,18 +275,21 @@ def docx_xml(
     *,
     footnotes: dict[int, str] | None = None,
     endnotes: dict[int, str] | None = None,
-    namespace: str = _W_NS,
+    strict: bool = False,
 ) -> Path:
     """A Word file written by hand from WordprocessingML, for what python-docx cannot write.
 
     ``body`` is the inner XML of ``w:body`` (prefix ``w:``; ``mc:``, ``wps:`` and ``v:`` are
-    declared too); ``footnotes`` / ``endnotes`` map a note id to its text. ``namespace`` replaces
-    the ``w:`` namespace (the Strict Open XML one makes a Strict file).
+    declared too); ``footnotes`` / ``endnotes`` map a note id to its text. ``strict`` writes a Strict
+    Open XML file (its own namespaces for ``w:``, ``r:`` and the relationship types).
     """
     import zipfile
 
+    namespace = "http://purl.oclc.org/ooxml/wordprocessingml/main" if strict else _W_NS
+    rels_ns = "http://purl.oclc.org/ooxml/officeDocument/relationships" if strict else _RELS_NS
+
     decl = (
-        f'xmlns:w="{namespace}" xmlns:r="{_RELS_NS}" '
+        f'xmlns:w="{namespace}" xmlns:r="{rels_ns}" '
         'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
         'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" '
         'xmlns:v="urn:schemas-microsoft-com:vml" mc:Ignorable="wps"'
@@ -309,7 +312,7 @@ def docx_xml(
             f'<Override PartName="/word/{kind}s.xml" ContentType="application/vnd.openxmlformats-'
             f'officedocument.wordprocessingml.{kind}s+xml"/>'
         )
-        rels.append(f'<Relationship Id="r{kind}" Type="{_RELS_NS}/{kind}s" Target="{kind}s.xml"/>')
+        rels.append(f'<Relationship Id="r{kind}" Type="{rels_ns}/{kind}s" Target="{kind}s.xml"/>')
     parts["[Content_Types].xml"] = (
         '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
         '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
@@ -317,7 +320,7 @@ def docx_xml(
     )
     parts["_rels/.rels"] = (
         '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-        f'<Relationship Id="rId1" Type="{_RELS_NS}/officeDocument" Target="word/document.xml"/>'
+        f'<Relationship Id="rId1" Type="{rels_ns}/officeDocument" Target="word/document.xml"/>'
         "</Relationships>"
     )
     parts["word/_rels/document.xml.rels"] = (

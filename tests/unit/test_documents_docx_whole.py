@@ -99,12 +99,20 @@ def test_nested_table_text_is_kept_and_a_vertically_merged_cell_is_written_once(
     assert "second nested A nested B" in text
 
 
-def test_a_strict_open_xml_file_is_refused_in_one_line(tmp_path):
-    path = docgen.docx_xml(
-        tmp_path / "strict.docx", p("Text."), namespace="http://purl.oclc.org/ooxml/wordprocessingml/main"
+def test_a_strict_open_xml_file_is_read_through_its_transitional_namespaces(tmp_path):
+    body = p("Strict text.", '<w:r><w:footnoteReference w:id="1"/></w:r>')
+    doc = load_document(
+        docgen.docx_xml(tmp_path / "strict.docx", body, footnotes={1: "A note."}, strict=True)
     )
+    assert doc.text == "Strict text.\n\nA note."
+    assert doc.metadata["strict_ooxml"] is True
+
+
+def test_a_strict_file_that_still_cannot_be_read_is_refused_in_one_line(tmp_path):
+    path = docgen.docx_xml(tmp_path / "bad.docx", "<w:p><w:r><w:t>Text", strict=True)  # not well-formed
     with pytest.raises(DocumentError) as info:
         load_document(path)
     assert str(info.value) == (
-        f"{path}: Strict Open XML Word file: not read; save it as a standard Word document (.docx)"
+        f"{path}: Strict Open XML Word file that could not be read (XMLSyntaxError); "
+        "save it as a standard Word document (.docx)"
     )

@@ -5,8 +5,8 @@ style says heading and level, list item, caption or paragraph), each table one `
 block per row with its cells separated by tabs (the first row is the header). Section headers
 and footers are not body text: they are left out of ``text`` and recorded in
 ``metadata["removed"]``. A file that is not a Word document raises
-:class:`~chunklab.decoding.DocumentError`, and so does a Strict Open XML file (one line: save it
-as a standard .docx).
+:class:`~chunklab.decoding.DocumentError`. A Strict Open XML file is read through its
+transitional namespaces, or refused in one line when that fails.
 
 Nothing in the body is lost or doubled: what content controls (``w:sdt``) hold, paragraphs, rows,
 cells or runs, is read in place; a text box's paragraphs (``w:txbxContent``) and the footnotes and
@@ -55,17 +55,30 @@ _HEADING = re.compile(r"^(?:heading|título|titulo)\s*(\d)$", re.I)
 
 
 def extract_docx(raw: bytes, name: str = "<docx>") -> Extracted:
-    """The canonical text of a Word file's body, its elements (style, paragraph number), what was left out."""
+    """The canonical text of a Word file's body, its elements (style, paragraph number), what was left out.
+
+    A Strict Open XML file is read with its namespaces mapped to the transitional ones python-docx
+    knows (``metadata["strict_ooxml"]``); one that still cannot be read is refused in one line.
+    """
+    if not _is_strict(raw):
+        return _extract(raw, name)
+    try:
+        got = _extract(_transitional(raw), name)
+    except Exception as exc:
+        raise DocumentError(
+            name,
+            "unreadable",
+            f"Strict Open XML Word file that could not be read ({type(exc).__name__}); "
+            "save it as a standard Word document (.docx)",
+        ) from None
+    return Extracted(got.text, got.elements, got.title, {**(got.metadata or {}), "strict_ooxml": True})
+
+
+def _extract(raw: bytes, name: str) -> Extracted:
     import docx
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
-    if _is_strict(raw):
-        raise DocumentError(
-            name,
-            "unreadable",
-            "Strict Open XML Word file: not read; save it as a standard Word document (.docx)",
-        )
     try:
         document = docx.Document(io.BytesIO(raw))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
@@ -175,6 +188,19 @@ _TXBX, _T = qn("w:txbxContent"), qn("w:t")
 _NOTE_REFS = {qn("w:footnoteReference"): "Footnote", qn("w:endnoteReference"): "Endnote"}
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 _STRICT_W = b"http://purl.oclc.org/ooxml/wordprocessingml/main"
+#: Strict Open XML namespaces (ISO/IEC 29500-1) -> the transitional ones of the same vocabulary
+_STRICT_NAMESPACES = {
+    _STRICT_W: b"http://schemas.openxmlformats.org/wordprocessingml/2006/main",
+    b"http://purl.oclc.org/ooxml/officeDocument/relationships": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/math": b"http://schemas.openxmlformats.org/officeDocument/2006/math",
+    b"http://purl.oclc.org/ooxml/drawingml/main": b"http://schemas.openxmlformats.org/drawingml/2006/main",
+    b"http://purl.oclc.org/ooxml/drawingml/wordprocessingDrawing": (
+        b"http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
+    ),
+    b"http://purl.oclc.org/ooxml/drawingml/picture": b"http://schemas.openxmlformats.org/drawingml/2006/picture",
+}
 
 
 def _is_strict(raw: bytes) -> bool:
@@ -201,6 +227,19 @@ def _unwrap_content_controls(body: Any) -> None:
                 parent.insert(at, child)
                 at += 1
         parent.remove(sdt)
+
+
+def _transitional(raw: bytes) -> bytes:
+    """A Strict Open XML package rewritten with transitional namespaces (relationship types included)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(raw)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith((".xml", ".rels")):
+                for strict, transitional in _STRICT_NAMESPACES.items():
+                    data = data.replace(strict, transitional)
+            dst.writestr(info.filename, data)
+    return out.getvalue()
 
 
 def _anchored(p: Any, notes: dict[tuple[str, str], list[str]]) -> Iterator[tuple[str, str]]:
