@@ -97,6 +97,8 @@ def extract_pdf(raw: bytes, name: str = "<pdf>") -> Extracted:
         "pages_without_text": [i + 1 for i, segs in enumerate(pages) if not segs],
         "extractor": "pypdfium2",
     }
+    if stats["surrogate_pairs"]:  # characters outside the BMP, each read from its two UTF-16 halves
+        metadata["surrogate_pairs"] = stats["surrogate_pairs"]
     heads = [e for e in elements if e.type == "heading" and e.level == 1]
     if title is None and heads:
         title = " ".join(text[heads[0].start : heads[0].end].split())
