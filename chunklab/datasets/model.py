@@ -193,16 +193,17 @@ class QuoteNotFoundError(ValueError):
 def locate_quote(text: str, quote: str) -> tuple[int, int]:
     """The ``(start, end)`` offsets of ``quote`` in ``text``, matched as people type quotes.
 
-    The rule: a quote that occurs verbatim exactly once is that span. Else it is matched with
-    the typing tolerated: any run of whitespace in the quote matches any run of whitespace in the
-    text (a line break where the reader typed a space, two spaces for one); two letters typed
-    together also match a word hyphenated at a line end ("hyphen-" at the end of a line and
-    "ation" on the next, or a soft hyphen); a hyphen typed matches one followed by a line break;
-    straight and curly quotation marks and apostrophes match each other; spaces around the
-    quote are ignored. The span is always the text's own characters: ``text[start:end]`` is the
-    source as written (with its line breaks and hyphen), never the quote. ValueError unless the
-    quote occurs exactly once; :class:`QuoteNotFoundError` when it does not occur, with the
-    nearest miss (the longest start of the quote found, where, and what the text has after it).
+    The rule: a quote that occurs verbatim exactly once is that span. Else it is matched with the typing
+    tolerated: any run of whitespace in the quote matches any run of whitespace in the text (a line
+    break where the reader typed a space, two spaces for one); two letters typed together also match a
+    word hyphenated at a line end ("hyphen-" at the end of a line and "ation" on the next, or a soft
+    hyphen); a hyphen typed between two letters matches one followed by a line break, or none at all (an
+    extraction that joined a line-broken "camera-" "ready" into "cameraready"); straight and curly
+    quotation marks and apostrophes match each other; spaces around the quote are ignored. The span is
+    always the text's own characters: ``text[start:end]`` is the source as written (with its line breaks
+    and hyphen), never the quote. ValueError unless the quote occurs exactly once;
+    :class:`QuoteNotFoundError` when it does not occur, with the nearest miss (the longest start of the
+    quote found, where, and what the text has after it).
     """
     count = text.count(quote)
     if count == 1:
@@ -237,7 +238,8 @@ def _typed(quote: str) -> re.Pattern[str]:
         if ch in _TYPED_ALIKE:
             parts.append(f"[{re.escape(_TYPED_ALIKE[ch])}]")
         elif ch in "-\u2010":
-            parts.append(r"[-\u2010](?:[ \t]*\r?\n\s*)?")
+            between_letters = 0 < i < len(quote) - 1 and quote[i - 1].isalnum() and quote[i + 1].isalnum()
+            parts.append(r"(?:[-\u2010](?:[ \t]*\r?\n\s*)?)" + ("?" if between_letters else ""))
         else:
             parts.append(re.escape(ch))
     return re.compile("".join(parts))

@@ -256,6 +256,8 @@ def test_a_word_hyphenated_at_a_line_end_matches_the_word_typed_whole():
     start, end = locate_quote(text, "a camera-ready report")
     assert text[start:end] == "a camera-\nready report"
     assert locate_quote("It\u2019s \u201cdone\u201d.", 'It\'s "done"') == (0, 11)
+    # an extraction that dropped the hyphen of a line-broken compound still finds the typed one
+    assert locate_quote("a cameraready report", "a camera-ready report") == (0, 20)
 
 
 def test_a_typed_quote_found_twice_is_ambiguous():
