@@ -58,3 +58,11 @@ def module_cache(tmp_path_factory: pytest.TempPathFactory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CHUNKLAB_CACHE", str(folder))
         yield folder
+
+
+@pytest.fixture(autouse=True)
+def _ocr_settings_per_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts from the default OCR settings and leaves none behind: a command run in a test
+    sets them for its whole process (``os.environ``, which its workers inherit)."""
+    monkeypatch.delenv("CHUNKLAB_OCR", raising=False)
+    monkeypatch.delenv("CHUNKLAB_OCR_ENGINE", raising=False)

@@ -81,9 +81,9 @@ def add_strategy_arguments(p: argparse.ArgumentParser, names: list[str]) -> None
     p.add_argument(
         "--ocr",
         choices=("auto", "always", "never"),
-        default="auto",
+        default=None,
         help="read pages by OCR: auto (PDF pages without a text layer, and PNG/JPEG/TIFF files), "
-        "always (every PDF page), never (default auto)",
+        "always (every PDF page), never (default: $CHUNKLAB_OCR, else auto)",
     )
     p.add_argument(
         "--ocr-engine",

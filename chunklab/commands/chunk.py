@@ -29,7 +29,7 @@ from chunklab.commands._output import atomic_output
 from chunklab.commands.arguments import add_strategy_arguments, strategy_from_args
 from chunklab.ingest.plan import WorkItem
 from chunklab.ingest.pool import map_ordered
-from chunklab.ingest.report import IngestReport, problem_of, report_lines
+from chunklab.ingest.report import IngestReport, document_notes, problem_of, report_lines
 from chunklab.ingest.stages import ChunkConfig
 from chunklab.words import counted, plural
 
@@ -82,6 +82,8 @@ class FileResult:
     over_budget_marked: int = 0
     fallback: str | None = None
     decode_problem: str | None = None
+    #: what the summary says of a file read with a gap (:func:`chunklab.ingest.report.document_notes`)
+    notes: list[str] = field(default_factory=list)
     #: None when chunked; else (pile, reason, detail) with pile "skipped" or "failed"
     problem: tuple[str, str, str] | None = None
 
@@ -103,7 +105,7 @@ class Summary:
         if r.problem is not None:
             self.report.problem(r.path, *r.problem)
             return
-        self.report.document_ok(r.path, r.decode_problem)
+        self.report.document_ok(r.path, r.decode_problem, r.notes)
         self.nbytes += r.nbytes
         self.chunks += len(r.sizes)
         self.sizes.extend(r.sizes)
@@ -182,19 +184,25 @@ class _Config:
 def chunk_file(path: str, config: _Config) -> FileResult:
     """Read and chunk one file (runs in a worker process); never raises, problems are reported.
 
-    The document and its chunks come from the load-and-chunk stage every ingest engine runs
+    Any failure to read the file (a loader crash included) or to chunk it, and chunks that
+    would not encode as UTF-8, make this file's one problem line; the run goes on. The document
+    and its chunks come from the load-and-chunk stage every ingest engine runs
     (:func:`chunklab.ingest.stages.load`, :func:`~chunklab.ingest.stages.chunk`), so ``chunk``
     and ``index`` give the same chunks; this adds the sizes, over-budget and fallback counts.
     """
-    from chunklab.documents import DocumentError
     from chunklab.ingest.stages import chunk, load
 
     try:
         doc = load(WorkItem(path, config.root), config.chunking.strict)
-    except DocumentError as exc:
+    except Exception as exc:  # a DocumentError, or a loader's crash: this file's problem, not the run's
         return FileResult(path, problem=problem_of(exc))
     try:
         chunks = chunk(doc, config.chunking)
+        lines = ""
+        if config.want_lines and chunks:
+            dumps = json.dumps
+            lines = "".join(dumps(c.to_dict(), ensure_ascii=False, default=str) + "\n" for c in chunks)
+            lines.encode("utf-8")  # what the output file cannot take fails this file here, not the run
     except Exception as exc:  # a chunker bug on one file: reported as failed, the run goes on
         return FileResult(path, doc.metadata["bytes"], doc.format, problem=problem_of(exc))
     from chunklab.units import length_function
@@ -206,10 +214,6 @@ def chunk_file(path: str, config: _Config) -> FileResult:
     fallback = next(
         (str(c.metadata.get("fallback_reason")) for c in chunks if c.metadata.get("fallback")), None
     )
-    lines = ""
-    if config.want_lines and chunks:
-        dumps = json.dumps
-        lines = "".join(dumps(c.to_dict(), ensure_ascii=False, default=str) + "\n" for c in chunks)
     return FileResult(
         path,
         doc.metadata["bytes"],
@@ -220,6 +224,7 @@ def chunk_file(path: str, config: _Config) -> FileResult:
         sum(1 for c in over if c.metadata.get("oversize")),
         fallback,
         doc.metadata.get("decode_problem"),
+        document_notes(doc.metadata),
     )
 
 

@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
 
     from chunklab.embed import get_encoder
     from chunklab.evaluate import Benchmark, load_dataset
+    from chunklab.ingest.report import document_notes
 
     check_positive_int(args.k, "--k")
     strategies = build_strategies(args)
@@ -143,12 +144,13 @@ def run(args: argparse.Namespace) -> int:
     )
     for problem in dataset.skipped:
         print(f"skipped: {problem}", file=sys.stderr)
-    for doc in dataset.documents:  # decoded by a fallback encoding, as chunklab index reports it
-        decoding = getattr(doc, "metadata", {}).get("decode_problem")  # a corpus file (Document)
-        if decoding:
-            print(
-                f"fallback-decoded: {getattr(doc, 'path', None) or doc.doc_id}: {decoding}", file=sys.stderr
-            )
+    for doc in dataset.documents:  # a fallback decoding or a gap, as chunklab index reports them
+        metadata = getattr(doc, "metadata", {})  # a corpus file (Document)
+        where = getattr(doc, "path", None) or doc.doc_id
+        if metadata.get("decode_problem"):
+            print(f"fallback-decoded: {where}: {metadata['decode_problem']}", file=sys.stderr)
+        for note in document_notes(metadata):
+            print(f"noted: {where}: {note}", file=sys.stderr)
     bench = Benchmark(
         dataset,
         strategies,

@@ -11,6 +11,7 @@ are located to character spans by :func:`locate_answers`, the one answer locator
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
@@ -21,6 +22,7 @@ __all__ = [
     "Dataset",
     "GoldQuestion",
     "QuestionSet",
+    "QuoteNotFoundError",
     "locate_answers",
     "locate_quote",
     "preview",
@@ -156,8 +158,10 @@ def locate_answers(
 ) -> tuple[list[str], list[tuple[int, int]]] | None:
     """The quotes of ``answer`` (a quote or a non-empty list of them) and their spans in ``text``.
 
-    Each quote must occur exactly once in ``text``. Every problem is appended to ``problems``
-    as ``"{where}: ..."`` (naming ``doc_name``), and then ``None`` is returned.
+    Each quote must occur exactly once in ``text``, as :func:`locate_quote` matches it (line
+    breaks, runs of whitespace and end-of-line hyphenation as a reader types them). Every problem
+    is appended to ``problems`` as ``"{where}: ..."`` (naming ``doc_name``, and for a quote not
+    found the nearest miss seen), and then ``None`` is returned.
     """
     quotes = [answer] if isinstance(answer, str) else answer
     if (
@@ -171,18 +175,96 @@ def locate_answers(
     for quote in quotes:
         try:
             spans.append(locate_quote(text, quote))
+        except QuoteNotFoundError as exc:
+            problems.append(f"{where}: answer quote {preview(quote)} {exc} in {doc_name}; {exc.near}")
         except ValueError as exc:
             problems.append(f"{where}: answer quote {preview(quote)} {exc} in {doc_name}")
     return (list(quotes), spans) if len(spans) == len(quotes) else None
 
 
+class QuoteNotFoundError(ValueError):
+    """A quote :func:`locate_quote` did not find; ``near`` says the nearest miss it saw."""
+
+    def __init__(self, near: str) -> None:
+        super().__init__("not found")
+        self.near = near
+
+
 def locate_quote(text: str, quote: str) -> tuple[int, int]:
-    """The ``(start, end)`` offsets of ``quote`` in ``text``; ValueError unless it occurs exactly once."""
+    """The ``(start, end)`` offsets of ``quote`` in ``text``, matched as people type quotes.
+
+    The rule: a quote that occurs verbatim exactly once is that span. Else it is matched with the typing
+    tolerated: any run of whitespace in the quote matches any run of whitespace in the text (a line
+    break where the reader typed a space, two spaces for one); two letters typed together also match a
+    word hyphenated at a line end ("hyphen-" at the end of a line and "ation" on the next, or a soft
+    hyphen); a hyphen typed between two letters matches one followed by a line break, or none at all (an
+    extraction that joined a line-broken "camera-" "ready" into "cameraready"); straight and curly
+    quotation marks and apostrophes match each other; spaces around the quote are ignored. The span is
+    always the text's own characters: ``text[start:end]`` is the source as written (with its line breaks
+    and hyphen), never the quote. ValueError unless the quote occurs exactly once;
+    :class:`QuoteNotFoundError` when it does not occur, with the nearest miss (the longest start of the
+    quote found, where, and what the text has after it).
+    """
     count = text.count(quote)
-    if count != 1:
-        raise ValueError("not found" if count == 0 else f"found {count} times (ambiguous: quote more of it)")
-    start = text.index(quote)
-    return start, start + len(quote)
+    if count == 1:
+        start = text.index(quote)
+        return start, start + len(quote)
+    if count > 1:
+        raise ValueError(f"found {count} times (ambiguous: quote more of it)")
+    found = [m.span() for m in _typed(quote.strip()).finditer(text)]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise ValueError(f"found {len(found)} times (ambiguous: quote more of it)")
+    raise QuoteNotFoundError(_nearest_miss(text, quote))
+
+
+#: characters a reader may type for one another: straight and curly quotation marks, apostrophes
+_TYPED_ALIKE = {c: group for group in ("'\u2018\u2019\u02bc", '"\u201c\u201d') for c in group}
+#: what may lie between two letters a reader typed together: a soft hyphen, or a hyphen ending a line
+_LINE_END_HYPHEN = r"(?:\u00ad\s*|[-\u2010][ \t]*\r?\n\s*)?"
+
+
+def _typed(quote: str) -> re.Pattern[str]:
+    """The pattern that finds ``quote`` as typed in a text (the rule of :func:`locate_quote`)."""
+    parts: list[str] = []
+    for i, ch in enumerate(quote):
+        if ch.isspace():
+            if not quote[i - 1].isspace():
+                parts.append(r"\s+")
+            continue
+        if i and quote[i - 1].isalnum() and ch.isalnum():
+            parts.append(_LINE_END_HYPHEN)
+        if ch in _TYPED_ALIKE:
+            parts.append(f"[{re.escape(_TYPED_ALIKE[ch])}]")
+        elif ch in "-\u2010":
+            between_letters = 0 < i < len(quote) - 1 and quote[i - 1].isalnum() and quote[i + 1].isalnum()
+            parts.append(r"(?:[-\u2010](?:[ \t]*\r?\n\s*)?)" + ("?" if between_letters else ""))
+        else:
+            parts.append(re.escape(ch))
+    return re.compile("".join(parts))
+
+
+def _nearest_miss(text: str, quote: str) -> str:
+    """What the text has that comes closest to ``quote``: the longest start of it found, and where."""
+    words = quote.split()
+    lo, hi, where = 0, len(words), None  # the first ``lo`` words are found (at ``where``)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        m = _typed(" ".join(words[:mid])).search(text)
+        if m is None:
+            hi = mid - 1
+        else:
+            lo, where = mid, m
+    if where is None:
+        return f"not even its first word {preview(words[0], 30)} is in the text"
+    line = text.count("\n", 0, where.start()) + 1
+    has = preview(text[where.end() : where.end() + 40], 40)
+    wants = preview(" ".join(words[lo:]), 40)
+    return (
+        f"nearest miss: its first {lo} of {len(words)} words are at offset {where.start()} (line {line}), "
+        f"then the text has {has} where the quote has {wants}"
+    )
 
 
 def preview(text: str, limit: int = 70) -> str:

@@ -10,7 +10,10 @@ one table of formats: extensions, and the loader of each laid-out format.
 
 Bytes that are not valid in the expected encoding are decoded by an explicit fallback
 (windows-1252, else Latin-1, which decode any byte) and the reason is kept in
-``metadata["decode_problem"]``; ``strict=True`` refuses such a file instead. The decoder
+``metadata["decode_problem"]``; ``strict=True`` refuses such a file instead. Whatever the
+format, the text given on is encodable as UTF-8: a lone UTF-16 surrogate is replaced by U+FFFD
+and counted in ``metadata["lone_surrogates"]`` (:mod:`chunklab.documents.characters`), and a
+loader's crash on a file is a :class:`DocumentError` naming it ("unreadable"). The decoder
 itself (``decode_bytes``, ``binary_reason``) lives in :mod:`chunklab.decoding` and is
 exported from here.
 """
@@ -28,6 +31,7 @@ from pathlib import PurePath
 from typing import Any
 
 from chunklab.decoding import Decoded, DocumentError, binary_reason, decode_bytes
+from chunklab.documents.characters import combine_surrogates, replace_lone_surrogates
 from chunklab.documents.formats import EXTENSIONS, FORMATS, LAID_OUT, DocumentFormat
 from chunklab.documents.layout import Element, locate, where
 
@@ -208,13 +212,14 @@ def load_bytes(
     meta: dict[str, object] = {"encoding": decoded.encoding, "bytes": len(raw)}
     if decoded.problem:
         meta["decode_problem"] = decoded.problem
+    text = _encodable(combine_surrogates(decoded.text), meta)
     where = os.path.abspath(name)  # chunk metadata keeps it: the same from any working directory
     return Document(
         doc_id or doc_id_for(where, root if root is not None else os.path.dirname(where)),
-        decoded.text,
+        text,
         where,
         format,
-        _title(decoded.text, format) or os.path.basename(name),
+        _title(text, format) or os.path.basename(name),
         meta,
     )
 
@@ -319,20 +324,38 @@ def _load_laid_out(
     """A PDF, Word file or notebook through its format's loader: canonical text plus the element map."""
     loader = FORMATS[fmt].loader
     assert loader is not None  # only laid-out formats come here
-    got = loader(raw, name)
+    try:
+        got = loader(raw, name)
+    except DocumentError:
+        raise
+    except Exception as exc:  # a loader's crash on one file is that file's problem, named, never the run's
+        detail = f"the {fmt} loader failed: {type(exc).__name__}: {exc}"
+        raise DocumentError(name, "unreadable", detail) from exc
     if not got.text.strip():
         raise DocumentError(name, "empty", f"no text in this {fmt} file")
     where_ = os.path.abspath(name)
     meta = {"bytes": len(raw), "extracted_chars": len(got.text), **(got.metadata or {})}
+    # the loader combined surrogate pairs before it counted offsets: the halves left are replaced one
+    # for one, so the element map still holds
+    text = _encodable(got.text, meta)
+    title = replace_lone_surrogates(got.title)[0] if got.title else None
     return Document(
         doc_id or doc_id_for(where_, root if root is not None else os.path.dirname(where_)),
-        got.text,
+        text,
         where_,
         fmt,
-        got.title or os.path.basename(name),
+        title or os.path.basename(name),
         meta,
         got.elements,
     )
+
+
+def _encodable(text: str, meta: dict[str, Any]) -> str:
+    """``text`` with its lone surrogates replaced (:func:`replace_lone_surrogates`), counted in ``meta``."""
+    text, lone = replace_lone_surrogates(text)
+    if lone:
+        meta["lone_surrogates"] = lone
+    return text
 
 
 def _read_regular(name: str) -> bytes:

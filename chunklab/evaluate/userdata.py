@@ -17,9 +17,9 @@ one of three formats (documented in ``chunklab/data/docs/FORMAT.md``):
 
 Corpus files are read as ``chunklab index`` reads them: a file in another encoding is decoded
 by the reported fallback (``metadata["decode_problem"]``), a binary file is skipped (and listed
-in ``dataset.skipped``). Every problem found is reported at once in one ``ValueError``; with
-``on_error="skip"`` the unreadable files and bad questions are left out instead (and listed
-in ``dataset.skipped``).
+in ``dataset.skipped``), and so is one its loader fails on (a broken PDF or Word file: one line
+naming it; the run goes on). Every problem found is reported at once in one ``ValueError``;
+with ``on_error="skip"`` the bad questions are left out instead (and listed in ``dataset.skipped``).
 The result is a :class:`chunklab.datasets.model.QuestionSet` of
 :class:`chunklab.documents.Document` and :class:`UserQuestion`.
 """
@@ -89,7 +89,7 @@ def load_user_dataset(
     else:
         if qpath is None:
             raise ValueError(f"the {fmt} format needs --questions FILE")
-        documents = _read_corpus(root, problems, not_documents)
+        documents = _read_corpus(root, not_documents)
         by_id = {d.doc_id: d for d in documents}
         rows = _read_rows(qpath)
         parse = _quote_question if fmt == "quotes" else _span_question
@@ -141,21 +141,19 @@ def detect_format(corpus_dir: Path, questions: Path | None) -> str:
 # ------------------------------------------------------------------------------ corpus and rows
 
 
-def _read_corpus(root: Path, problems: list[str], skipped: list[str]) -> list[Document]:
+def _read_corpus(root: Path, skipped: list[str]) -> list[Document]:
     """The documents under ``root``, read as ``chunklab index`` reads them (one loader, one policy).
 
     A file that needs a fallback encoding is decoded by it (``metadata["decode_problem"]``
-    says so); a file that is not a document (binary, not regular) goes to ``skipped``; one
-    that cannot be read is a problem.
+    says so); a file that is not a document (binary, not regular) or that its loader cannot
+    read (a broken PDF, a loader crash) goes to ``skipped`` as one line naming it, and the
+    run goes on, as ``index`` goes on past it; a question about such a file is a problem.
     """
     from chunklab.documents import DocumentError, iter_documents
-    from chunklab.ingest.report import problem_of
 
     errors: list[DocumentError] = []
     documents = list(iter_documents([str(root)], root=str(root), errors=errors))
-    for e in errors:
-        pile, _, detail = problem_of(e)
-        (skipped if pile == "skipped" else problems).append(f"{CORPUS_FILE} {e.path}: {detail}")
+    skipped.extend(f"{CORPUS_FILE} {e.path}: {e.detail}" for e in errors)
     return documents
 
 

@@ -11,6 +11,7 @@ built by one is updated by any other, embedding only what changed.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -180,15 +181,17 @@ def open_sink(options: IngestOptions, config: CollectionConfig, encoder: Encoder
 
 def tally(report: IngestReport, table: pa.Table) -> None:
     """Count an embedded table's rows into ``report``: documents, problems, chunks, truncations."""
-    columns = ("status", "source", "error", "truncated")
-    for status, source, error, truncated in zip(*(table.column(c).to_pylist() for c in columns), strict=True):
+    columns = ("status", "source", "error", "truncated", "metadata")
+    for status, source, error, truncated, meta in zip(
+        *(table.column(c).to_pylist() for c in columns), strict=True
+    ):
         if status == "embed":
             report.added += 1
             report.over_window += bool(truncated)
         elif status == "unchanged":
             report.unchanged += 1
-        elif status == "document":
-            report.document_ok(source, error or None)
+        elif status == "document":  # its metadata holds the document's notes, if any
+            report.document_ok(source, error or None, json.loads(meta).get("notes", []) if meta else [])
         else:
             reason, _, detail = error.partition(": ")
             report.problem(source, status, reason, detail)

@@ -3,7 +3,9 @@
 Every file a run is given ends up in exactly one pile: **ok** (read and chunked; possibly
 decoded by a reported fallback encoding), **skipped** (not a document: binary, not a regular
 file, undecodable under ``--strict``; :data:`SKIP_REASONS`) or **failed** (could not be read,
-the chunker crashed, the worker process died). ``chunklab chunk`` fills the piles only;
+the chunker crashed, the worker process died). An ok file read with a gap is also **noted**
+(:func:`document_notes`: pages without a text layer, characters that had to be replaced), so
+the summary names it and its pages, not only its metadata. ``chunklab chunk`` fills the piles only;
 an ingest run also counts the chunks: added (embedded and written), unchanged (already
 stored as they are: not embedded again), deleted (stale chunks of a re-indexed document,
 pruned documents), and the chunks longer than the model's window.
@@ -12,7 +14,7 @@ pruned documents), and the chunks longer than the model's window.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -24,6 +26,7 @@ __all__ = [
     "SKIP_REASONS",
     "FilePiles",
     "IngestReport",
+    "document_notes",
     "problem_of",
     "report_lines",
     "truncation_warning",
@@ -35,6 +38,33 @@ SKIP_REASONS = frozenset(
 )
 #: how many files of each pile the printed summary names
 SHOWN = 10
+
+
+def document_notes(metadata: Mapping[str, Any]) -> list[str]:
+    """What a run summary says of a document read with a gap, from its metadata (empty: nothing to say).
+
+    ``pages_without_text`` (a PDF page with no text layer, e.g. scanned) gives ``"no text
+    layer: pages 4, 7"``; ``lone_surrogates`` (half characters the loader replaced by U+FFFD)
+    gives ``"3 broken characters replaced by U+FFFD"``; ``ocr_pages`` (pages read by OCR) gives
+    ``"read by OCR (tesseract): page 4"``, and ``ocr_error`` says why a page without text was not.
+    """
+    notes = []
+    pages = metadata.get("pages_without_text") or []
+    if pages:
+        notes.append(f"no text layer: {_pages(pages)}")
+        if metadata.get("ocr_error"):
+            notes.append(f"not read by OCR: {metadata['ocr_error']}")
+    ocr = metadata.get("ocr_pages") or []
+    if ocr:
+        notes.append(f"read by OCR ({metadata.get('ocr_engine', 'ocr')}): {_pages(ocr)}")
+    lone = metadata.get("lone_surrogates") or 0
+    if lone:
+        notes.append(f"{counted(lone, 'broken character')} (lone UTF-16 surrogates) replaced by U+FFFD")
+    return notes
+
+
+def _pages(pages: list[int]) -> str:
+    return f"{'page' if len(pages) == 1 else 'pages'} {', '.join(map(str, pages))}"
 
 
 def problem_of(exc: BaseException) -> tuple[str, str, str]:
@@ -51,6 +81,7 @@ class FilePiles(TypedDict):
     skipped: list[list[str]]
     failed: list[list[str]]
     fallback_decoded: list[list[str]]
+    noted: list[list[str]]
     reasons: dict[str, int]
 
 
@@ -65,6 +96,7 @@ class IngestReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     fallback_decoded: list[tuple[str, str]] = field(default_factory=list)
+    noted: list[tuple[str, str]] = field(default_factory=list)  # ok files read with a gap: document_notes
     reasons: Counter[str] = field(default_factory=Counter)
     added: int = 0  # chunks embedded and written
     unchanged: int = 0  # chunks already stored as they are: neither embedded nor written
@@ -81,14 +113,17 @@ class IngestReport:
 
     # -- files ------------------------------------------------------------------------
     def document(self, doc: Document) -> None:
-        """Count a document read and chunked (noting a fallback decoding)."""
-        self.document_ok(doc.path or doc.doc_id, doc.metadata.get("decode_problem"))
+        """Count a document read and chunked (noting a fallback decoding and :func:`document_notes`)."""
+        self.document_ok(
+            doc.path or doc.doc_id, doc.metadata.get("decode_problem"), document_notes(doc.metadata)
+        )
 
-    def document_ok(self, path: str, decode_problem: str | None = None) -> None:
-        """Count a document read and chunked, by its path and decoding problem (None or "")."""
+    def document_ok(self, path: str, decode_problem: str | None = None, notes: Sequence[str] = ()) -> None:
+        """Count a document read and chunked, by its path, decoding problem (None or "") and notes."""
         self.ok += 1
         if decode_problem:
             self.fallback_decoded.append((path, decode_problem))
+        self.noted.extend((path, note) for note in notes)
 
     def error(self, exc: DocumentError) -> None:
         """Count a file that could not become a document: skipped or failed by its reason."""
@@ -125,6 +160,7 @@ class IngestReport:
             "skipped": [list(x) for x in self.skipped],
             "failed": [list(x) for x in self.failed],
             "fallback_decoded": [list(x) for x in self.fallback_decoded],
+            "noted": [list(x) for x in self.noted],
             "reasons": dict(sorted(self.reasons.items())),
         }
 
@@ -197,6 +233,7 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
         ("failed", report["failed"]),
         ("skipped", report["skipped"]),
         ("fallback-decoded", report["fallback_decoded"]),
+        ("noted", report.get("noted", [])),
     )
     counts = f"ok {report['ok']:,}, skipped {len(report['skipped']):,}, failed {len(report['failed']):,}"
     out = [

@@ -30,7 +30,7 @@ from chunklab.chunkers.catalog import StrategySpec
 from chunklab.documents import Document
 from chunklab.embed import DEFAULT_MODEL, get_encoder
 from chunklab.ingest.plan import WorkItem
-from chunklab.ingest.report import problem_of
+from chunklab.ingest.report import document_notes, problem_of
 from chunklab.retrieval.filters import fingerprint, metadata_json
 
 if TYPE_CHECKING:
@@ -145,19 +145,39 @@ def chunk_items(batch: pa.Table, config: ChunkConfig, known: frozenset[int] = fr
             chunks = chunk(doc, config)
             if config.context:
                 chunks = context(chunks, doc)
-        except Exception as exc:  # a bad document is reported, never raised
+            document_rows = _document_rows(doc, chunks, item.source, config, known)
+        except Exception as exc:  # a bad document is reported, never raised, and none of its rows is kept
             pile, reason, detail = problem_of(exc)
             _append(rows, "", item.doc_id, 0, 0, "", "{}", "", item.source, pile, f"{reason}: {detail}", 0)
             continue
-        _append(
-            rows, "", doc.doc_id, 0, 0, "", "{}", "", item.source, "document", _decoding(doc), len(chunks)
-        )
-        for c in chunks:
-            meta = metadata_json(c.metadata)
-            status = "unchanged" if fingerprint(c.id, c.text, meta) in known else "embed"
-            embed = (embedding_text(c) if config.embed_context else c.text) if status == "embed" else ""
-            _append(rows, c.id, c.doc_id, c.start, c.end, c.text, meta, embed, item.source, status, "", 0)
+        for values in document_rows:
+            _append(rows, *values)
     return pa.table(rows, schema=CHUNK_SCHEMA)
+
+
+def _document_rows(
+    doc: Document, chunks: list[Chunk], source: str, config: ChunkConfig, known: frozenset[int]
+) -> list[tuple[str | int, ...]]:
+    """The document row (its notes in ``metadata``) and chunk rows of one document.
+
+    Every string is checked to encode as UTF-8 here, so a text Arrow cannot take fails this
+    document alone (its problem row), never the batch and the store behind it.
+    """
+    notes = document_notes(doc.metadata)
+    doc_meta = metadata_json({"notes": notes}) if notes else "{}"
+    out: list[tuple[str | int, ...]] = [
+        ("", doc.doc_id, 0, 0, "", doc_meta, "", source, "document", _decoding(doc), len(chunks))
+    ]
+    for c in chunks:
+        meta = metadata_json(c.metadata)
+        status = "unchanged" if fingerprint(c.id, c.text, meta) in known else "embed"
+        embed = (embedding_text(c) if config.embed_context else c.text) if status == "embed" else ""
+        out.append((c.id, c.doc_id, c.start, c.end, c.text, meta, embed, source, status, "", 0))
+    for row in out:
+        for value in row:
+            if isinstance(value, str):
+                value.encode("utf-8")  # UnicodeEncodeError names the character and where it is
+    return out
 
 
 def problem_table(items: Sequence[WorkItem], reason: str, detail: str) -> pa.Table:

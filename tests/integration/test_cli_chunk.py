@@ -23,7 +23,7 @@ def tree(tmp_path):
     (root / "pkg" / "bad.py").write_text(BAD_PY)
     (root / "guide.md").write_text(MD)
     (root / "page.html").write_text(HTML)
-    (root / "image.png").write_bytes(b"\x89PNG not text")
+    (root / "image.gif").write_bytes(b"GIF89a not text")  # not a document format: not walked
     return root
 
 
@@ -39,7 +39,7 @@ def test_structural_run_writes_exact_chunks_and_a_summary(tree, tmp_path, capsys
     rows = read_jsonl(out)
     docs = {r["doc_id"] for r in rows}
     assert {"pkg/good.py", "guide.md", "page.html"} <= docs  # relative to the corpus root
-    assert not any(d.endswith(".png") for d in docs)
+    assert not any(d.endswith(".gif") for d in docs)
     for r in rows:
         c = Chunk.from_dict(r)
         assert c.id == r["id"]

@@ -147,18 +147,7 @@ def pdf_table(path: str | Path, lead: str, rows: list[list[str]], caption: str, 
 
 def pdf_scanned(path: str | Path, pages: int = 2) -> Path:
     """Pages that hold only an image of text: no text layer."""
-    from PIL import Image, ImageDraw
-
-    pdf = _pdf()
-    for _ in range(pages):
-        img = Image.new("L", (600, 300), 255)
-        ImageDraw.Draw(img).text((20, 20), "This page was scanned", fill=0)
-        buf = io.BytesIO()
-        img.save(buf, format="PNG")
-        pdf.add_page()
-        pdf.image(buf, x=20, y=20, w=170)
-    pdf.output(str(path))
-    return Path(path)
+    return pdf_partly_scanned(path, [None] * pages)
 
 
 def pdf_encrypted(path: str | Path, text: str = "A secret paragraph.") -> Path:
@@ -170,6 +159,56 @@ def pdf_encrypted(path: str | Path, text: str = "A secret paragraph.") -> Path:
     pdf.multi_cell(0, 5.5, text)
     pdf.output(str(path))
     return Path(path)
+
+
+def pdf_partly_scanned(path: str | Path, pages: list[list[str] | None]) -> Path:
+    """One paragraph list per page, or None for a page that holds only an image of text (no text layer)."""
+    from PIL import Image, ImageDraw
+
+    pdf = _pdf()
+    for paragraphs in pages:
+        pdf.add_page()
+        if paragraphs is None:
+            img = Image.new("L", (600, 300), 255)
+            ImageDraw.Draw(img).text((20, 20), "This page was scanned", fill=0)
+            buf = io.BytesIO()
+            img.save(buf, format="PNG")
+            pdf.image(buf, x=20, y=20, w=170)
+        else:
+            pdf.set_xy(20, 25)
+            _set_paragraphs(pdf, "dv", paragraphs)
+    pdf.output(str(path))
+    return Path(path)
+
+
+def pdf_serif(path: str | Path, paragraphs: list[str]) -> Path:
+    """Paragraphs set in DejaVu Serif, which has the math italic letters outside the BMP (U+1D400...)."""
+    pdf = _pdf()
+    pdf.add_font("dvs", "", os.path.join(matplotlib.get_data_path(), "fonts", "ttf", "DejaVuSerif.ttf"))
+    pdf.add_page()
+    _set_paragraphs(pdf, "dvs", paragraphs)
+    pdf.output(str(path))
+    return Path(path)
+
+
+def pdf_runs(path: str | Path, runs: list[tuple[str, str]]) -> Path:
+    """One line of text runs, each ``(font, text)`` with ``font`` a file of matplotlib's TrueType folder
+    ("cmsy10.ttf": TeX's symbol font, whose "h" draws the angle bracket ⟨)."""
+    pdf = _pdf()
+    pdf.add_page()
+    for font, text in runs:
+        pdf.add_font(font, "", os.path.join(matplotlib.get_data_path(), "fonts", "ttf", font))
+        pdf.set_font(font, "", 11)
+        pdf.write(6, text)
+    pdf.output(str(path))
+    return Path(path)
+
+
+def _set_paragraphs(pdf, font: str, paragraphs: list[str]) -> None:  # type: ignore[no-untyped-def]
+    pdf.set_font(font, "", 11)
+    for p in paragraphs:
+        pdf.multi_cell(0, 5.5, p)
+        pdf.ln(4)
 
 
 #: how a Word segment starts: on the same page, or on a new one by each kind of break Word saves
@@ -273,4 +312,73 @@ def pdf_with_image_pages(
     finally:
         out.close()
         src.close()
+    return Path(path)
+
+
+_W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+_RELS_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+
+
+def docx_xml(
+    path: str | Path,
+    body: str,
+    *,
+    footnotes: dict[int, str] | None = None,
+    endnotes: dict[int, str] | None = None,
+    strict: bool = False,
+) -> Path:
+    """A Word file written by hand from WordprocessingML, for what python-docx cannot write.
+
+    ``body`` is the inner XML of ``w:body`` (prefix ``w:``; ``mc:``, ``wps:`` and ``v:`` are
+    declared too); ``footnotes`` / ``endnotes`` map a note id to its text. ``strict`` writes a Strict
+    Open XML file (its own namespaces for ``w:``, ``r:`` and the relationship types).
+    """
+    import zipfile
+
+    namespace = "http://purl.oclc.org/ooxml/wordprocessingml/main" if strict else _W_NS
+    rels_ns = "http://purl.oclc.org/ooxml/officeDocument/relationships" if strict else _RELS_NS
+
+    decl = (
+        f'xmlns:w="{namespace}" xmlns:r="{rels_ns}" '
+        'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
+        'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" '
+        'xmlns:v="urn:schemas-microsoft-com:vml" mc:Ignorable="wps"'
+    )
+    parts = {"word/document.xml": f"<w:document {decl}><w:body>{body}</w:body></w:document>"}
+    types = [
+        '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument'
+        '.wordprocessingml.document.main+xml"/>'
+    ]
+    rels = []
+    for kind, notes in (("footnote", footnotes), ("endnote", endnotes)):
+        if notes is None:
+            continue
+        items = "".join(
+            f'<w:{kind} w:id="{n}"><w:p><w:r><w:t xml:space="preserve">{text}</w:t></w:r></w:p></w:{kind}>'
+            for n, text in notes.items()
+        )
+        parts[f"word/{kind}s.xml"] = f"<w:{kind}s {decl}>{items}</w:{kind}s>"
+        types.append(
+            f'<Override PartName="/word/{kind}s.xml" ContentType="application/vnd.openxmlformats-'
+            f'officedocument.wordprocessingml.{kind}s+xml"/>'
+        )
+        rels.append(f'<Relationship Id="r{kind}" Type="{rels_ns}/{kind}s" Target="{kind}s.xml"/>')
+    parts["[Content_Types].xml"] = (
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>' + "".join(types) + "</Types>"
+    )
+    parts["_rels/.rels"] = (
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        f'<Relationship Id="rId1" Type="{rels_ns}/officeDocument" Target="word/document.xml"/>'
+        "</Relationships>"
+    )
+    parts["word/_rels/document.xml.rels"] = (
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        + "".join(rels)
+        + "</Relationships>"
+    )
+    with zipfile.ZipFile(path, "w") as z:
+        for name, xml in parts.items():
+            z.writestr(name, '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' + xml)
     return Path(path)

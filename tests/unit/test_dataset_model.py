@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 import chunklab.datasets as datasets_pkg
 from chunklab.datasets import registry
 from chunklab.datasets.corpora.docs import Question
-from chunklab.datasets.model import QuestionSet, locate_answers, locate_quote, preview
+from chunklab.datasets.model import QuestionSet, QuoteNotFoundError, locate_answers, locate_quote, preview
 from chunklab.documents import Document
 from chunklab.evaluate import load_dataset
 from chunklab.evaluate.userdata import UserQuestion, load_user_dataset
@@ -71,7 +74,7 @@ def test_locate_answers_reports_every_missing_or_ambiguous_quote():
     assert locate_answers(text, ["alpha", "delta", "gamma"], "q2", "doc.md", problems) is None
     assert problems == [
         "q2: answer quote 'alpha' found 2 times (ambiguous: quote more of it) in doc.md",
-        "q2: answer quote 'delta' not found in doc.md",
+        "q2: answer quote 'delta' not found in doc.md; not even its first word 'delta' is in the text",
     ]
     assert locate_answers(text, [], "q3", "doc.md", problems) is None
     assert problems[-1] == "q3: 'answer' must be a non-empty string or a non-empty list of them"
@@ -221,3 +224,55 @@ def test_no_import_cycle_in_chunklab_datasets():
 
     for module in sorted(graph):
         visit(module, [])
+
+
+# ------------------------------------------------------------------ quotes as people type them (issue 36)
+
+WORD = st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+
+
+@given(
+    st.lists(WORD, min_size=1, max_size=30),
+    st.data(),
+)
+def test_a_quote_typed_with_spaces_for_line_breaks_is_found_at_its_exact_span(words, data):
+    seps = [data.draw(st.sampled_from([" ", "\n", "  ", " \n", "\n\n", "\t"])) for _ in words]
+    text = "".join(w + sep for w, sep in zip(words, seps, strict=True))
+    i = data.draw(st.integers(0, len(words) - 1))
+    j = data.draw(st.integers(i + 1, len(words)))
+    start = sum(len(w) + len(sep) for w, sep in zip(words[:i], seps[:i], strict=True))
+    end = start + len("".join(w + sep for w, sep in zip(words[i:j], seps[i:j], strict=True)).rstrip())
+    typed = "".join(w + data.draw(st.sampled_from([" ", "  ", "   "])) for w in words[i:j]).rstrip()
+    only = re.escape(" ".join(typed.split()))
+    assume(len(re.findall(f"(?={only})", " ".join(text.split()))) == 1)  # the span is the only one
+    assert locate_quote(text, typed) == (start, end)
+    assert " ".join(text[start:end].split()) == " ".join(typed.split())  # the text's own characters
+
+
+def test_a_word_hyphenated_at_a_line_end_matches_the_word_typed_whole():
+    text = "The valve needs careful lubri-\ncation every week, and a camera-\nready report."
+    start, end = locate_quote(text, "needs careful lubrication every week")
+    assert text[start:end] == "needs careful lubri-\ncation every week"
+    start, end = locate_quote(text, "a camera-ready report")
+    assert text[start:end] == "a camera-\nready report"
+    assert locate_quote("It\u2019s \u201cdone\u201d.", 'It\'s "done"') == (0, 11)
+    # an extraction that dropped the hyphen of a line-broken compound still finds the typed one
+    assert locate_quote("a cameraready report", "a camera-ready report") == (0, 20)
+
+
+def test_a_typed_quote_found_twice_is_ambiguous():
+    with pytest.raises(ValueError, match="found 2 times"):
+        locate_quote("open the\nvalve, then open  the\tvalve", "open the valve")
+    # a verbatim occurrence, when there is exactly one, is the span (the writer copied it)
+    assert locate_quote("open the\nvalve, then open the valve", "open the valve") == (21, 35)
+
+
+def test_not_found_says_the_nearest_miss_it_saw():
+    text = "Intro.\nThe pump runs at 40 rpm on the second Monday of March.\n"
+    with pytest.raises(QuoteNotFoundError) as info:
+        locate_quote(text, "The pump runs at 30 rpm on Mondays")
+    assert str(info.value) == "not found"
+    assert info.value.near == (
+        "nearest miss: its first 4 of 8 words are at offset 7 (line 2), "
+        "then the text has '40 rpm on the second Monday of March.' where the quote has '30 rpm on Mondays'"
+    )

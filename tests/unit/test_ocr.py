@@ -173,3 +173,19 @@ def test_a_scanned_page_with_a_stamped_line_of_text_is_still_read_by_ocr(manual)
     doc = load_document(stamped)
     assert doc.metadata["ocr_pages"] == [2]  # 12 characters of text layer: under MIN_TEXT, so a scan
     assert FACT in " ".join(doc.text.split()) and doc.text.count("Archive copy") == 1
+
+
+@TESSERACT
+def test_the_run_summary_names_the_pages_read_by_ocr(manual, tmp_path, capsys):
+    from chunklab.cli import main
+    from chunklab.ingest.report import document_notes
+
+    assert document_notes(load_document(manual[1]).metadata) == ["read by OCR (tesseract): page 2"]
+    out = tmp_path / "c.jsonl"
+    assert main(["chunk", str(manual[1]), "--out", str(out), "--no-progress"]) == 0
+    said = capsys.readouterr()
+    assert "read by OCR (tesseract): page 2" in said.out + said.err
+    assert document_notes({"pages_without_text": [4], "ocr_error": "tesseract is missing"}) == [
+        "no text layer: page 4",
+        "not read by OCR: tesseract is missing",
+    ]

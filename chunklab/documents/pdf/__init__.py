@@ -8,8 +8,12 @@ aligned on one baseline, captions by "Table n" / "Figure n"), and joins words hy
 across lines. Lines repeated at the top or bottom of most pages (headers, footers) and page
 numbers ("Page 3 of 10" in English, Spanish, French or German; bare digits or roman numerals
 that advance with the pages) are left out of the text and recorded in ``metadata["removed"]``.
-Ligature code points are normalized (NFKC, for those code points only). A PDF with no text layer (scanned),
-an encrypted one, or one whose text has no Unicode mapping raises a
+Ligature code points are normalized (NFKC, for those code points only); a character outside the BMP,
+which PDFium gives as two UTF-16 halves, is read as the one character they encode; TeX's separate
+accent glyphs are composed ("M´etro" is "Métro",
+:func:`~chunklab.documents.characters.compose_accents`) and the letters PDFium reports for TeX's
+symbol font cmsy are its brackets ("h … i" is "⟨ … ⟩"). A PDF with no text layer (scanned), an
+encrypted one, or one whose text has no Unicode mapping raises a
 :class:`~chunklab.decoding.DocumentError` with the reason; it never gives empty or garbled text.
 See ``benchmarks/pdf_extract.py`` for why PDFium (speed and text quality against pdfplumber).
 """
@@ -25,6 +29,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from chunklab.decoding import DocumentError
+from chunklab.documents.characters import surrogate_pair
 from chunklab.documents.layout import Element, Extracted
 from chunklab.documents.pdf.layout import Seg, block_text, blocks, has_images, reading_order
 
@@ -49,6 +54,8 @@ _PAGE_NUMBER = re.compile(
     r"(?P<total>(?:\s*/\s*|\s+(?:of|de|sur|von)\s+)\d{1,4})?\W*$",
     re.I,
 )
+#: TeX's symbol font (cmsy, OMS encoding): letters PDFium reports for its glyphs without a Unicode map
+_CMSY = {"h": "\u27e8", "i": "\u27e9", "f": "{", "g": "}", "j": "|"}
 _MARGIN = 0.09  # share of the page height where headers and footers live
 
 
@@ -104,6 +111,8 @@ def extract_pdf(raw: bytes, name: str = "<pdf>", *, ocr: PageOcr | None = None) 
         "extractor": "pypdfium2",
         **ocr.metadata(),
     }
+    if stats["surrogate_pairs"]:  # characters outside the BMP, each read from its two UTF-16 halves
+        metadata["surrogate_pairs"] = stats["surrogate_pairs"]
     heads = [e for e in elements if e.type == "heading" and e.level == 1]
     if title is None and heads:
         title = " ".join(text[heads[0].start : heads[0].end].split())
@@ -123,13 +132,21 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
         refs = [ctypes.byref(v) for v in box]
         loose = pr.FS_RECTF()
         loose_ref = ctypes.byref(loose)
-        bold_of: dict[int | None, bool] = {}
+        fonts: dict[int | None, str] = {}
         segs: list[Seg] = []
         cur: Seg | None = None
         bold, last_size = False, -1.0
-        for i in range(tp.count_chars()):
+        n_chars, pair_low = tp.count_chars(), -1
+        for i in range(n_chars):
+            if i == pair_low:  # the low half of a surrogate pair, already read with its high half
+                continue
             code = pr.FPDFText_GetUnicode(raw_tp, i)
             ch = chr(code) if code else ""
+            if 0xD800 <= code <= 0xDBFF and i + 1 < n_chars:  # a character outside the BMP, in halves
+                whole = surrogate_pair(code, pr.FPDFText_GetUnicode(raw_tp, i + 1))
+                if whole is not None:
+                    ch, code, pair_low = whole, ord(whole), i + 1
+                    stats["surrogate_pairs"] += 1
             if ch in ("\r", "\n") or not ch:
                 cur = None
                 continue
@@ -143,6 +160,8 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
             if code in _HYPHENS:
                 ch = "-"
             ch = _LIGATURES.get(ch, ch)
+            if ch in _CMSY:
+                ch = _symbol_font_char(ch, _font_name(pr, raw_tp, i, fonts))
             pr.FPDFText_GetCharBox(raw_tp, i, *refs)  # left, right, bottom, top: the glyph's ink
             pr.FPDFText_GetLooseCharBox(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
             size = pr.FPDFText_GetFontSize(raw_tp, i) or 1.0
@@ -158,7 +177,7 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                 elif cur.space or gap > 0.2 * size:
                     cur.chars.append(" ")
             if cur is None or size != last_size:
-                bold = _is_bold(pr, raw_tp, i, bold_of)
+                bold = _is_bold(pr, raw_tp, i, fonts)
             if cur is None:
                 cur = Seg(number, base=base)
                 segs.append(cur)
@@ -176,19 +195,32 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
         tp.close()
 
 
-def _is_bold(pr: ModuleType, raw_tp: Any, i: int, cache: dict[int | None, bool]) -> bool:
+def _is_bold(pr: ModuleType, raw_tp: Any, i: int, fonts: dict[int | None, str]) -> bool:
     weight = pr.FPDFText_GetFontWeight(raw_tp, i)
     if weight >= 600:
         return True
+    font = _font_name(pr, raw_tp, i, fonts)
+    return any(w in font for w in ("bold", "black", "heavy", "semibold", "demi"))
+
+
+def _font_name(pr: ModuleType, raw_tp: Any, i: int, cache: dict[int | None, str]) -> str:
+    """The lower-case name of character ``i``'s font ("abcdef+cmsy10"), looked up once per text object."""
     key = ctypes.cast(pr.FPDFText_GetTextObject(raw_tp, i), ctypes.c_void_p).value
     if key not in cache:
         flags = ctypes.c_int()
         n = pr.FPDFText_GetFontInfo(raw_tp, i, None, 0, ctypes.byref(flags))
         buf = ctypes.create_string_buffer(max(n, 1))
         pr.FPDFText_GetFontInfo(raw_tp, i, buf, n, ctypes.byref(flags))
-        font = buf.value.decode("latin-1").lower()
-        cache[key] = any(w in font for w in ("bold", "black", "heavy", "semibold", "demi"))
+        cache[key] = buf.value.decode("latin-1").lower()
     return cache[key]
+
+
+def _symbol_font_char(ch: str, font: str) -> str:
+    """``ch`` as TeX's symbol font means it: cmsy's "h" and "i" are the angle brackets ⟨ ⟩, "f" "g"
+    the braces, "j" the bar, when the PDF gives the font's code, not its Unicode (cmsy has no
+    letters in those places, so the font name is a sure sign)."""
+    name = font.rpartition("+")[2]
+    return _CMSY.get(ch, ch) if name.startswith("cmsy") else ch
 
 
 # --------------------------------------------------------------------------- headers and footers

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pypdfium2 import PdfPage
 
+from chunklab.documents.characters import compose_accents
+
 __all__ = ["Block", "Seg", "block_text", "blocks", "reading_order"]
 
 _BULLET = re.compile(r"^(?:[•◦▪‣∙·*\-–—]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
@@ -43,7 +45,7 @@ class Seg:
 
     @cached_property
     def text(self) -> str:
-        return "".join(self.chars).strip()
+        return compose_accents("".join(self.chars)).strip()  # TeX's "M´etro" is "Métro"
 
     @cached_property
     def size(self) -> float:
