@@ -41,6 +41,9 @@ from chunklab.units import check_unit, unit_params
 
 __all__ = ["chunk_python"]
 
+_NAMED = (ast.ClassDef, *DEFS)  # what ``defines`` lists
+_SOURCE_ORDER = ("body", "handlers", "orelse", "finalbody", "cases")  # a statement's blocks, top-down
+
 
 @renamed_keyword("max_chars", "max_size")
 def chunk_python(
@@ -169,17 +172,22 @@ class _PythonChunker(PythonLines):
         return self.emit(self.merge(pieces))
 
     def collect_definitions(self, stmts: list[Any], qual: str) -> None:
-        """Record every function and class among ``stmts`` and in their blocks, at any depth."""
+        """Record every function and class among ``stmts`` and in their blocks, at any depth.
+
+        The blocks are visited in the order they stand in the source (``try``: body, handlers,
+        ``else``, ``finally``), so the starts come out sorted.
+        """
         for node in stmts:
-            if isinstance(node, (ast.ClassDef, *DEFS)):
+            if isinstance(node, _NAMED):
                 name = qualname(qual, node.name)
                 self._def_starts.append(self.starts[node.lineno - 1] + node.col_offset)
                 self._def_names.append(name)
                 self.collect_definitions(node.body, name)
                 continue
-            children = block_children(node)
-            if children:
-                self.collect_definitions(children, qual)
+            for field in _SOURCE_ORDER:
+                block = getattr(node, field, None)
+                if block and isinstance(block, list):
+                    self.collect_definitions(block, qual)
 
     def partition(self, stmts, lo: int, hi: int) -> list[tuple[int, int, Any]]:
         """Split lines ``lo..hi`` into one range per statement (header lines go to the first).
