@@ -131,7 +131,9 @@ def _chunk_parsed(text, parse_text, max_size, min_chars, doc_id, params, path, e
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return fallback_chunks(text, max_size, doc_id, params, f"{type(exc).__name__}: {exc}", extra, unit)
     try:
-        return _PythonChunker(text, max_size, min_chars, doc_id, params, path, unit).run(tree)
+        chunker = _PythonChunker(text, max_size, min_chars, doc_id, params, path, unit)
+        chunker.collect_definitions(tree.body, "")  # what each chunk ``defines``
+        return chunker.run(tree)
     except RecursionError as exc:  # absurdly deep nesting that ast accepted
         return fallback_chunks(text, max_size, doc_id, params, f"RecursionError: {exc}", extra, unit)
 
@@ -161,7 +163,6 @@ class _PythonChunker(PythonLines):
         if self.nlines == 0 or NONSPACE.search(self.text) is None:
             return []
         self.module_doc = docstring_of(tree) if tree.body else None
-        self.collect_definitions(tree.body, "")
         ranges = self.partition(tree.body, 1, self.nlines)
         if not ranges:  # only comments / blank lines: no statements at all
             pieces = self.line_split(1, self.nlines, "module", "<module>", 0)

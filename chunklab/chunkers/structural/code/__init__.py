@@ -76,7 +76,12 @@ def chunk_code(
     ``path``, else the ``#!`` line. Python goes to :func:`chunk_python` (``ast``) unless
     ``engine="tree-sitter"`` (``min_chars`` applies to ``ast`` only). Each chunk's metadata
     has ``kind``, ``name``, ``qualname`` (``Class.method``, Go ``(*T).M``, Rust ``Type.method``
-    inside an ``impl``), ``headings`` (the enclosing types and functions), the ``docstring``
+    inside an ``impl``), ``defines`` (every function, method and type whose start the chunk
+    holds, in source order, each once, qualified the language's own way: ``Basket::add`` in
+    Rust and C++, ``App\\Basket::add`` in PHP, ``Shop::Basket#add`` in Ruby, ``Basket.add``
+    elsewhere; see :mod:`chunklab.chunkers.structural.code.languages`; a definition split
+    across chunks is named in the one holding its start, the others carry it in ``qualname``
+    and ``headings``), ``headings`` (the enclosing types and functions), the ``docstring``
     (doc comment kept with its definition; Python's docstring and decorators as the ``ast``
     path gives them), ``language`` and lines. Where tree-sitter could not parse a region, the
     rest of the file is still chunked on syntax and the region is an atom (cut by lines when
@@ -84,6 +89,8 @@ def chunk_code(
     ``share`` of the bytes), and the chunks that cover a region have ``parse_error`` and
     ``parse_error_line``. A file more than half error (``FALLBACK_ERROR_SHARE``), in no known
     language, or whose bytes do not decode falls back to recursive splitting (``fallback``).
+    PHP with no ``<?php`` (or ``<?=``) tag is all code: it is parsed with the ``php_only``
+    grammar (``grammar`` says so), where the tag grammar would read it as HTML text.
     C that looks like C++ (a ``.h`` header often is) is parsed with the C++ grammar, and with
     the C one too if C++ leaves over 5% of its bytes in error; ``grammar`` then says which won.
     """
