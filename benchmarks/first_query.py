@@ -14,6 +14,11 @@ Wall and CPU (user + system of the child) are recorded per run, with the load av
 and after: on a shared machine the wall clock is the CPU time stretched by the load, and the
 CPU time is the figure that carries from one machine state to another.
 
+Every checkout shares one cache (``$CHUNKLAB_CACHE``, else ``--work``/cache), where the static
+model is distilled once; before its timed runs each checkout answers one untimed query per
+store, which writes its ``.pyc`` files (an installed package has them) and leaves no trace
+the timed queries could use (they are all different).
+
 The stores are built once under ``--work`` (the first ``--chunks`` recursive chunks, 480
 characters, of the standard library's top-level modules) and reused. The static store holds
 the static model's vectors. Embedding 10,000 chunks with MiniLM takes hours on the shared
@@ -22,7 +27,8 @@ vectors, 384-d, as in ``benchmarks/query_latency.py``), written through ``ChunkS
 with the MiniLM encoder recorded: the query is embedded by the real MiniLM, and what a
 first query costs (imports, opening the store and its HNSW index, loading the model,
 embedding one query, the search) does not depend on the stored values.
-``--repo`` times another checkout's package with the same stores (the ``before`` numbers).
+``--repo PATH=LABEL`` times another checkout's package with the same stores (the ``before``
+numbers: ``git archive BASE chunklab | tar -x -C /tmp/before``).
 
     OMP_NUM_THREADS=1 python benchmarks/first_query.py --runs 7
 """
@@ -59,6 +65,11 @@ TOPICS = (
     "lock a thread",
     "compress with gzip",
     "read a config file",
+)
+NOTE = (
+    "wall is the CPU time stretched by the machine's load (load_1min, before and after each round); "
+    "cpu_s (user + system of the child) carries between machine states. The MiniLM store's stored "
+    "vectors are synthetic; its queries are embedded by the real model (module docstring)."
 )
 IMPORTS = """
 import contextlib
@@ -137,7 +148,7 @@ def summary(values: list[float]) -> dict[str, float]:
     }
 
 
-def measure(repo: Path, stores: dict[str, Path], runs: int) -> dict[str, object]:
+def measure(repo: Path, stores: dict[str, Path], runs: int, label: str | None = None) -> dict[str, object]:
     """``runs`` cold runs of each command, interleaved, for the package in ``repo``."""
     env = dict(os.environ)
     env.update(
@@ -150,6 +161,8 @@ def measure(repo: Path, stores: dict[str, Path], runs: int) -> dict[str, object]
     py = sys.executable
     rows: dict[str, list[dict[str, float]]] = {"python": [], "imports": []}
     rows.update({f"search_{m}": [] for m in stores})
+    for store in stores.values():  # untimed: writes the checkout's .pyc files, as an install has them
+        timed([py, "-m", "chunklab.cli", "search", str(store), "warm-up", "--k", "1"], repo, env)
     loads = [os.getloadavg()[0]]
     for i in range(runs):
         rows["python"].append(timed([py, "-c", "pass"], repo, env))
@@ -159,7 +172,7 @@ def measure(repo: Path, stores: dict[str, Path], runs: int) -> dict[str, object]
             command = [py, "-m", "chunklab.cli", "search", str(store), query, "--k", "5", "--json"]
             rows[f"search_{model}"].append(timed(command, repo, env))
         loads.append(os.getloadavg()[0])
-    out: dict[str, object] = {"repo": str(repo), "commit": _commit(repo), "load_1min": loads}
+    out: dict[str, object] = {"repo": str(repo), "label": label or _commit(repo), "load_1min": loads}
     for name, runs_of in rows.items():
         out[name] = {
             "wall_s": summary([r["wall_s"] for r in runs_of]),
@@ -188,7 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--work", type=Path, default=Path("/tmp/chunklab-first-query"), help="where the stores go"
     )
-    parser.add_argument("--repo", type=Path, action="append", help="checkout(s) to time (default: this one)")
+    parser.add_argument(
+        "--repo",
+        action="append",
+        help="PATH or PATH=LABEL: a checkout to time (repeatable; default: this one)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "first_query.json")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.chunks < 1:
@@ -198,9 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"--models: unknown {unknown}; choose from {sorted(TARGETS)}")
     stores = {m: args.work / f"{m}-{args.chunks}" for m in models}
+    os.environ.setdefault("CHUNKLAB_CACHE", str(args.work / "cache"))  # one static model for every checkout
     sizes = {m: build_store(s, m, args.chunks) for m, s in stores.items()}
     result = {
         "what": "cold-process first query: python -m chunklab.cli search STORE QUERY --k 5 --json",
+        "note": NOTE,
         "chunks": sizes,
         "targets_wall_s": {m: TARGETS[m] for m in models},
         "machine": {
@@ -208,7 +227,10 @@ def main(argv: list[str] | None = None) -> int:
             "python": platform.python_version(),
             "platform": platform.platform(),
         },
-        "measured": [measure(repo.resolve(), stores, args.runs) for repo in (args.repo or [ROOT])],
+        "measured": [
+            measure(Path(path).resolve(), stores, args.runs, label or None)
+            for path, _, label in (r.partition("=") for r in (args.repo or [str(ROOT)]))
+        ],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
@@ -217,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{name} {m[name]['wall_s']['median']:.2f} s wall / {m[name]['cpu_s']['median']:.2f} s CPU"
             for name in ("python", "imports", *(f"search_{x}" for x in models))
         )
-        print(f"{m['commit']}: {line} (load {m['load_1min'][0]:.1f} -> {m['load_1min'][-1]:.1f})")
+        print(f"{m['label']}: {line} (load {m['load_1min'][0]:.1f} -> {m['load_1min'][-1]:.1f})")
     return 0
 
 
