@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k code-poly-retrieval bench-pdf bench-ocr screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k code-poly-retrieval bench-pdf bench-ocr first-query screenshots clean distclean help
 
 all: test
 
@@ -32,6 +32,7 @@ help:
 	@echo "make grade NB=... grade one exercise notebook"
 	@echo "make exercises    regenerate exercises/ from solutions/"
 	@echo "make benchmarks   run the speed and quality benchmarks"
+	@echo "make first-query  a cold chunklab search on 10,000 chunks, static and MiniLM (benchmarks/results/)"
 	@echo "make docsites     documentation-site furniture and retrieval on Python's HTML docs (MODEL=static)"
 	@echo "make faults-store kill -9, concurrent index runs and disk full on a folder store (benchmarks/results/)"
 	@echo "make corpus       fetch the pinned 50K-file code corpus (397 MB of wheels, verified)"
@@ -154,6 +155,11 @@ exercises: $(STAMP)
 
 benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
+
+# A first query from a cold process on a store of 10,000 chunks, static model and MiniLM, 7 runs each:
+# benchmarks/results/first_query.json (the stores are built once under /tmp/chunklab-first-query).
+first-query: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 $(BIN)/python benchmarks/first_query.py --runs 7
 
 # Nodes and the driver killed mid-ingest on a 3-node Ray cluster on this machine (JSON in benchmarks/results/).
 faults-ray: $(STAMP)

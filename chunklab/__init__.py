@@ -1,21 +1,34 @@
 """chunklab: chunking for retrieval-augmented generation, with exact offsets and real measurements.
 
-The chunkers are imported eagerly (they are light); the embedding model, the Chroma store and
-the evaluation harness load on first use, so ``import chunklab`` stays fast.
+Every name here loads on first use (the chunkers, the embedding model, the Chroma store, the
+evaluation harness), so ``import chunklab`` and each command import only what they use:
+``chunklab search`` loads no chunker.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chunklab.chunk import Chunk, check_chunks, embedding_text
-from chunklab.chunkers.fixed import chunk_fixed, sliding_window
-from chunklab.chunkers.recursive import chunk_recursive, pack_paragraphs
+if TYPE_CHECKING:
+    from chunklab.chunk import Chunk as Chunk
+    from chunklab.chunk import check_chunks as check_chunks
+    from chunklab.chunk import embedding_text as embedding_text
+    from chunklab.chunkers.fixed import chunk_fixed as chunk_fixed
+    from chunklab.chunkers.fixed import sliding_window as sliding_window
+    from chunklab.chunkers.recursive import chunk_recursive as chunk_recursive
+    from chunklab.chunkers.recursive import pack_paragraphs as pack_paragraphs
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Chunk": "chunklab.chunk",
+    "check_chunks": "chunklab.chunk",
+    "embedding_text": "chunklab.chunk",
+    "chunk_fixed": "chunklab.chunkers.fixed",
+    "sliding_window": "chunklab.chunkers.fixed",
+    "chunk_recursive": "chunklab.chunkers.recursive",
+    "pack_paragraphs": "chunklab.chunkers.recursive",
     "Document": "chunklab.documents",
     "load_document": "chunklab.documents",
     "iter_documents": "chunklab.documents",
@@ -40,16 +53,7 @@ _LAZY = {
     "Benchmark": "chunklab.evaluate",
 }
 
-__all__ = [
-    "Chunk",
-    "check_chunks",
-    "chunk_fixed",
-    "chunk_recursive",
-    "embedding_text",
-    "pack_paragraphs",
-    "sliding_window",
-    *_LAZY,
-]
+__all__ = list(_LAZY)
 
 
 def __getattr__(name: str) -> Any:

@@ -24,11 +24,12 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every subcommand registered.
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand registered (``only``: that one alone).
 
     A subcommand whose module fails to import is still listed: its help line and running it
-    show the import error, and the other subcommands keep working.
+    show the import error, and the other subcommands keep working. ``main`` registers only the
+    subcommand it runs, so ``chunklab search`` does not import what ``index`` or ``evaluate`` need.
     """
     parser = argparse.ArgumentParser(
         prog="chunklab",
@@ -37,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         try:
             module = importlib.import_module(f"chunklab.commands.{module_name}")
         except ImportError as exc:
@@ -79,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     a Chroma server stayed down past the retry budget);
     Ctrl-C prints one line and exits 130; a closed stdout pipe (``| head``) exits quietly.
     """
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -59,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
 
     check_positive_int(args.k, "--k")
     where = parse_where(args.where)
-    from chunklab.retrieval.chroma.location import open_store
+    from chunklab.commands._lean import lean_imports
+
+    with lean_imports():  # chromadb without the extras a query never uses (seconds of CPU)
+        from chunklab.retrieval.chroma.location import open_store
     from chunklab.retrieval.chroma.lock import StoreBusyError
 
     try:

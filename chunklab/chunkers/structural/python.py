@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import gc
+from bisect import bisect_left
 from typing import Any
 
 from chunklab._validate import check_non_negative_int, renamed_keyword
@@ -40,6 +41,9 @@ from chunklab.units import check_unit, unit_params
 
 __all__ = ["chunk_python"]
 
+_NAMED = (ast.ClassDef, *DEFS)  # what ``defines`` lists
+_SOURCE_ORDER = ("body", "handlers", "orelse", "finalbody", "cases")  # a statement's blocks, top-down
+
 
 @renamed_keyword("max_chars", "max_size")
 def chunk_python(
@@ -60,7 +64,9 @@ def chunk_python(
     right above it; module-level code is grouped into ``module`` chunks. A class over
     budget becomes a ``class_header`` chunk plus one ``method`` chunk per method
     (metadata ``class``); a function still over budget is split at statement boundaries,
-    then by lines. Units under ``min_chars`` are merged with neighbours without leaving
+    then by lines. ``defines`` lists the qualified names (``Basket.add``; a nested function
+    ``outer.inner``) of every function and class whose ``def``/``class`` line the chunk holds,
+    in source order, each once. Units under ``min_chars`` are merged with neighbours without leaving
     their class. Source that ``ast`` cannot parse (or bytes that cannot be decoded)
     falls back to the recursive chunker with 10% overlap, marked ``fallback`` with the
     reason.
@@ -125,7 +131,9 @@ def _chunk_parsed(text, parse_text, max_size, min_chars, doc_id, params, path, e
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return fallback_chunks(text, max_size, doc_id, params, f"{type(exc).__name__}: {exc}", extra, unit)
     try:
-        return _PythonChunker(text, max_size, min_chars, doc_id, params, path, unit).run(tree)
+        chunker = _PythonChunker(text, max_size, min_chars, doc_id, params, path, unit)
+        chunker.collect_definitions(tree.body, "")  # what each chunk ``defines``
+        return chunker.run(tree)
     except RecursionError as exc:  # absurdly deep nesting that ast accepted
         return fallback_chunks(text, max_size, doc_id, params, f"RecursionError: {exc}", extra, unit)
 
@@ -139,6 +147,8 @@ class _PythonChunker(PythonLines):
         self.path = path
         self._scopes = 0
         self.module_doc: str | None = None
+        self._def_starts: list[int] = []  # where each definition's def/class keyword is ...
+        self._def_names: list[str] = []  # ... and its qualified name, in source order
 
     def piece(self, lo, hi, kind, name, node, scope, cls=None) -> Piece:
         s, e = self.span(lo, hi)
@@ -161,6 +171,24 @@ class _PythonChunker(PythonLines):
             for lo, hi, node in ranges:
                 pieces.extend(self.unit(node, lo, hi, "", 0))
         return self.emit(self.merge(pieces))
+
+    def collect_definitions(self, stmts: list[Any], qual: str) -> None:
+        """Record every function and class among ``stmts`` and in their blocks, at any depth.
+
+        The blocks are visited in the order they stand in the source (``try``: body, handlers,
+        ``else``, ``finally``), so the starts come out sorted.
+        """
+        for node in stmts:
+            if isinstance(node, _NAMED):
+                name = qualname(qual, node.name)
+                self._def_starts.append(self.starts[node.lineno - 1] + node.col_offset)
+                self._def_names.append(name)
+                self.collect_definitions(node.body, name)
+                continue
+            for field in _SOURCE_ORDER:
+                block = getattr(node, field, None)
+                if block and isinstance(block, list):
+                    self.collect_definitions(block, qual)
 
     def partition(self, stmts, lo: int, hi: int) -> list[tuple[int, int, Any]]:
         """Split lines ``lo..hi`` into one range per statement (header lines go to the first).
@@ -388,6 +416,8 @@ class _PythonChunker(PythonLines):
                     meta["names"] = names
             if isinstance(node, ast.AsyncFunctionDef):
                 meta["async"] = True
+            lo, hi = bisect_left(self._def_starts, s), bisect_left(self._def_starts, e)
+            meta["defines"] = list(dict.fromkeys(self._def_names[lo:hi]))
             chunks.append(Chunk(text[s:e], s, e, self.doc_id, meta))
         return chunks
 

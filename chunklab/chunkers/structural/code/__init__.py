@@ -12,7 +12,7 @@ offsets exactly (:class:`chunklab.chunkers.structural.code.treesitter.ByteToChar
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any
 
 from chunklab._validate import check_choice, renamed_keyword
@@ -30,7 +30,7 @@ from chunklab.chunkers.structural.code.errors import (
     find_parse_errors,
     mark_error_chunks,
 )
-from chunklab.chunkers.structural.code.languages import LANGUAGES, LanguageSpec
+from chunklab.chunkers.structural.code.languages import GRAMMARS, LANGUAGES, LanguageSpec
 from chunklab.chunkers.structural.code.meta import Describer
 from chunklab.chunkers.structural.code.names import Definition, definition
 from chunklab.chunkers.structural.code.pieces import Group, Piece
@@ -42,7 +42,7 @@ from chunklab.units import UnitIndex, check_unit, unit_params
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-__all__ = ["CODE_LANGUAGES", "chunk_code"]
+__all__ = ["CODE_LANGUAGES", "chunk_code", "php_grammar"]
 
 #: the languages :func:`chunk_code` chunks by their syntax (document kinds)
 CODE_LANGUAGES = tuple(LANGUAGES)
@@ -53,6 +53,7 @@ _CPP_LINE = re.compile(
     r"\n[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w|(?:public|private|protected)[ \t]*:)"
 )
 _SCOPE = re.compile(r"::(?=\w)")
+_PHP_TAG = re.compile(r"<\?(?:php\b|=|\s)", re.I)  # without one, a .php file is all code (``php_only``)
 _RETRY_SHARE = 0.05  # ... when C++ leaves more than this share of the bytes in error regions
 _MAX_DEPTH = 200  # deeper than this, an oversize node is cut by lines (no recursion limit hit)
 
@@ -75,7 +76,12 @@ def chunk_code(
     ``path``, else the ``#!`` line. Python goes to :func:`chunk_python` (``ast``) unless
     ``engine="tree-sitter"`` (``min_chars`` applies to ``ast`` only). Each chunk's metadata
     has ``kind``, ``name``, ``qualname`` (``Class.method``, Go ``(*T).M``, Rust ``Type.method``
-    inside an ``impl``), ``headings`` (the enclosing types and functions), the ``docstring``
+    inside an ``impl``), ``defines`` (every function, method and type whose start the chunk
+    holds, in source order, each once, qualified the language's own way: ``Basket::add`` in
+    Rust and C++, ``App\\Basket::add`` in PHP, ``Shop::Basket#add`` in Ruby, ``Basket.add``
+    elsewhere; see :mod:`chunklab.chunkers.structural.code.languages`; a definition split
+    across chunks is named in the one holding its start, the others carry it in ``qualname``
+    and ``headings``), ``headings`` (the enclosing types and functions), the ``docstring``
     (doc comment kept with its definition; Python's docstring and decorators as the ``ast``
     path gives them), ``language`` and lines. Where tree-sitter could not parse a region, the
     rest of the file is still chunked on syntax and the region is an atom (cut by lines when
@@ -83,6 +89,8 @@ def chunk_code(
     ``share`` of the bytes), and the chunks that cover a region have ``parse_error`` and
     ``parse_error_line``. A file more than half error (``FALLBACK_ERROR_SHARE``), in no known
     language, or whose bytes do not decode falls back to recursive splitting (``fallback``).
+    PHP with no ``<?php`` (or ``<?=``) tag is all code: it is parsed with the ``php_only``
+    grammar (``grammar`` says so), where the tag grammar would read it as HTML text.
     C that looks like C++ (a ``.h`` header often is) is parsed with the C++ grammar, and with
     the C one too if C++ leaves over 5% of its bytes in error; ``grammar`` then says which won.
     """
@@ -115,16 +123,18 @@ def chunk_code(
         return []
     data = encode_for_parser(text)
     grammar = "cpp" if language == "c" and looks_like_cpp(text) else language  # a .h may be C++
+    if language == "php":
+        grammar = php_grammar(text)
     try:
         root = parse(grammar, data).root_node
     except GrammarMissing as exc:
         return fallback_chunks(text, max_size, doc_id, params, str(exc), extra, unit)
     except (ValueError, MemoryError) as exc:  # tree-sitter gave up
         return fallback_chunks(text, max_size, doc_id, params, f"tree-sitter: {exc}", extra, unit)
-    chunker = _CodeChunker(text, LANGUAGES[grammar], language, max_size, unit, doc_id, params, path)
+    chunker = _CodeChunker(text, GRAMMARS[grammar], language, max_size, unit, doc_id, params, path)
     chunker.grammar = grammar
     errors = chunker.errors_in(root, len(data))
-    if errors is not None and grammar != language and errors.share > _RETRY_SHARE:  # C after all?
+    if errors is not None and grammar == "cpp" and language == "c" and errors.share > _RETRY_SHARE:  # C?
         c_root = parse(language, data).root_node
         c_errors = chunker.errors_in(c_root, len(data))
         if c_errors is None or (c_errors.share, len(c_errors.spans)) < (errors.share, len(errors.spans)):
@@ -144,6 +154,11 @@ def looks_like_cpp(text: str) -> bool:
     if _CPP_LINE.search("\n" + text[:200]) or _CPP_LINE.search(text):
         return True
     return any(m.start() and text[m.start() - 1].isidentifier() for m in _SCOPE.finditer(text))
+
+
+def php_grammar(text: str) -> str:
+    """``"php"`` for PHP that opens a tag (``<?php``, ``<?=``), else ``"php_only"``: all of it is code."""
+    return "php" if _PHP_TAG.search(text) else "php_only"
 
 
 def _has_sound_child(node: Node) -> bool:
@@ -336,6 +351,7 @@ class _CodeChunker(Describer):
         line_of = self.lines.line_of
         bounds: list[tuple[int, int]] = []
         metas: list[dict[str, Any]] = []
+        def_starts, def_names = self.defined_names(root)
         for p in pieces:
             s, e = self.trim(p.s, p.e)
             if e <= s:
@@ -349,6 +365,9 @@ class _CodeChunker(Describer):
                 path=self.path,
                 line_start=line_of(s),
                 line_end=line_of(e - 1),
+                defines=list(
+                    dict.fromkeys(def_names[bisect_left(def_starts, s) : bisect_left(def_starts, e)])
+                ),
             )
             if self.grammar != self.language:
                 meta["grammar"] = self.grammar

@@ -5,14 +5,22 @@ definitions (node type -> kind), the comment nodes (kept with what follows them 
 comment), other nodes that belong to the definition after them (Rust attributes, decorators),
 and wrappers whose inner node is the definition (``export``, ``template<...>``, decorators).
 File extensions are not here: :data:`chunklab.documents.EXTENSIONS` is the one table, and a
-document kind is a key of :data:`LANGUAGES`.
+document kind is a key of :data:`LANGUAGES`; :data:`GRAMMARS` adds the grammars a kind may be
+parsed with besides its own (PHP without its ``<?php`` tag).
+
+``separators`` spell a qualified name the language's own way (``metadata["defines"]``): the
+first joins enclosing scopes (namespaces, modules, types), the second puts a function under the
+type (or Ruby module) that holds it. Python, JavaScript, TypeScript, Java, C#, Go, C and Bash:
+``Basket.add`` (Go ``Basket.Add`` / ``(*Basket).Add`` by the receiver); Rust and C++:
+``shop::Basket::add``; PHP: ``App\\Models\\Basket::add``; Ruby: ``Shop::Basket#add``, and
+``Shop::Basket.create`` for ``def self.create``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-__all__ = ["LANGUAGES", "LanguageSpec"]
+__all__ = ["GRAMMARS", "LANGUAGES", "LanguageSpec"]
 
 _C_LIKE_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 
@@ -28,6 +36,7 @@ class LanguageSpec:
     attach: frozenset[str] = frozenset()
     wrappers: frozenset[str] = frozenset()
     doc_prefixes: tuple[str, ...] = ("/**", "///", "//!", "//", "/*")
+    separators: tuple[str, str] = (".", ".")  # between scopes, before a type's function
 
 
 _JS_DEFS = {
@@ -112,17 +121,22 @@ LANGUAGES: dict[str, LanguageSpec] = {
             "macro_definition": "macro",
         },
         attach=frozenset({"attribute_item"}),
+        separators=("::", "::"),
     ),
     "java": LanguageSpec("tree_sitter_java", definitions=_JAVA_DEFS),
     "c": LanguageSpec("tree_sitter_c", definitions=_C_DEFS),
     "cpp": LanguageSpec(
-        "tree_sitter_cpp", definitions=_CPP_DEFS, wrappers=frozenset({"template_declaration"})
+        "tree_sitter_cpp",
+        definitions=_CPP_DEFS,
+        wrappers=frozenset({"template_declaration"}),
+        separators=("::", "::"),
     ),
     "csharp": LanguageSpec("tree_sitter_c_sharp", definitions=_CSHARP_DEFS),
     "ruby": LanguageSpec(
         "tree_sitter_ruby",
         definitions={"method": "method", "singleton_method": "method", "class": "class", "module": "module"},
         doc_prefixes=("#",),
+        separators=("::", "#"),
     ),
     "php": LanguageSpec(
         "tree_sitter_php",
@@ -137,6 +151,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
             "namespace_definition": "namespace",
         },
         doc_prefixes=("/**", "//", "#", "/*"),
+        separators=("\\", "::"),
     ),
     "bash": LanguageSpec(
         "tree_sitter_bash", definitions={"function_definition": "function"}, doc_prefixes=("#",)
@@ -147,4 +162,11 @@ LANGUAGES: dict[str, LanguageSpec] = {
         wrappers=frozenset({"decorated_definition"}),
         doc_prefixes=("#",),
     ),
+}
+
+#: grammar -> its language: each kind's own grammar, and PHP source without ``<?php`` (the wheel's
+#: ``language_php_only``: the whole file is code, where ``language_php`` reads it as HTML text)
+GRAMMARS: dict[str, LanguageSpec] = {
+    **LANGUAGES,
+    "php_only": replace(LANGUAGES["php"], function="language_php_only"),
 }

@@ -13,7 +13,14 @@ import ast
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from chunklab.chunkers.structural.code.names import Definition, clean_doc, definition, qualify
+from chunklab.chunkers.structural.code.names import (
+    Definition,
+    clean_doc,
+    definition,
+    native_qualname,
+    qualify,
+)
+from chunklab.chunkers.structural.code.treesitter import definition_nodes
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -79,6 +86,7 @@ class Describer:
 
     spec: LanguageSpec
     language: str
+    grammar: str
     text: str
     _docstrings: dict[int, str | None]
 
@@ -98,6 +106,33 @@ class Describer:
         if levels == 0 or not _is_body(t):
             return []
         return [d for c in node.named_children if c.child_count for d in self.definitions_in(c, levels - 1)]
+
+    def defined_names(self, root: Node) -> tuple[list[int], list[str]]:
+        """Every named definition under ``root``: its start (a character offset) and qualified name.
+
+        In source order, each name spelled by :func:`native_qualname`. A namespace declared by a
+        statement (PHP ``namespace App;``, C# ``namespace App;``) holds what follows it in its block.
+        """
+        starts: list[int] = []
+        names: list[str] = []
+        stack: list[tuple[int, Definition, bool]] = []  # (end byte, definition, namespace statement)
+        for node in definition_nodes(self.grammar, root):
+            d = definition(node, self.spec, self.text_of)
+            if d is None or d.name == "<anonymous>":
+                continue
+            start = node.start_byte
+            while stack and stack[-1][0] <= start:
+                stack.pop()
+            names.append(native_qualname(d, [e[1] for e in stack], self.spec))
+            starts.append(self.char(start))  # type: ignore[attr-defined]
+            end = node.end_byte
+            statement = d.kind == "namespace" and node.child_by_field_name("body") is None
+            if statement:
+                while stack and stack[-1][2]:  # the namespace before ends here
+                    stack.pop()
+                end = node.parent.end_byte if node.parent is not None else end
+            stack.append((end, d, statement))
+        return starts, names
 
     def comments_above(self, node: Node) -> list[Node]:
         """The comment siblings right above ``node`` (no blank line between): its doc comment."""

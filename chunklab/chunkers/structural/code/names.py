@@ -3,7 +3,8 @@
 Used by :mod:`chunklab.chunkers.structural.code`. ``definition(node, spec, text_of)`` says whether
 a syntax node defines something (a function, a class, a Go method, a Rust ``impl`` ...) and names
 it; ``qualify`` joins a name to its enclosing types (``Class.method``, Go ``(*T).M`` / ``T.M``,
-``Type.method`` inside a Rust ``impl Trait for Type``).
+``Type.method`` inside a Rust ``impl Trait for Type``); ``native_qualname`` spells it the language's
+own way (``Basket::add`` in Rust, :attr:`LanguageSpec.separators`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from chunklab.chunkers.structural.code.languages import LanguageSpec
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-__all__ = ["Definition", "clean_doc", "definition", "qualify"]
+__all__ = ["Definition", "clean_doc", "definition", "native_qualname", "qualify"]
 
 TYPE_KINDS = frozenset({"class", "struct", "interface", "impl", "trait", "record", "enum", "union"})
+_MEMBER_OWNERS = TYPE_KINDS | {"module"}  # a function directly inside one is its member (Ruby ``Mod#f``)
 _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function", "class"}
 )
@@ -108,6 +110,29 @@ def qualify(d: Definition, enclosing: list[Definition]) -> tuple[str, str]:
     if kind == "function" and enclosing and enclosing[-1].kind in TYPE_KINDS:
         kind = "method"
     return kind, ".".join([*owners, d.name])
+
+
+def native_qualname(d: Definition, enclosing: list[Definition], spec: LanguageSpec) -> str:
+    """``d``'s name qualified by its ``enclosing`` definitions with the language's own separators.
+
+    The scopes join with ``spec.separators[0]``; a function right inside a type (or a Ruby
+    module) joins with ``spec.separators[1]``: ``shop::Basket::add`` (Rust, C++),
+    ``App\\Basket::add`` (PHP), ``Shop::Basket#add`` (Ruby; ``Basket.create`` for
+    ``def self.create``), ``Basket.add`` elsewhere. A Go method is named by its receiver as
+    :func:`qualify` names it.
+    """
+    if d.receiver is not None and d.node.type == "method_declaration":
+        return qualify(d, enclosing)[1]
+    if not enclosing:
+        return d.name
+    scope, member = spec.separators
+    if d.node.type == "singleton_method":
+        sep = "."
+    elif d.kind in ("function", "method") and enclosing[-1].kind in _MEMBER_OWNERS:
+        sep = member
+    else:
+        sep = scope
+    return scope.join(e.name for e in enclosing) + sep + d.name
 
 
 def clean_doc(raw: str) -> str:

@@ -14,12 +14,12 @@ from bisect import bisect_right
 from functools import cache
 from typing import TYPE_CHECKING
 
-from chunklab.chunkers.structural.code.languages import LANGUAGES
+from chunklab.chunkers.structural.code.languages import GRAMMARS
 
 if TYPE_CHECKING:
     import tree_sitter
 
-__all__ = ["ByteToChar", "GrammarMissing", "encode_for_parser", "get_language", "parse"]
+__all__ = ["ByteToChar", "GrammarMissing", "definition_nodes", "encode_for_parser", "get_language", "parse"]
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _local = threading.local()
@@ -31,8 +31,8 @@ class GrammarMissing(RuntimeError):
 
 @cache
 def get_language(language: str) -> tree_sitter.Language:
-    """The compiled :class:`tree_sitter.Language` of ``language`` (a key of :data:`LANGUAGES`)."""
-    spec = LANGUAGES[language]
+    """The compiled :class:`tree_sitter.Language` of ``language`` (a key of :data:`GRAMMARS`)."""
+    spec = GRAMMARS[language]
     try:
         import tree_sitter
 
@@ -70,6 +70,33 @@ def encode_for_parser(text: str) -> bytes:
 def parse(language: str, data: bytes) -> tree_sitter.Tree:
     """The syntax tree of ``data`` (UTF-8 bytes) in ``language``."""
     return _parser(language).parse(data)
+
+
+@cache
+def _definition_query(language: str) -> tree_sitter.Query | None:
+    """One query matching every definition node type of ``language`` that its grammar has."""
+    import tree_sitter
+
+    grammar = get_language(language)
+    kinds = [t for t in GRAMMARS[language].definitions if grammar.id_for_node_kind(t, True) is not None]
+    if not kinds:
+        return None
+    return tree_sitter.Query(grammar, "[" + " ".join(f"({t})" for t in kinds) + "] @d")
+
+
+def definition_nodes(language: str, root: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """Every node under ``root`` whose type defines something in ``language``, outer before inner.
+
+    A tree-sitter query (matched in C), so the file is not walked in Python; the nodes are in
+    source order, an enclosing node before the nodes it holds.
+    """
+    query = _definition_query(language)
+    if query is None:
+        return []
+    import tree_sitter
+
+    found = tree_sitter.QueryCursor(query).captures(root).get("d", [])
+    return sorted(found, key=lambda n: (n.start_byte, -n.end_byte))
 
 
 class ByteToChar:
