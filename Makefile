@@ -32,6 +32,7 @@ help:
 	@echo "make grade NB=... grade one exercise notebook"
 	@echo "make exercises    regenerate exercises/ from solutions/"
 	@echo "make benchmarks   run the speed and quality benchmarks"
+	@echo "make llm-bench    cost and failure shares of the LLM strategies with the packaged model (DOCS=, CHARS=, LABEL=)"
 	@echo "make docsites     documentation-site furniture and retrieval on Python's HTML docs (MODEL=static)"
 	@echo "make faults-store kill -9, concurrent index runs and disk full on a folder store (benchmarks/results/)"
 	@echo "make corpus       fetch the pinned 50K-file code corpus (397 MB of wheels, verified)"
@@ -175,6 +176,11 @@ docsites: $(STAMP)
 faults-store: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/store_faults.py \
 	  $(if $(ONLY),--only $(ONLY))
+
+.PHONY: llm-bench
+llm-bench: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/llm_chunking.py \
+	  --docs $(or $(DOCS),2) --chars $(or $(CHARS),1500) --label $(or $(LABEL),quick)
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k
