@@ -123,3 +123,15 @@ def test_bad_models_and_generators_are_refused_by_name():
         get_strategy("llm-boundaries", window=0)
     with pytest.raises(ValueError, match="generator must have"):
         chunk_propositions("text", generator=object())
+
+
+def test_short_paragraphs_share_one_passage_and_one_prompt():
+    passage = f"{PARAGRAPHS[0]}\n\n{PARAGRAPHS[1]}"
+    gen = _replay((passage, "A cat sleeps for twelve to sixteen hours a day."))
+    stats = LLMStats()
+    chunks = chunk_propositions(passage, 400, generator=gen, stats=stats)
+    assert (stats.prompts, gen.cache_hits, gen.unrecorded) == (1, 1, 0)
+    assert [(c.text, c.metadata["kind"]) for c in chunks] == [
+        (PARAGRAPHS[0], "uncovered"),
+        (PARAGRAPHS[1], "proposition"),
+    ]

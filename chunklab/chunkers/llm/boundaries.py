@@ -22,7 +22,7 @@ from chunklab.generate import DEFAULT_GENERATOR
 from chunklab.protocols import GeneratorLike
 from chunklab.units import UnitIndex, check_unit, over_budget, unit_params
 
-__all__ = ["WINDOW_CHARS", "boundary_prompt", "chunk_llm_boundaries"]
+__all__ = ["WINDOW_CHARS", "boundary_prompt", "chunk_llm_boundaries", "fitting_units"]
 
 #: a window never shows the model more than this many characters (one unit at least)
 WINDOW_CHARS = 2400
@@ -63,7 +63,7 @@ def chunk_llm_boundaries(
     first = 0
     while first < len(units):
         shown = _window(text, units, first, window)
-        fits = _fits(units, first, max_size, index)
+        fits = fitting_units(units, first, max_size, index)
         if shown == 1:
             taken, cut, how = 1, "single", ""
         else:
@@ -126,7 +126,7 @@ def _window(text: str, units: list[tuple[int, int]], first: int, window: int) ->
     return shown
 
 
-def _fits(units: list[tuple[int, int]], first: int, max_size: int, index: UnitIndex) -> int:
+def fitting_units(units: list[tuple[int, int]], first: int, max_size: int, index: UnitIndex) -> int:
     """How many units from ``first`` fit in ``max_size`` together (one at least)."""
     taken = 1
     while first + taken < len(units) and index.count(units[first][0], units[first + taken][1]) <= max_size:

@@ -1,7 +1,7 @@
 """Propositions (Dense X Retrieval, Chen et al. 2023): the model rewrites a passage as short statements.
 
-Passages are the text's paragraphs (over-long ones as sentences, then pieces, each within
-``max_size``: :func:`chunklab.chunkers.recursive.paragraph_units`). The model rewrites each
+Passages are runs of the text's paragraphs packed up to ``max_size`` (over-long paragraphs as
+sentences, then pieces: :func:`chunklab.chunkers.recursive.paragraph_units`). The model rewrites each
 into propositions, read by :func:`chunklab.chunkers.llm.parse.parse_propositions`; each is
 aligned back to the span of the passage it came from by
 :func:`chunklab.chunkers.llm.parse.align_proposition` (an exact substring, else the sentence
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from chunklab._validate import check_doc_id, check_positive_int, check_text
 from chunklab.chunk import Chunk
+from chunklab.chunkers.llm.boundaries import fitting_units
 from chunklab.chunkers.llm.parse import align_proposition, parse_propositions
 from chunklab.chunkers.llm.stats import LLMStats, resolve_generator
 from chunklab.chunkers.recursive import paragraph_units
@@ -56,7 +57,7 @@ def chunk_propositions(
     index = UnitIndex(text, unit)
     doc = LLMStats()
     found: dict[tuple[int, int], dict[str, object]] = {}  # span -> its metadata so far
-    for number, (ps, pe) in enumerate(paragraph_units(text, max_size, index)):
+    for number, (ps, pe) in enumerate(_passages(paragraph_units(text, max_size, index), max_size, index)):
         answer = gen.generate([propositions_prompt(text[ps:pe])], max_new_tokens=ANSWER_TOKENS)[0]
         doc.prompts += 1
         sentences = prose_sentences(text, ps, pe)
@@ -106,6 +107,17 @@ def propositions_prompt(passage: str) -> str:
         "in the passage's own words and makes sense on its own. Write one statement per line.\n\n"
         f"Passage: {passage}"
     )
+
+
+def _passages(units: list[tuple[int, int]], max_size: int, index: UnitIndex) -> list[tuple[int, int]]:
+    """Runs of consecutive units packed up to ``max_size`` (one unit at least), as spans."""
+    out = []
+    first = 0
+    while first < len(units):
+        taken = fitting_units(units, first, max_size, index)
+        out.append((units[first][0], units[first + taken - 1][1]))
+        first += taken
+    return out
 
 
 def _gaps(text: str, start: int, end: int, covered: list[tuple[int, int]]) -> list[tuple[int, int]]:
