@@ -95,7 +95,8 @@ class Generator:
 
     ``cache_dir`` is the cache root (default :func:`chunklab.paths.cache_dir`; ``False``: no
     cache). ``threads`` is torch's thread count while generating (one by default: the cost is
-    measured per thread and a machine's other work keeps its cores). Counters: ``model_calls``
+    measured per thread and a machine's other work keeps its cores); the process's own count is
+    given back after each generation. Counters: ``model_calls``
     (prompts the model ran), ``cache_hits``, ``generated_tokens``, ``prompt_tokens``,
     ``generate_seconds`` and ``load_seconds``.
     """
@@ -160,23 +161,26 @@ class Generator:
         import torch
 
         model, tokenizer = self._load()
-        if torch.get_num_threads() != self.threads:
-            torch.set_num_threads(self.threads)
         messages = [{"role": "user", "content": prompt}]
         inputs = tokenizer.apply_chat_template(
             messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
         )
         n_prompt = int(inputs["input_ids"].shape[1])
+        threads = torch.get_num_threads()  # the process's count, given back afterwards
+        torch.set_num_threads(self.threads)
         t0 = time.perf_counter()
-        with torch.inference_mode():
-            ids = model.generate(
-                **inputs,
-                max_new_tokens=max_new_tokens,
-                do_sample=False,
-                pad_token_id=tokenizer.eos_token_id,
-                stop_strings=list(stop) or None,
-                tokenizer=tokenizer if stop else None,
-            )
+        try:
+            with torch.inference_mode():
+                ids = model.generate(
+                    **inputs,
+                    max_new_tokens=max_new_tokens,
+                    do_sample=False,
+                    pad_token_id=tokenizer.eos_token_id,
+                    stop_strings=list(stop) or None,
+                    tokenizer=tokenizer if stop else None,
+                )
+        finally:
+            torch.set_num_threads(threads)
         new = ids[0, n_prompt:]
         self.generate_seconds += time.perf_counter() - t0
         self.model_calls += 1

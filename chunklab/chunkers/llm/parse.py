@@ -32,7 +32,7 @@ MIN_OVERLAP = 0.6
 #: a quoted answer shorter than this (after normalizing) is too short to identify a unit
 MIN_QUOTE = 12
 
-_LABELLED = re.compile(r"(?i)(?:paragraph|passage|unit|section|id|number|no\.?|#)\s*[:#=]?\s*(\d+)")
+_LABELLED = re.compile(r"(?i)(?<!\w)(?:paragraph|passage|unit|section|id|number|no\.?|#)\s*[:#=]?\s*(\d+)")
 _LEADING = re.compile(r"^\W*(\d+)(?!\d)")
 _ANY_NUMBER = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
