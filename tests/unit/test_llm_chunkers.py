@@ -135,3 +135,13 @@ def test_short_paragraphs_share_one_passage_and_one_prompt():
         (PARAGRAPHS[0], "uncovered"),
         (PARAGRAPHS[1], "proposition"),
     ]
+
+
+def test_empty_text_and_a_single_paragraph_ask_the_model_nothing():
+    gen = _replay((PARAGRAPHS, "2"))
+    assert chunk_llm_boundaries("", 400, generator=gen) == []
+    assert chunk_llm_boundaries(" \n\n\t", 400, generator=gen) == []
+    one = chunk_llm_boundaries(PARAGRAPHS[0], 400, generator=gen)
+    assert [(c.text, c.metadata["cut"], c.metadata["prompts"]) for c in one] == [(PARAGRAPHS[0], "single", 0)]
+    assert chunk_propositions("", 400, generator=gen) == []
+    assert gen.cache_hits == gen.unrecorded == 0
