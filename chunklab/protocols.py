@@ -5,6 +5,8 @@ by a class: an encoder is MiniLM, the static model or a test's random one; a str
 the catalog's or a learner's; a retriever is the Chroma store, BM25 or their fusion.
 
 - :class:`EncoderLike`: what embeds text (:class:`chunklab.embed.Encoder` is one).
+- :class:`GeneratorLike`: what writes text for a prompt (:class:`chunklab.generate.Generator` is one,
+  a replay of recorded answers another).
 - :class:`DocumentLike`: what a strategy chunks and a question is about (:class:`chunklab.documents.Document`
   is one).
 - :class:`StrategyLike`: a named chunker (:class:`chunklab.chunkers.catalog.Strategy` is one).
@@ -27,7 +29,7 @@ from chunklab.chunk import Chunk
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DocumentLike", "EncoderLike", "Hit", "Retriever", "StoreLike", "StrategyLike"]
+__all__ = ["DocumentLike", "EncoderLike", "GeneratorLike", "Hit", "Retriever", "StoreLike", "StrategyLike"]
 
 #: one retrieved chunk and its score (higher is better)
 Hit = tuple[Chunk, float]
@@ -45,6 +47,20 @@ class EncoderLike(Protocol):
 
     def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:
         """An ``(len(texts), dim)`` float32 array, one L2-normalized row per text."""
+        ...
+
+
+@runtime_checkable
+class GeneratorLike(Protocol):
+    """Answers prompts greedily: ``name`` is recorded with what its answers built."""
+
+    @property
+    def name(self) -> str: ...
+
+    def generate(
+        self, prompts: Sequence[str], *, max_new_tokens: int = 64, stop: Sequence[str] = ()
+    ) -> list[str]:
+        """One answer per prompt, at most ``max_new_tokens`` tokens, cut at the first ``stop`` string."""
         ...
 
 

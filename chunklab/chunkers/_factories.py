@@ -15,8 +15,10 @@ from chunklab.chunk import Chunk, is_leaf
 from chunklab.chunkers._params import (
     FixedParams,
     HierarchicalParams,
+    LLMBoundariesParams,
     MarkdownHierarchyParams,
     ParagraphsParams,
+    PropositionsParams,
     RecursiveParams,
     SemanticParams,
     SentencesParams,
@@ -130,6 +132,21 @@ def _sentences(p: SentencesParams) -> StrategyParts:
     return StrategyParts(_on_text(chunk_sentences, p.size, p.overlap_sentences, unit=p.unit))
 
 
+def _llm_boundaries(p: LLMBoundariesParams) -> StrategyParts:
+    """The model is the shared generator of ``p.model``, loaded when the first document is chunked."""
+    from chunklab.chunkers.llm import LLMChunker, chunk_llm_boundaries
+
+    return StrategyParts(
+        LLMChunker(chunk_llm_boundaries, p.model, max_size=p.max_chars, window=p.window, unit=p.unit)
+    )
+
+
+def _propositions(p: PropositionsParams) -> StrategyParts:
+    from chunklab.chunkers.llm import LLMChunker, chunk_propositions
+
+    return StrategyParts(LLMChunker(chunk_propositions, p.model, max_size=p.max_chars, unit=p.unit))
+
+
 def _merger(ratio: float) -> PostFn:
     """Auto-merging of retrieved leaves into parents at ``ratio`` (the hierarchical strategies' step)."""
     from chunklab.chunkers.hierarchical import auto_merge
@@ -160,4 +177,11 @@ COURSE_STRATEGIES: list[tuple[str, type[StrategyParams], str, Callable[[Any], St
     ),
     ("paragraphs", ParagraphsParams, "whole paragraphs, whole paragraphs as overlap", _paragraphs),
     ("sentences", SentencesParams, "whole sentences, whole sentences as overlap", _sentences),
+    (
+        "llm-boundaries",
+        LLMBoundariesParams,
+        "paragraphs cut where a local LLM sees the topic shift",
+        _llm_boundaries,
+    ),
+    ("propositions", PropositionsParams, "source spans of a local LLM's propositions", _propositions),
 ]

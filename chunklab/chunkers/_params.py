@@ -24,14 +24,17 @@ from chunklab._validate import (
     check_overlap,
     check_positive_int,
 )
+from chunklab.generate import DEFAULT_GENERATOR
 from chunklab.units import check_unit
 
 __all__ = [
     "METHODS",
     "FixedParams",
     "HierarchicalParams",
+    "LLMBoundariesParams",
     "MarkdownHierarchyParams",
     "ParagraphsParams",
+    "PropositionsParams",
     "RecursiveParams",
     "SemanticParams",
     "SentencesParams",
@@ -180,6 +183,45 @@ class SentencesParams(StrategyParams):
     size: int = 1000
     overlap_sentences: int = 1
     unit: str = "chars"
+
+
+@dataclass(frozen=True)
+class LLMBoundariesParams(StrategyParams):
+    """Paragraphs up to ``max_chars`` (in ``unit``), cut where ``model`` sees a ``window``'s topic shift."""
+
+    SIZE: ClassVar[str | None] = "max_chars"
+    max_chars: int = 1000
+    window: int = 8
+    model: str = DEFAULT_GENERATOR
+    unit: str = "chars"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive_int(self.window, "window")
+        check_generator_model(self.model)
+
+
+@dataclass(frozen=True)
+class PropositionsParams(StrategyParams):
+    """The source spans of the propositions ``model`` writes for each paragraph (up to ``max_chars``)."""
+
+    SIZE: ClassVar[str | None] = "max_chars"
+    max_chars: int = 1000
+    model: str = DEFAULT_GENERATOR
+    unit: str = "chars"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_generator_model(self.model)
+
+
+def check_generator_model(model: object) -> str:
+    """``model`` if it names a local generative model or a recording (``replay:PATH``), else a ValueError."""
+    from chunklab.generate import MODELS, REPLAY_PREFIX
+
+    if isinstance(model, str) and (model in MODELS or model.startswith(REPLAY_PREFIX)):
+        return model
+    raise ValueError(f"model must be one of {', '.join(MODELS)} or {REPLAY_PREFIX}PATH; got {model!r}")
 
 
 def parse_param_value(value: str) -> bool | int | float | str | None:

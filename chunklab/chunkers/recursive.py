@@ -232,7 +232,7 @@ def pack_paragraphs(
     }
     index = UnitIndex(text, unit)
     size = index.count
-    units = _paragraph_units(text, max_size, index)
+    units = paragraph_units(text, max_size, index)
     chunks: list[Chunk] = []
     i = 0
     reason = ""
@@ -270,7 +270,7 @@ def pack_paragraphs(
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 
 
-def _paragraph_units(text: str, max_size: int, index: UnitIndex) -> list[tuple[int, int]]:
+def paragraph_units(text: str, max_size: int, index: UnitIndex) -> list[tuple[int, int]]:
     """Paragraph spans, with over-long paragraphs replaced by their sentences (or pieces)."""
     size = index.count
     units: list[tuple[int, int]] = []

@@ -24,6 +24,7 @@ from llama_index.core.schema import NodeRelationship  # noqa: E402
 from chunklab.chunkers.catalog import available_strategies, get_strategy  # noqa: E402
 from chunklab.documents import Document  # noqa: E402
 from chunklab.embed import Encoder  # noqa: E402
+from chunklab.generate import RECORDING, REPLAY_PREFIX  # noqa: E402
 from chunklab.integrations.langchain import ChunklabEmbeddings, ChunklabTextSplitter  # noqa: E402
 from chunklab.integrations.llamaindex import ChunklabEmbedding, ChunklabNodeParser  # noqa: E402
 
@@ -63,6 +64,9 @@ SMALL = {
     "markdown-hierarchy": {},
     "paragraphs": {},
     "sentences": {"size": 120},
+    # the LLM strategies answer from the packaged recording of the model's outputs
+    "llm-boundaries": {"max_chars": 200, "model": f"{REPLAY_PREFIX}{RECORDING}"},
+    "propositions": {"max_chars": 200, "model": f"{REPLAY_PREFIX}{RECORDING}"},
 }
 
 

@@ -12,6 +12,7 @@ import re
 from hypothesis import strategies as st
 
 from chunklab.chunkers.catalog import get_strategy
+from chunklab.generate import RECORDING, REPLAY_PREFIX
 from chunklab.units import tokenizer_for
 from tests.support.strategies import piece
 
@@ -48,9 +49,10 @@ def build_strategy(name: str, unit: str, budget: int, overlap: int | None = None
     """The catalog strategy ``name`` with every size set from ``budget``, measured in ``unit``.
 
     ``overlap`` is the overlap of the strategies that take one (fixed, recursive); a quarter of
-    the budget when not given.
+    the budget when not given. The LLM strategies answer from the packaged recording of the model.
     """
     overlap = budget // 4 if overlap is None else overlap
+    replay = f"{REPLAY_PREFIX}{RECORDING}"  # the LLM strategies answer from recorded model outputs
     params = {
         "fixed": {"size": budget, "overlap": overlap},
         "recursive": {"size": budget, "overlap": overlap},
@@ -60,6 +62,8 @@ def build_strategy(name: str, unit: str, budget: int, overlap: int | None = None
         "markdown-hierarchy": {"max_chars": budget},
         "paragraphs": {"max_chars": budget, "overlap_paragraphs": 1},
         "sentences": {"size": budget, "overlap_sentences": 1},
+        "llm-boundaries": {"max_chars": budget, "window": 4, "model": replay},
+        "propositions": {"max_chars": budget, "model": replay},
     }[name]
     return get_strategy(name, unit=unit, **params)
 
