@@ -28,7 +28,7 @@ from chunklab.ingest.engines.local import LocalEngine
 from chunklab.ingest.pipeline import IngestOptions, run
 from chunklab.retrieval.chroma import retry
 from chunklab.retrieval.chroma.retry import RetryPolicy, ServerUnavailableError
-from tests.support.chroma_process import ChromaServer, chroma_command, free_port
+from tests.support.chroma_process import ChromaServer, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 DOWN = re.compile(
@@ -110,13 +110,9 @@ def test_the_cli_exits_75_with_one_line_when_no_server_answers(tmp_path, capsys)
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[ChromaServer]:
-    if chroma_command() is None:
-        pytest.skip("the chroma CLI (chromadb's server) is not installed")
-    srv = ChromaServer(tmp_path_factory.mktemp("chroma"))
-    srv.start()
-    yield srv
-    srv.stop()
+def server(chroma_server) -> ChromaServer:
+    """The server itself (not only its URL): these tests kill and restart it."""
+    return chroma_server
 
 
 def write_corpus(root: Path, docs: int = 12, prefix: str = "") -> Path:
