@@ -163,3 +163,9 @@ def test_only_chromas_segment_errors_count_as_damage():
     assert not is_damage(InternalError("something else went wrong"))
     assert not is_damage(InvalidArgumentError("Error loading hnsw index"))  # not Chroma's internal error
     assert not is_damage(ValueError("Error loading hnsw index"))
+
+
+def test_search_repair_names_the_folder_store_repair_when_given_a_folder(tmp_path, capsys):
+    assert main(["search", str(tmp_path), "a query", "--repair"]) == 2
+    line = one_line(capsys)
+    assert "search --repair is for a Chroma server URL" in line and "index --store FOLDER --repair" in line
