@@ -116,7 +116,7 @@ sysdeps:
 # One pytest run over the four layers (tests/unit, integration, notebooks, browser): the model and the
 # venv start once, and the run ends with a line per layer (tests/conftest.py). LAYER=unit runs one.
 test: $(STAMP) sysdeps lint
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not heavy" $(if $(LAYER),tests/$(LAYER))
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not heavy" --durations=25 $(if $(LAYER),tests/$(LAYER))
 
 # The fault scenarios too costly for every run (more cluster nodes lost, more kill trials).
 test-heavy: $(STAMP) sysdeps
@@ -170,10 +170,10 @@ faults-ray: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 PYTHONPATH=$(CURDIR) \
 	  nice -n 10 $(BIN)/python benchmarks/ray_faults.py --files 120 --trials 2
 
-# Faults on a Chroma server (restarts mid-ingest, three writers, query load, a rebuild under reads):
-# benchmarks/results/server_faults.json. 34 minutes on the shared 2-core machine; QUICK=1: small sizes.
+# Faults on a Chroma server (restarts mid-ingest, 20 seeded kills re-run and repaired, three writers,
+# query load, a rebuild under reads): benchmarks/results/server_faults.json. QUICK=1: small sizes.
 faults-server: $(STAMP)
-	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python benchmarks/server_faults.py $(if $(QUICK),--quick)
+	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python benchmarks/server_faults.py --trials 20 --seed 0 $(if $(QUICK),--quick)
 
 # Python's HTML library reference (Debian's python3.11-doc, fetched once): furniture and retrieval.
 docsites: $(STAMP)

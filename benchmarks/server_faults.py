@@ -8,6 +8,13 @@ and ``chunklab index --server`` in subprocesses, exactly as a user runs it:
   through on retries. Outcome, time to recover (kill until the server answered again, and the
   extra wall time over a clean run) and the final collection against a clean run's
   (missing, extra, changed records: ids, texts, metadata, vectors).
+* **killed** (``--trials N --seed S`` seeded trials): the server is SIGKILLed when a random share
+  of the corpus has arrived, the ingest stops (exit 75 past a short retry budget), the server
+  starts again on the same path and the same ``index`` is run again; when that re-run reports
+  the collection damaged (a vector index the server cannot load: the one-line error of
+  :mod:`chunklab.retrieval.chroma.mend`), ``index --repair`` runs. Per trial: whether the
+  damaged-segment state was hit, what the repair did (its one line), and whether the final
+  collection has the clean run's ids and digest (ids, texts, metadata, float32 vectors).
 * **down past the budget**: the server stays down longer than ``--retry-budget``; the run
   must exit 75 with the one-line message, and a re-run after the restart must complete.
 * **three writers**: three ``index`` processes at once into one collection (folders a, b and
@@ -53,7 +60,7 @@ from server_load import query_load  # noqa: E402
 RESULTS = REPO / "benchmarks" / "results"
 STRATEGY = ["--strategy", "recursive", "--size", "300"]
 #: the scenarios, in the order they run (``--only`` picks some)
-SCENARIOS = ("restart", "budget", "writers", "rebuild", "load")
+SCENARIOS = ("restart", "killed", "budget", "writers", "rebuild", "load")
 
 
 def write_corpus(root: Path, docs: int, prefix: str = "") -> Path:
@@ -81,8 +88,8 @@ def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
 
 
-def snapshot(url: str, collection: str) -> dict[str, tuple[Any, ...]]:
-    """id -> (text, metadata, rounded vector) of every record."""
+def snapshot(url: str, collection: str, exact: bool = False) -> dict[str, tuple[Any, ...]]:
+    """id -> (text, metadata, vector to 5 decimals, or ``exact``: its float32 bytes) of every record."""
     import chromadb
 
     port = int(url.rsplit(":", 1)[1])
@@ -94,7 +101,9 @@ def snapshot(url: str, collection: str) -> dict[str, tuple[Any, ...]]:
         if not got["ids"]:
             return out
         for cid, doc, meta, vec in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"]):
-            out[cid] = (doc, json.dumps(meta, sort_keys=True), tuple(np.round(np.asarray(vec), 5)))
+            vector = np.asarray(vec, dtype=np.float32)
+            kept = vector.tobytes().hex() if exact else tuple(np.round(vector, 5))
+            out[cid] = (doc, json.dumps(meta, sort_keys=True), kept)
         offset += len(got["ids"])
 
 
@@ -158,7 +167,60 @@ def restart_trial(srv: ChromaServer, corpus: Path, seed: int, down_s: float, cle
     if proc.returncode != 0:  # the promise then is: a re-run completes
         subprocess.run(index_cmd(srv.url, name, [corpus]), env=env(), check=True, capture_output=True)
         row["rerun"] = "completed"
-    row.update(compare(snapshot(srv.url, name), clean))
+    row.update(compare(snapshot(srv.url, name, exact=True), clean))
+    return row
+
+
+def digest(records: dict[str, tuple[Any, ...]]) -> str:
+    """SHA-256 of an exact snapshot (ids, texts, metadata, float32 vectors), whatever the collection name."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(sorted(records.items())).encode()).hexdigest()
+
+
+def killed_trial(srv: ChromaServer, corpus: Path, seed: int, clean: dict) -> dict:
+    """SIGKILL the server when a random share of the corpus arrived; restart, re-run, repair if damaged."""
+    rng = random.Random(seed)
+    name = f"killed-{seed}"
+    target = max(1, int(len(clean) * rng.uniform(0.05, 0.95)))
+    proc = subprocess.Popen(
+        index_cmd(srv.url, name, [corpus], "--retry-budget", "2"),
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    while (at := count(srv.url, name)) < target and proc.poll() is None:
+        time.sleep(0.02)  # a benchmark: the kill lands where the count says, not at a timed moment
+    srv.kill()
+    first = proc.communicate(timeout=900)[1].strip().splitlines()
+    srv.start()
+    rerun = subprocess.run(index_cmd(srv.url, name, [corpus]), env=env(), capture_output=True, text=True)
+    said = rerun.stderr.strip().splitlines()[-1:] if rerun.returncode else []
+    hit = rerun.returncode != 0 and any("is damaged" in line for line in said)
+    row: dict[str, Any] = {
+        "fault": "server SIGKILL mid-ingest, restarted, the same index re-run (--repair on damage)",
+        "seed": seed,
+        "records_at_kill": at,
+        "expected": len(clean),
+        "first_exit": proc.returncode,
+        "first_message": first[-1][:300] if first else "",
+        "rerun_exit": rerun.returncode,
+        "rerun_message": said[0][:400] if said else "",
+        "damaged_segment": hit,
+    }
+    if hit:
+        fixed = subprocess.run(
+            index_cmd(srv.url, name, [corpus], "--repair"), env=env(), capture_output=True, text=True
+        )
+        lines = [x for x in fixed.stdout.splitlines() if "repaired" in x or "none of its records" in x]
+        row.update(repair_exit=fixed.returncode, repair=lines[0][:400] if lines else fixed.stderr[-400:])
+    got = snapshot(srv.url, name, exact=True)
+    row.update(ids_equal=set(got) == set(clean), digest_equal=digest(got) == digest(clean))
+    row.update(compare(got, clean))
+    row["outcome"] = ("damaged, repaired" if hit else "re-run completed") + (
+        ", equal to the clean run" if row["digest_equal"] else ", DIFFERENT from the clean run"
+    )
     return row
 
 
@@ -189,7 +251,7 @@ def past_budget(srv: ChromaServer, corpus: Path, budget: float, clean: dict) -> 
         "rerun_s": round(time.monotonic() - t0, 2),
         "rerun_summary": rerun.stdout.strip().splitlines()[-1:] if rerun.stdout else [],
     }
-    row.update(compare(snapshot(srv.url, name), clean))
+    row.update(compare(snapshot(srv.url, name, exact=True), clean))
     return row
 
 
@@ -274,7 +336,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (15 minutes on a busy 2-core machine)")
     ap.add_argument("--docs", type=int, default=200, help="documents of the restart corpus")
-    ap.add_argument("--trials", type=int, default=3, help="seeded restart trials")
+    ap.add_argument("--restart-trials", type=int, default=3, help="seeded restart trials (ridden through)")
+    ap.add_argument("--trials", type=int, default=20, help="seeded trials of the killed scenario")
+    ap.add_argument("--seed", type=int, default=0, help="the first trial's seed (then seed + 1, ...)")
     ap.add_argument("--down", type=float, default=3.0, help="seconds the server stays down in a trial")
     ap.add_argument("--chunks", type=int, default=100_000, help="records for the query load")
     ap.add_argument("--clients", type=int, default=8)
@@ -289,7 +353,8 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.quick:
-        args.docs, args.trials, args.chunks, args.clients, args.seconds = 60, 1, 5000, 2, 5.0
+        args.docs, args.restart_trials, args.chunks, args.clients, args.seconds = 60, 1, 5000, 2, 5.0
+        args.trials = min(args.trials, 3)
     t_start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -310,20 +375,25 @@ def main() -> None:
                 "query_load": None,
             }
             clean: dict = {}
-            if only & {"restart", "budget"}:
+            if only & {"restart", "killed", "budget"}:
                 t0 = time.monotonic()
                 subprocess.run(
                     index_cmd(srv.url, "clean", [corpus]), env=env(), check=True, capture_output=True
                 )
                 clean_s = time.monotonic() - t0
-                clean = snapshot(srv.url, "clean")
+                clean = snapshot(srv.url, "clean", exact=True)
                 print(f"clean run: {len(clean)} chunks in {clean_s:.1f} s", flush=True)
                 result["clean_run"] = {"docs": args.docs, "chunks": len(clean), "wall_s": round(clean_s, 2)}
             if args.only:  # keep what was measured before, replace what is measured now
                 result = kept(Path(args.out), result, only)
             steps = {
                 "restart": [
-                    partial(restart_trial, srv, corpus, seed, args.down, clean) for seed in range(args.trials)
+                    partial(restart_trial, srv, corpus, seed, args.down, clean)
+                    for seed in range(args.restart_trials)
+                ],
+                "killed": [
+                    partial(killed_trial, srv, corpus, seed, clean)
+                    for seed in range(args.seed, args.seed + args.trials)
                 ],
                 "budget": [partial(past_budget, srv, corpus, 5.0, clean)],
                 "writers": [partial(three_writers, srv, work / "two")],

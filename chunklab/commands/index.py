@@ -72,8 +72,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--repair",
         action="store_true",
-        help="rebuild a damaged folder store from the records it still holds (ids, texts, metadata; "
-        "vectors recomputed), then index PATHs if given",
+        help="rebuild a damaged store (a folder, or a collection a Chroma server can no longer read) "
+        "from the records it still holds (ids, texts, metadata; missing vectors recomputed), then index "
+        "PATHs if given",
     )
     p.add_argument("--query", "-q", action="append", default=[], help="search this query (repeatable)")
     p.add_argument("-k", type=int, default=5, help="results per query (default 5)")
@@ -188,9 +189,18 @@ def index(args: argparse.Namespace) -> int:
 
 
 def write_failure(exc: Exception, args: argparse.Namespace) -> Exception:
-    """A failed write to a folder store as one line naming the path (disk full, I/O error), else ``exc``."""
+    """A failed write as one line: a folder store's (disk full, I/O error) naming the path, a server
+    collection Chroma can no longer read naming it and ``--repair``; else ``exc``."""
     import errno
 
+    if args.chroma_url is not None:
+        import shlex
+
+        from chunklab.retrieval.chroma.mend import DamagedCollectionError, damaged, is_damage
+
+        if is_damage(exc) or isinstance(exc, DamagedCollectionError):
+            paths = shlex.join(map(str, args.paths))
+            return damaged(exc, args.chroma_url, args.collection, paths if len(paths) < 100 else "PATHS")
     text = str(exc)
     full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
     if not full and not any(s in text for s in ("disk I/O error", "disk is full", "No space left")):
@@ -207,12 +217,20 @@ def write_failure(exc: Exception, args: argparse.Namespace) -> Exception:
 
 
 def repair(args: argparse.Namespace) -> None:
-    """``--repair``: rebuild the folder store from its records (a sound store is left as it is)."""
+    """``--repair``: rebuild the folder store, or the server's collection, from its records.
+
+    A sound store is left as it is. A server collection whose records cannot be read back at all
+    is made again, empty, only when PATHS are given (they are indexed into it right after).
+    """
     from chunklab.retrieval.chroma.files import diagnose, is_store, store_folder
     from chunklab.retrieval.chroma.files import repair as repair_store
 
     if args.chroma_url is not None:
-        raise ValueError("--repair is for a folder store; a Chroma server repairs its own files")
+        from chunklab.retrieval.chroma.mend import repair_server
+
+        done = repair_server(args.chroma_url, args.collection, args.retry_budget, empty_ok=bool(args.paths))
+        print(done.summary())
+        return
     folder = store_folder(args.store, create=False)
     damage = diagnose(folder) if is_store(folder) else []
     if not damage:

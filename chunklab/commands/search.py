@@ -49,6 +49,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("--json", action="store_true", help="one JSON object per hit")
     add_wait_arguments(p, READ_WAIT)
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="STORE is a Chroma server URL: first rebuild the collection if the server can no longer "
+        "read it (from the records it still returns), then search",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -62,9 +68,18 @@ def run(args: argparse.Namespace) -> int:
     from chunklab.commands._lean import lean_imports
 
     with lean_imports():  # chromadb without the extras a query never uses (seconds of CPU)
-        from chunklab.retrieval.chroma.location import open_store
+        from chunklab.retrieval.chroma.location import is_url, open_store
     from chunklab.retrieval.chroma.lock import StoreBusyError
 
+    if args.repair:
+        if not is_url(args.store):
+            raise ValueError(
+                f"search --repair is for a Chroma server URL, got {args.store!r}; a folder store is repaired "
+                "with chunklab index --store FOLDER --repair"
+            )
+        from chunklab.retrieval.chroma.mend import repair_server
+
+        print(repair_server(args.store, args.collection).summary(), file=sys.stderr)
     try:
         store = open_store(args.store, args.collection, model=args.model, wait=wait_of(args))
     except StoreBusyError as exc:

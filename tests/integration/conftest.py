@@ -11,8 +11,8 @@ from tests.support.chroma_process import ChromaServer, chroma_command
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The URL of a real ``chroma run`` on a free loopback port, one server per test module."""
+def chroma_server(tmp_path_factory):
+    """A real ``chroma run`` on a free loopback port, one per test module (a test may kill and restart it)."""
     if chroma_command() is None:
         pytest.skip("the chroma command (chromadb's server) is not installed")
     chroma = ChromaServer(tmp_path_factory.mktemp("chroma-server"))
@@ -21,8 +21,14 @@ def server(tmp_path_factory):
     except RuntimeError as err:
         chroma.kill()
         pytest.fail(str(err))
-    yield chroma.url
+    yield chroma
     chroma.stop()
+
+
+@pytest.fixture(scope="module")
+def server(chroma_server):
+    """The URL of a real ``chroma run`` on a free loopback port, one server per test module."""
+    return chroma_server.url
 
 
 @pytest.fixture(scope="session")

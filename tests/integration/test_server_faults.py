@@ -12,7 +12,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from chunklab.ingest.engines.local import LocalEngine
 from chunklab.ingest.pipeline import IngestOptions, run
 from chunklab.retrieval.chroma import retry
 from chunklab.retrieval.chroma.retry import RetryPolicy, ServerUnavailableError
-from tests.support.chroma_process import ChromaServer, chroma_command, free_port
+from tests.support.chroma_process import ChromaServer, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 DOWN = re.compile(
@@ -110,13 +109,9 @@ def test_the_cli_exits_75_with_one_line_when_no_server_answers(tmp_path, capsys)
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[ChromaServer]:
-    if chroma_command() is None:
-        pytest.skip("the chroma CLI (chromadb's server) is not installed")
-    srv = ChromaServer(tmp_path_factory.mktemp("chroma"))
-    srv.start()
-    yield srv
-    srv.stop()
+def server(chroma_server) -> ChromaServer:
+    """The server itself (not only its URL): these tests kill and restart it."""
+    return chroma_server
 
 
 def write_corpus(root: Path, docs: int = 12, prefix: str = "") -> Path:
@@ -248,18 +243,21 @@ def test_search_during_a_rebuild_never_mixes_two_chunker_configs(server, corpus)
     reader = ChunkStore(url=server.url, collection="swapped", encoder=get_encoder("static"), create=False)
     query = reader.encoder.encode(["note part line about topic"], show_progress=False)
     seen: list[frozenset[str]] = []
-    stop = threading.Event()
+    stop, rebuilt, answered_after = threading.Event(), threading.Event(), threading.Event()
 
     failed: list[str] = []
 
     def read() -> None:
         while not stop.is_set():
+            late = rebuilt.is_set()  # this query starts after the rebuild finished
             try:
                 hits = reader.search_vectors(query, k=10)[0]
             except Exception as exc:  # recorded: the assertion below names it
                 failed.append(f"{type(exc).__name__}: {exc}")
                 continue
             seen.append(frozenset(str(c.metadata.get("strategy")) for c, _ in hits))
+            if late:
+                answered_after.set()
 
     thread = threading.Thread(target=read)
     thread.start()
@@ -269,7 +267,8 @@ def test_search_during_a_rebuild_never_mixes_two_chunker_configs(server, corpus)
             options(server.url, "swapped", strategy=get_strategy("fixed", size=150), clear=True),
             LocalEngine(),
         )
-        time.sleep(0.5)
+        rebuilt.set()
+        answered_after.wait(timeout=300)  # one answer to a query begun after the rebuild, however slow
     finally:
         stop.set()
         thread.join(timeout=60)

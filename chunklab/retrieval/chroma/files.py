@@ -18,7 +18,7 @@ import json
 import shutil
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 from chunklab.paths import chunklab_dir
 
 if TYPE_CHECKING:
+    import numpy as np
     from chromadb.api.types import Embeddable, EmbeddingFunction
 
+    from chunklab.protocols import EncoderLike
     from chunklab.retrieval.chroma.lock import StoreLock
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "is_store",
     "open_folder",
     "read_records",
+    "reembed",
     "repair",
     "store_folder",
 ]
@@ -268,9 +271,6 @@ def repair(folder: str | Path, wait: float | None = None) -> dict[str, int]:
 def _rebuild(folder: Path, records: list[CollectionRecords]) -> dict[str, int]:
     from typing import cast
 
-    import numpy as np
-
-    from chunklab.chunk import embedding_text
     from chunklab.retrieval.chroma.backend import (
         PARENTS_SUFFIX,
         ChunklabEmbeddingFunction,
@@ -278,7 +278,6 @@ def _rebuild(folder: Path, records: list[CollectionRecords]) -> dict[str, int]:
         make_client,
     )
     from chunklab.retrieval.chroma.records import ENCODER_KEY, encoder_for
-    from chunklab.retrieval.filters import chunk_from_stored
 
     client = make_client(folder, None, False)
     by_name = {r.name: r for r in records}
@@ -295,9 +294,7 @@ def _rebuild(folder: Path, records: list[CollectionRecords]) -> dict[str, int]:
             metadata=meta or None,
         )
         for batch in batches(rec.rows, min(512, client.get_max_batch_size())):
-            chunks = [chunk_from_stored(doc, m) for _id, doc, m in batch]
-            texts = [embedding_text(c) if config.get("embed_context", True) else c.text for c in chunks]
-            vecs = np.asarray(encoder.encode(texts, show_progress=False), dtype=np.float32)
+            vecs = reembed(batch, encoder, config)
             coll.upsert(
                 ids=[i for i, _d, _m in batch],
                 embeddings=vecs,
@@ -306,3 +303,24 @@ def _rebuild(folder: Path, records: list[CollectionRecords]) -> dict[str, int]:
             )
         kept[rec.name] = len(rec.rows)
     return kept
+
+
+def reembed(
+    rows: Sequence[tuple[str, str | None, dict[str, Any] | None]],
+    encoder: EncoderLike,
+    config: dict[str, Any],
+) -> np.ndarray:
+    """Vectors of stored ``(id, document, metadata)`` rows, as the store embedded them (float32).
+
+    What the store embeds: the chunk with its title and section path in front, or the bare text
+    when the recorded chunker configuration says ``embed_context: False``; the embedding cache
+    answers the texts it embedded before.
+    """
+    import numpy as np
+
+    from chunklab.chunk import embedding_text
+    from chunklab.retrieval.filters import chunk_from_stored
+
+    chunks = [chunk_from_stored(doc, meta) for _id, doc, meta in rows]
+    texts = [embedding_text(c) if config.get("embed_context", True) else c.text for c in chunks]
+    return np.asarray(encoder.encode(texts, show_progress=False), dtype=np.float32)

@@ -5,6 +5,8 @@ to the server wrapped in :func:`chunklab.retrieval.chroma.retry.call`: writes ar
 id and deletes by id, so a request repeated after a lost answer changes nothing twice. A rebuild by another
 process (``chunklab index --clear`` elsewhere) switches the store's alias
 (:mod:`chunklab.retrieval.chroma.aliases`): a reader resolves it once per query and so follows it.
+A collection the server can no longer read (a server killed while writing its vector index) is a
+:class:`~chunklab.retrieval.chroma.mend.DamagedCollectionError` naming it and ``--repair``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from chunklab.retrieval.chroma.backend import (
     collection_names,
     make_client,
 )
+from chunklab.retrieval.chroma.mend import damaged, is_damage
 from chunklab.retrieval.chroma.records import encoder_for, recorded_encoder
 from chunklab.retrieval.filters import chunk_from_stored
 
@@ -75,8 +78,18 @@ class ServerCollections(Collections):
         served.url, served.policy = url, policy
         return served
 
+    def where(self) -> tuple[retry.RetryPolicy, str]:
+        """The retry policy and the server's URL (what :func:`retry.call` takes after the request)."""
+        return self.policy, self.url
+
     def _call(self, fn: Callable[[], T], what: str) -> T:
-        return retry.call(fn, self.policy, self.url, what)
+        """``fn()`` through the retry policy; a collection the server cannot read is one clear error."""
+        try:
+            return retry.call(fn, self.policy, self.url, what)
+        except Exception as exc:
+            if not is_damage(exc):
+                raise
+            raise damaged(exc, self.url, self.logical or self.name) from exc
 
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         """Upsert ``chunks`` (repeated until the server answers, or the budget is spent)."""
