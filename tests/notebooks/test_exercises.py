@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -183,3 +184,28 @@ def test_generation_refuses_a_faulty_solution(tmp_path):
     nbformat.write(nb, sol / "00-demo.ipynb")
     with pytest.raises(ValueError, match="checkpoint"):
         make_exercises(sol, exe)
+
+
+def test_notebook_titles_use_the_books_names_for_exercises_and_capstones():
+    """One scheme across notebooks, book and README: "Exercise N — ..." for a chapter's notebook, and for
+    a capstone the title the book's exercise table gives it ("Capstone: code RAG — ...")."""
+    from chunklab.book.labels import label
+
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        title = nbformat.read(path, as_version=4).cells[0].source.split("\n")[0]
+        book = label(f"exercise_{path.stem.replace('-', '_')}_title", "en")
+        if book.startswith("Capstone:"):
+            assert title.startswith(f"# {book} — "), (path.name, title, book)
+        else:
+            assert re.match(r"# Exercise \d+b? — ", title), (path.name, title)
+
+
+def test_no_notebook_writes_into_a_chunks_metadata():
+    """One rule across the course: a Chunk is built with its final metadata; a notebook that adds to it
+    makes a copy (``dataclasses.replace(c, metadata={**c.metadata, ...})``), in code and in hints."""
+    writes = re.compile(r"\.metadata\.(update|setdefault|pop)\(|\.metadata\[[^\]]+\]\s*=(?!=)")
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                found = [line.strip() for line in cell.source.split("\n") if writes.search(line)]
+                assert not found, f"{path.name} {cell.id}: {found}"
