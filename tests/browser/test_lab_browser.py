@@ -239,6 +239,8 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
     shot(page, "04-check")
     total = sum(1 for i in ids if i.startswith("cp-"))
     assert f"score: {total}/{total} checkpoints passed (100%)" in out, out
+    assert out.startswith("check(): running 01-fixed.ipynb"), out  # said at once, before the half minute
+    assert not out.rstrip().endswith(("True", "False")), out  # check() returns nothing printable
 
     # a Lab terminal, opened in the course folder: grade to exit 0
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^File$")).click()
