@@ -143,13 +143,21 @@ format: $(STAMP)
 # with the venv first on PATH (`chunklab` is found) and no news pop-up (jupyter_lab_config.json points
 # Lab at lab-settings/, whose overrides.json turns the news and update checks off).
 # As root (a container), Jupyter refuses to start without --allow-root: pass it only then, and say so.
-lab: $(STAMP)
+# The venv is keyed on the requirements' hash only: built when no stamp carries the current hash (a
+# fresh clone's files, newer than an installed venv's stamp, do not reinstall it). Lab runs offline like
+# `make grade`, and without make's own variables, so `make grade` in a Lab terminal is a top-level make
+# (no "make[1]: Entering directory").
+lab:
+	@test -f $(STAMP) || $(MAKE) --no-print-directory venv
 	@if [ "$$(id -u)" = 0 ]; then echo "make lab: running as root (a container?), so JupyterLab gets --allow-root"; fi
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --config=jupyter_lab_config.json \
+	env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKE_TERMOUT -u MAKE_TERMERR \
+	  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PATH="$(CURDIR)/$(BIN):$$PATH" \
+	  $(BIN)/jupyter lab --config=jupyter_lab_config.json \
 	  --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/exercises \
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
-grade: $(STAMP)
+grade:
+	@test -f $(STAMP) || $(MAKE) --no-print-directory venv
 	@test -n "$(NB)" || { echo "usage: make grade NB=exercises/03-structural.ipynb"; exit 2; }
 	@command -v bwrap >/dev/null || echo "warning: bubblewrap is not installed, notebooks are graded unsandboxed (install: sudo apt-get install bubblewrap)"
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/chunklab grade $(NB)

@@ -25,6 +25,11 @@ def add_parser(subparsers) -> None:
         "--timeout", type=float, default=1200.0, metavar="S", help="time limit per cell and notebook"
     )
     p.add_argument("--solutions", metavar="DIR", help="folder of reference solutions (default: the course's)")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="write a line to stderr before each code cell runs (what check() in a notebook shows)",
+    )
     p.set_defaults(func=run)
 
 
@@ -38,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
         (result,) = grade_notebooks(
             [args.notebook],
             solutions_dir=args.solutions,
-            options=GradeOptions(timeout=args.timeout, hidden=False),
+            options=GradeOptions(
+                timeout=args.timeout, hidden=False, progress=_progress if args.progress else None
+            ),
         )
     except GradingError as exc:
         print(f"chunklab check: error: {exc}", file=sys.stderr)
@@ -61,3 +68,9 @@ def run(args: argparse.Namespace) -> int:
     print(format_result(result))
     print("  (visible checks only: the grader also runs hidden checks on fresh inputs)")
     return 0 if result.ok else 1
+
+
+def _progress(line: str) -> None:
+    from chunklab.course.selfcheck import PROGRESS
+
+    print(f"{PROGRESS}{line}", file=sys.stderr, flush=True)

@@ -2,7 +2,8 @@
 
 In a solution notebook, learner-only code sits between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION``. The exercise keeps every cell and cell id, replaces each region by
-its ``# HINT: ...`` lines (or ``# YOUR CODE HERE``) and ``raise NotImplementedError``,
+its ``# HINT: ...`` lines (or ``# YOUR CODE HERE``) and a ``raise NotImplementedError`` that says
+what to write in which section,
 locks the checkpoint cells (and says so in a first comment line, since JupyterLab draws no
 lock) and clears outputs, except in cells tagged ``keep-output``
 (things the learner must see before writing any code).
@@ -25,6 +26,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING
 from chunklab.course.notebooks import (
     CHECKPOINT_TAG,
     GradingError,
+    cell_headings,
     is_checkpoint,
     notebook_text,
     read_notebook,
@@ -52,6 +55,7 @@ __all__ = [
     "make_exercise",
     "make_exercises",
     "strip_solutions",
+    "stub_message",
 ]
 
 BEGIN = "### BEGIN SOLUTION"
@@ -65,34 +69,39 @@ LOCK_BANNER = "# 🔒 LOCKED CHECKPOINT: run it as it is (the grader runs the re
 _CELL_NOISE = ("execution", "collapsed", "scrolled", "ExecuteTime")
 
 
-def strip_solutions(source: str, cell_type: str = "code") -> str:
+def strip_solutions(source: str, cell_type: str = "code", heading: str = "") -> str:
     """Replace every solution region of a cell's source by its hint and a stub.
 
     In code cells the stub is the region's ``# HINT:`` comment lines (``# YOUR CODE HERE``
-    when there are none) and ``raise NotImplementedError``, indented like the BEGIN marker;
-    in markdown cells it is "*Your answer here.*". Unbalanced markers raise ValueError.
+    when there are none) and ``raise NotImplementedError(...)``, indented like the BEGIN
+    marker, whose message says what to write and where (:func:`stub_message`; ``heading`` is
+    the section the cell sits under); in markdown cells it is "*Your answer here.*".
+    Unbalanced markers raise ValueError.
     """
     lines = source.split("\n")
     out: list[str] = []
     inside = False
     indent = ""
     hints: list[str] = []
+    region: list[str] = []
     for n, line in enumerate(lines, 1):
         stripped = line.strip()
         if stripped.startswith(BEGIN):
             if inside:
                 raise ValueError(f"line {n}: {BEGIN} inside another solution region")
-            inside, indent, hints = True, line[: len(line) - len(line.lstrip())], []
+            inside, indent, hints, region = True, line[: len(line) - len(line.lstrip())], [], []
         elif stripped.startswith(END):
             if not inside:
                 raise ValueError(f"line {n}: {END} without {BEGIN}")
             inside = False
             if cell_type == "code":
                 out.extend(indent + h for h in (hints or ["# YOUR CODE HERE"]))
-                out.append(f"{indent}raise NotImplementedError")
+                message = stub_message(_enclosing_function(out, indent), _assigned(region, indent), heading)
+                out.append(f"{indent}raise NotImplementedError({message!r})")
             else:
                 out.append(indent + MARKDOWN_STUB)
         elif inside:
+            region.append(line)
             if stripped.startswith(HINT):
                 hints.append(stripped)
         else:
@@ -100,6 +109,51 @@ def strip_solutions(source: str, cell_type: str = "code") -> str:
     if inside:
         raise ValueError(f"{BEGIN} without {END}")
     return "\n".join(out)
+
+
+def stub_message(function: str = "", names: Sequence[str] = (), heading: str = "") -> str:
+    """What a stub says when it runs: what to write, and the section of the cell to write it in.
+
+    ``write chunk_by_pages() in the cell under "2. Pages as chunks"``; without a function,
+    the names the missing code sets (``write the code that sets n_chunks and n_tokens ...``).
+    """
+    if function:
+        what = f"write {function}()"
+    elif names:
+        listed = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
+        what = f"write the code that sets {listed}"
+    else:
+        what = "write the missing code"
+    return f'{what} in the cell under "{heading}"' if heading else f"{what} in this cell"
+
+
+_DEF = re.compile(r"^(?P<indent>\s*)(?:async\s+)?def\s+(?P<name>\w+)")
+_ASSIGN = re.compile(r"^(?P<names>\w+(?:\s*,\s*\w+)*)\s*(?::[^=]+)?=(?!=)")
+
+
+def _enclosing_function(above: list[str], indent: str) -> str:
+    """The function a region at ``indent`` sits in: the nearest ``def`` above it indented less,
+    unless a top-level statement comes first (the region is then in a loop or block of its own)."""
+    for line in reversed(above):
+        match = _DEF.match(line)
+        if match and len(match["indent"]) < len(indent):
+            return match["name"]
+        if line[:1].strip() and not line.startswith((")", "]", "@", "#")):
+            return ""
+    return ""
+
+
+def _assigned(region: list[str], indent: str) -> list[str]:
+    """The names a region's own statements (at its indent) assign, in order of first assignment."""
+    names: list[str] = []
+    for line in region:
+        if not line.startswith(indent) or line[len(indent) : len(indent) + 1].isspace():
+            continue
+        rest = line[len(indent) :]
+        while (match := _ASSIGN.match(rest)) is not None:  # also a chained ``a = b = 0``
+            names.extend(n for n in (m.strip() for m in match["names"].split(",")) if n not in names)
+            rest = rest[match.end() :].lstrip()
+    return names
 
 
 def has_solution(source: str) -> bool:
@@ -112,13 +166,14 @@ def make_exercise(solution: NotebookNode) -> NotebookNode:
     nb = copy.deepcopy(solution)
     for meta_key in ("widgets", "toc", "varInspector"):
         nb.metadata.pop(meta_key, None)
+    headings = cell_headings(nb)
     for i, cell in enumerate(nb.cells):
         where = f"cell {i} (id {cell.get('id')})"
         try:
             if has_solution(cell.source):
                 if is_checkpoint(cell):
                     raise ValueError("a checkpoint cell must not hold a solution region")
-                cell.source = strip_solutions(cell.source, cell.cell_type)
+                cell.source = strip_solutions(cell.source, cell.cell_type, headings[i])
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from exc
         for key in _CELL_NOISE:

@@ -57,7 +57,13 @@ from chunklab.course.graded import (
 )
 from chunklab.course.hidden import HIDDEN, HiddenCheck, arguments, reference_function
 from chunklab.course.kernel import Execution, Kernel, MalformedMessage, kernel_env
-from chunklab.course.notebooks import GradingError, checkpoint_cells, is_checkpoint, read_notebook
+from chunklab.course.notebooks import (
+    GradingError,
+    cell_headings,
+    checkpoint_cells,
+    is_checkpoint,
+    read_notebook,
+)
 from chunklab.course.options import GradeOptions, default_cache, describe_grading
 from chunklab.course.paths import SANITIZE_NAME, course_root, find_reference
 from chunklab.course.redact import Views
@@ -188,6 +194,10 @@ class _Run:
         self.absent, self.views = declared.absent, views
         self.nonce = secrets.token_hex(8)
         self.deadline = 0.0
+        self.code: list[Any] = []  # the graded notebook's code cells, in order
+        self.places: list[str] = []  # how a learner finds each of them (:func:`_place`)
+        self.unfinished = ""  # the first learner cell whose stub still raises, once one has
+        self.follow_on = False  # a later cell's failure was laid on it (said once)
 
     def grade(self) -> None:
         """Run every code cell of the graded notebook and fill in the result."""
@@ -274,11 +284,18 @@ class _Run:
 
     def _cells(self, kernel: Kernel) -> None:
         result = self.result
-        code = [c for c in self.graded.cells if c.get("cell_type") == "code"]
-        for pos, cell in enumerate(code, 1):
-            where = f"code cell {pos} (id {cell.get('id')})"
+        headings = cell_headings(self.graded)
+        code = [
+            (c, h) for c, h in zip(self.graded.cells, headings, strict=True) if c.get("cell_type") == "code"
+        ]
+        self.code = [c for c, _ in code]
+        self.places = [_place(pos, c, h) for pos, (c, h) in enumerate(code, 1)]
+        for pos, cell in enumerate(self.code, 1):
+            where = self.places[pos - 1]
+            if self.opts.progress is not None:
+                self.opts.progress(f"running {_place(pos, cell, code[pos - 1][1], of=len(code))}")
             if is_checkpoint(cell):
-                ex = self._checkpoint(kernel, cell, where)
+                ex = self._checkpoint(kernel, cell, where, pos)
             else:
                 limit, kind = self._limit()
                 ex = kernel.run(cell.source, limit, interrupt=self._grace(kind))
@@ -286,8 +303,10 @@ class _Run:
                     result.timeouts.append(_interrupted(where, limit))
                 elif ex.status == "error":
                     if ex.ename == "NotImplementedError":
-                        result.flags.append(f"NotImplementedError still raised in {where}")
-                    if not result.notes:
+                        self._not_implemented(pos, ex.evalue)
+                    elif self.unfinished:
+                        self._follow_on(where)
+                    elif not result.notes:
                         result.notes.append(f"{where} raised {_error_text(ex.ename, ex.evalue)}")
             if getattr(ex, "truncated", False) and not any("output past" in n for n in result.notes):
                 result.notes.append(f"{where}: its output past the grader's caps was dropped")
@@ -333,7 +352,35 @@ class _Run:
             return ex.status
         return "" if _value(ex, "r") == self.nonce else "the grader could not reset the kernel's state"
 
-    def _checkpoint(self, kernel: Kernel, cell: Any, where: str) -> Any:
+    def _follow_on(self, where: str) -> None:
+        """Say once that a learner cell failed because an earlier one is not finished."""
+        if not self.follow_on:
+            self.follow_on = True
+            self.result.notes.append(
+                f"{where} failed: {self.unfinished} is not finished yet; this cell depends on it"
+            )
+
+    def _not_implemented(self, pos: int, message: object) -> None:
+        """Flag, once, the learner cell whose stub raised (the message a generated stub carries names
+        it; else the cell that raised, or the first stub above it); later failures are laid on it."""
+        text = str(message)
+        stubs = [
+            i
+            for i, c in enumerate(self.code[:pos], 1)
+            if not is_checkpoint(c) and "raise NotImplementedError" in str(c.source)
+        ]
+        named = [
+            i
+            for i in stubs
+            if text and (repr(text) in self.code[i - 1].source or text in self.code[i - 1].source)
+        ]
+        at = (named or ([pos] if pos in stubs else stubs) or [pos])[0]
+        flag = f"NotImplementedError still raised in {self.places[at - 1]}"
+        if flag not in self.result.flags:
+            self.result.flags.append(flag)
+        self.unfinished = self.unfinished or self.places[at - 1]
+
+    def _checkpoint(self, kernel: Kernel, cell: Any, where: str, pos: int) -> Any:
         cp = CheckpointResult(cell["id"], False, weight=_weight(cell))
         problem = self._restore(kernel, cell.source)
         if problem in ("timeout", "died"):
@@ -356,9 +403,13 @@ class _Run:
         elif shortcuts:
             cp.detail = "; ".join(shortcuts)
         elif ex.status == "error":
-            cp.detail = f"raised {_error_text(ex.ename, ex.evalue)}"
             if ex.ename == "NotImplementedError":
-                self.result.flags.append(f"NotImplementedError still raised in {where}")
+                cp.detail = f"raised {_error_text(ex.ename, ex.evalue)}"
+                self._not_implemented(pos, ex.evalue)
+            elif self.unfinished:
+                cp.detail = f"{self.unfinished} is not finished yet; this checkpoint depends on it"
+            else:
+                cp.detail = f"raised {_error_text(ex.ename, ex.evalue)}"
         elif expected != actual:
             diff = difflib.unified_diff(
                 expected.splitlines(), actual.splitlines(), "expected", "got", lineterm="", n=1
@@ -433,3 +484,12 @@ class _Run:
         if not all(h.passed for h in cp.hidden):
             cp.passed = False
         return None
+
+
+def _place(pos: int, cell: Any, heading: str, of: int = 0) -> str:
+    """A code cell as a learner finds it in JupyterLab: its number among the code cells (what ``[n]``
+    shows after Run All; ``of`` them) and the section it sits under, else its id."""
+    number = f"code cell {pos}" + (f" of {of}" if of else "")
+    if heading:
+        return f'{number} under "{heading[:80]}"'
+    return f"{number} (id {cell.get('id')})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHECKPOINT_TAG",
     "GradingError",
+    "cell_headings",
     "checkpoint_cells",
     "is_checkpoint",
     "notebook_text",
@@ -111,6 +113,26 @@ def is_checkpoint(cell: NotebookNode) -> bool:
 def checkpoint_cells(nb: NotebookNode) -> list[NotebookNode]:
     """The checkpoint cells of a notebook, in order."""
     return [c for c in nb.cells if is_checkpoint(c)]
+
+
+def cell_headings(nb: NotebookNode) -> list[str]:
+    """For each cell, the last Markdown heading above it ('' before the first), without its ``#`` marks.
+
+    How the course names a cell to a learner: JupyterLab shows neither cell ids nor numbers for
+    cells not yet run, but the section a cell sits under is on the screen.
+    """
+    headings, current = [], ""
+    for cell in nb.cells:
+        headings.append(current)
+        if cell.get("cell_type") == "markdown":
+            for line in str(cell.get("source", "")).split("\n"):
+                match = _HEADING.match(line)
+                if match:
+                    current = match["title"].strip()
+    return headings
+
+
+_HEADING = re.compile(r"^#{1,6}\s+(?P<title>\S.*?)\s*#*\s*$")
 
 
 def notebook_text(nb: NotebookNode) -> str:

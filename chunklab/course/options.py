@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -29,6 +30,7 @@ class GradeOptions:
     limits: Limits | None = (
         None  # /tmp, scratch, output and message caps (None: the defaults; ``memory`` wins)
     )
+    progress: Callable[[str], None] | None = None  # told before each code cell runs ("code cell 3 of 9 ...")
 
     @property
     def kernel_limits(self) -> Limits:

@@ -12,37 +12,76 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["GRADING_ENV", "check", "find_notebook"]
+__all__ = ["GRADING_ENV", "PROGRESS", "check", "find_notebook"]
 
 #: set in a graded kernel's environment (chunklab.course.kernel.kernel_env)
 GRADING_ENV = "CHUNKLAB_GRADING"
+#: how a progress line of ``chunklab check --progress`` starts on its stderr
+PROGRESS = "progress: "
 
 
-def check(*checkpoints: str, notebook: str | os.PathLike | None = None, timeout: float = 1200.0) -> bool:
+def check(*checkpoints: str, notebook: str | os.PathLike | None = None, timeout: float = 1200.0) -> None:
     """Self-check the saved notebook: run it as the grader does and print the named checkpoints' verdicts.
 
     ``notebook`` defaults to the notebook this kernel belongs to (found from the kernel: see
     :func:`find_notebook`); a relative path is read from the kernel's working folder, or from
     the course folder above it. Save the notebook first: the saved file is what gets checked.
-    Hidden checks do not run; the grader adds them. Returns True when every reported
-    checkpoint passed.
+    Hidden checks do not run; the grader adds them. While it runs, one line says which code cell
+    the check has reached; the report then replaces it. Returns nothing, so that no ``True`` or
+    ``False`` lands under the report; the report says what passed.
     """
     if os.environ.get(GRADING_ENV):
         print("check(): skipped while the notebook is being graded")
-        return True
+        return
     path = _given(Path(notebook)) if notebook is not None else find_notebook()
     if path is None:
         raise ValueError(_advice(notebook))
-    cmd = [sys.executable, "-m", "chunklab.cli", "check", str(path), "--timeout", f"{timeout:g}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "chunklab.cli",
+        "check",
+        str(path),
+        "--timeout",
+        f"{timeout:g}",
+        "--progress",
+    ]
     for cp in checkpoints:
         cmd += ["--checkpoint", cp]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    print(proc.stdout.rstrip() or proc.stderr.rstrip())
-    return proc.returncode == 0
+    print(f"check(): running {path.name} in a fresh kernel, as the grader does (usually under a minute)")
+    report = _run_showing_progress(cmd)
+    print(report)
+
+
+def _run_showing_progress(cmd: list[str]) -> str:
+    """Run ``chunklab check``; show its progress lines, each over the last (a carriage return), as
+    they come; return its report (stdout, else the error it wrote)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out: list[str] = []
+    reader = threading.Thread(
+        target=lambda: out.append(proc.stdout.read() if proc.stdout else ""), daemon=True
+    )
+    reader.start()
+    errors: list[str] = []
+    width = 0
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith(PROGRESS):
+            text = line[len(PROGRESS) :].rstrip("\n")
+            print("\r" + text.ljust(width), end="", flush=True)
+            width = max(width, len(text))
+        else:
+            errors.append(line)
+    proc.wait()
+    reader.join()
+    if width:
+        print("\r" + " " * width + "\r", end="", flush=True)
+    return "".join(out).rstrip() or "".join(errors).rstrip()
 
 
 def find_notebook() -> Path | None:

@@ -3,10 +3,10 @@
 JupyterLab is started as ``make lab`` starts it (the venv's ``jupyter lab`` with
 jupyter_lab_config.json, the venv first on ``PATH``), on a free port, in a temporary copy of
 the course. In exercise 01 the test runs every cell and sees the first stub's
-NotImplementedError, pastes the reference solution into the stubs through the editor, runs
-``check()`` to full marks, grades from a Lab terminal (exit 0), and moves the slider of
-chapter 2's explorer in exercise 02. No news pop-up may appear. Screenshots of every step go
-to ``$LAB_SHOTS`` (default /tmp/lab-shots).
+NotImplementedError (naming the function to write and its cell's heading), pastes the reference
+solution into the stubs through the editor, runs ``check()`` to full marks, grades from a Lab
+terminal (exit 0), and moves the slider of chapter 2's explorer in exercise 02. No news pop-up
+may appear. Screenshots of every step go to ``$LAB_SHOTS`` (default /tmp/lab-shots).
 """
 
 from __future__ import annotations
@@ -211,6 +211,8 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
     error.wait_for()
     error.scroll_into_view_if_needed()
     shot(page, "02-run-all-not-implemented")
+    # the stub says what to write and where, by the heading the learner sees above the cell
+    assert 'write token_windows() in the cell under "1. Token windows"' in error.inner_text()
 
     ids = [c["id"] for c in nbformat.read(course / "exercises" / name, as_version=4).cells]
     for cell_id, source in solution_cells(name):
@@ -237,6 +239,8 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
     shot(page, "04-check")
     total = sum(1 for i in ids if i.startswith("cp-"))
     assert f"score: {total}/{total} checkpoints passed (100%)" in out, out
+    assert out.startswith("check(): running 01-fixed.ipynb"), out  # said at once, before the half minute
+    assert not out.rstrip().endswith(("True", "False")), out  # check() returns nothing printable
 
     # a Lab terminal, opened in the course folder: grade to exit 0
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^File$")).click()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -34,13 +35,48 @@ def test_region_becomes_hint_and_stub_at_the_marker_indent():
         "    return x + y\n    ### END SOLUTION\n"
     )
     out = strip_solutions(src)
-    assert out == "def f(x):\n    y = 1\n    # HINT: add y\n    raise NotImplementedError\n"
+    stub = "    raise NotImplementedError('write f() in this cell')\n"
+    assert out == "def f(x):\n    y = 1\n    # HINT: add y\n" + stub
     assert "return x + y" not in out
 
 
 def test_region_without_hint_gets_your_code_here():
     out = strip_solutions("### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION")
-    assert out == "# YOUR CODE HERE\nraise NotImplementedError"
+    assert (
+        out == "# YOUR CODE HERE\nraise NotImplementedError('write the code that sets answer in this cell')"
+    )
+
+
+def test_stub_says_which_function_to_write_under_which_heading():
+    src = (
+        "def chunk_by_pages(\n    doc,\n) -> list:\n    out = []\n    ### BEGIN SOLUTION\n"
+        "    out.append(doc)\n    ### END SOLUTION\n    return out\n"
+    )
+    out = strip_solutions(src, heading="2. Pages as chunks")
+    with pytest.raises(NotImplementedError) as raised:
+        exec(out + "chunk_by_pages(1)", {})  # noqa: S102 - the stub as a learner runs it
+    assert str(raised.value) == 'write chunk_by_pages() in the cell under "2. Pages as chunks"'
+
+
+def test_stub_outside_a_function_names_what_the_code_sets():
+    src = "rows = []\nfor o in (1, 2):\n    ### BEGIN SOLUTION\n    a = b = 0\n    c, d = 1, 2\n"
+    src += "    ### END SOLUTION\n"
+    out = strip_solutions(src, heading="3. Costs")
+    assert (
+        "NotImplementedError('write the code that sets a, b, c and d in the cell under \"3. Costs\"')" in out
+    )
+    out = strip_solutions("### BEGIN SOLUTION\ncounts[0] += 1\n### END SOLUTION", heading="It's here")
+    with pytest.raises(NotImplementedError, match='write the missing code in the cell under "It\'s here"'):
+        exec(out, {})  # noqa: S102
+
+
+def test_every_exercise_stub_names_its_cell_heading():
+    for path in sorted((ROOT / "exercises").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            for line in cell.source.split("\n"):
+                if "raise NotImplementedError" in line:
+                    assert "in the cell under" in line, f"{path.name} {cell.id}: {line.strip()}"
 
 
 def test_markdown_region_becomes_answer_placeholder():
@@ -148,3 +184,28 @@ def test_generation_refuses_a_faulty_solution(tmp_path):
     nbformat.write(nb, sol / "00-demo.ipynb")
     with pytest.raises(ValueError, match="checkpoint"):
         make_exercises(sol, exe)
+
+
+def test_notebook_titles_use_the_books_names_for_exercises_and_capstones():
+    """One scheme across notebooks, book and README: "Exercise N — ..." for a chapter's notebook, and for
+    a capstone the title the book's exercise table gives it ("Capstone: code RAG — ...")."""
+    from chunklab.book.labels import label
+
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        title = nbformat.read(path, as_version=4).cells[0].source.split("\n")[0]
+        book = label(f"exercise_{path.stem.replace('-', '_')}_title", "en")
+        if book.startswith("Capstone:"):
+            assert title.startswith(f"# {book} — "), (path.name, title, book)
+        else:
+            assert re.match(r"# Exercise \d+b? — ", title), (path.name, title)
+
+
+def test_no_notebook_writes_into_a_chunks_metadata():
+    """One rule across the course: a Chunk is built with its final metadata; a notebook that adds to it
+    makes a copy (``dataclasses.replace(c, metadata={**c.metadata, ...})``), in code and in hints."""
+    writes = re.compile(r"\.metadata\.(update|setdefault|pop)\(|\.metadata\[[^\]]+\]\s*=(?!=)")
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                found = [line.strip() for line in cell.source.split("\n") if writes.search(line)]
+                assert not found, f"{path.name} {cell.id}: {found}"

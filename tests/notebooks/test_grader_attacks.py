@@ -23,7 +23,14 @@ from chunklab.course.grader import GradeOptions, grade_notebooks
 from chunklab.course.hidden import HiddenCheck
 from chunklab.course.notebooks import read_notebook
 from tests.support.sandbox import needs_bwrap
-from tests.support.tiny_course import SOLUTION_SOURCE, blank_with, grade, solution_with, tiny_solution
+from tests.support.tiny_course import (
+    SOLUTION_SOURCE,
+    blank_with,
+    grade,
+    make_cell,
+    solution_with,
+    tiny_solution,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -319,7 +326,7 @@ def test_kernel_death_is_detected_at_once_and_named(course, attack):
     t0 = time.monotonic()
     (r,) = grade(course, ("dies", solution_with(attack)), options=GradeOptions(timeout=120))
     assert time.monotonic() - t0 < 60  # not the 120 s limit
-    assert "kernel died in code cell 2 (id extra-0)" in r.stopped
+    assert 'kernel died in code cell 2 under "Tiny"' in r.stopped
     assert r.passed == 0 and all("not run: the kernel died" in c.detail for c in r.checkpoints)
 
 
@@ -345,7 +352,7 @@ def test_an_infinite_loop_is_interrupted_reported_with_its_limit_and_grading_goe
     out = capsys.readouterr().out
     assert rc == 1  # a cell ran past its limit: not a clean pass, though every checkpoint passed
     why = (
-        "timed out: code cell 2 (id extra-0) ran past the 3 s time limit per cell "
+        'timed out: code cell 2 under "Tiny" ran past the 3 s time limit per cell '
         "(interrupted; grading went on)"
     )
     assert why in out
@@ -366,7 +373,7 @@ def test_a_checkpoint_past_its_limit_fails_alone_and_the_next_one_is_graded(cour
     )
     assert cp_two.passed and r.stopped == ""
     assert r.timeouts == [
-        "timed out: code cell 2 (id cp-one) ran past the 3 s time limit per cell "
+        'timed out: code cell 2 under "Tiny" ran past the 3 s time limit per cell '
         "(interrupted; grading went on)"
     ]
 
@@ -381,7 +388,7 @@ def test_a_cell_that_swallows_the_interrupt_ends_the_run_with_its_reason(course)
     (r,) = grade(course, ("stubborn", solution_with(stubborn)), options=opts)
     assert time.monotonic() - t0 < 40
     assert r.stopped == (
-        "timed out: code cell 2 (id extra-0) ran past the 3 s time limit per cell "
+        'timed out: code cell 2 under "Tiny" ran past the 3 s time limit per cell '
         "and did not stop when interrupted"
     )
     assert r.passed == 0 and all(c.detail.startswith("not run: timed out") for c in r.checkpoints)
@@ -439,7 +446,27 @@ def test_by_default_a_notebook_may_run_twice_the_cell_limit(course, tmp_path):
 
 def test_not_implemented_error_is_flagged_even_at_full_marks(course, tmp_path):
     (r,) = grade(course, ("flag", solution_with("def unused():\n    pass\nraise NotImplementedError")))
-    assert r.ok and r.flags == ["NotImplementedError still raised in code cell 2 (id extra-0)"]
+    assert r.ok and r.flags == ['NotImplementedError still raised in code cell 2 under "Tiny"']
+
+
+def test_a_stub_is_flagged_once_at_the_learners_cell_and_later_failures_name_it(course):
+    """The blank exercise's stub raises in both checkpoints and in the cell between them: one flag, at the
+    learner's cell (by its heading and number), not at the locked checkpoint; a later cell and checkpoint
+    that fail on a name the unfinished cell never set say that they depend on it, once."""
+    blank = make_exercise(tiny_solution())
+    blank.cells[3].source = "values = [double(i) for i in range(4)]\ntotal = 1 / len(values)"
+    blank.cells.insert(4, make_cell("code", "later", "print(total)"))
+    (r,) = grade(course, ("blank", blank))
+    assert r.flags == ['NotImplementedError still raised in code cell 1 under "Tiny"']
+    assert r.checkpoints[0].detail.startswith("raised NotImplementedError"), r.checkpoints[0].detail
+    assert r.checkpoints[1].detail == (
+        'code cell 1 under "Tiny" is not finished yet; this checkpoint depends on it'
+    )
+    assert r.notes == [
+        'code cell 4 under "Tiny" failed: code cell 1 under "Tiny" is not finished '
+        "yet; this cell depends on it"
+    ]
+    assert not any("NameError" in line for line in [*r.notes, *r.flags])
 
 
 def test_the_memory_limit_stops_a_runaway_allocation(course):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -104,7 +105,7 @@ def test_the_course_relative_path_the_book_shows_works_from_exercises(course):
 def test_inside_a_graded_kernel_check_does_nothing_and_passes(course, monkeypatch, capsys):
     monkeypatch.setenv(GRADING_ENV, "1")
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("check() ran the grader when graded"))
-    assert check("cp-small") is True
+    assert check("cp-small") is None
     assert "skipped while the notebook is being graded" in capsys.readouterr().out
 
 
@@ -125,3 +126,18 @@ def test_a_notebook_holding_a_check_cell_still_self_checks_and_grades(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "checkpoints passed (100%)" in proc.stdout
     assert "raised" not in proc.stdout and "cannot tell" not in proc.stdout, proc.stdout
+
+
+def test_check_shows_which_cell_it_has_reached_and_returns_nothing(tmp_path, capsys):
+    """In Lab a check takes half a minute: a first line says what runs, a progress line (each over the
+    last) names the code cell reached, then the report; no True/False lands under it."""
+    path = tmp_path / "03b-documents.ipynb"
+    shutil.copyfile(ROOT / "exercises" / "03b-documents.ipynb", path)
+    assert check(notebook=path) is None
+    first, rest = capsys.readouterr().out.split("\n", 1)
+    assert first.startswith("check(): running 03b-documents.ipynb in a fresh kernel")
+    assert '\rrunning code cell 2 of 5 under "1. Removing the margins"' in rest
+    report = rest.rsplit("\r", 1)[1]
+    assert "FAILED  cp-small" in report and "progress" not in report
+    assert 'write remove_margins() in the cell under "1. Removing the margins"' in report
+    assert 'NotImplementedError still raised in code cell 2 under "1. Removing the margins"' in report

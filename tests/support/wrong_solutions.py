@@ -159,6 +159,12 @@ WRONG: dict[str, list[Wrong]] = {
             'band = "header" if y < margin else "footer" if y > 1 - margin else ""',
             'band = "header" if y < 0.5 else "footer"',
         ),
+        Wrong(
+            'ends not stripped: " Title" and "Title " get different keys',
+            "margins",
+            '" ".join(text.lower().split())',
+            're.sub(r"\\s+", " ", text.lower())',
+        ),
     ],
     # A run of 08 takes minutes (the whole-corpus pass): its mistakes are graded together.
     "08-code-rag": [

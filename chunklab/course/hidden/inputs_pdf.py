@@ -80,12 +80,21 @@ def page_document(rng: random.Random, n_pages: int, numbering: str, margin: floa
 
 
 def margin_inputs(rng: random.Random) -> Cases:
-    """Documents for ``remove_margins``: none, one page, every numbering style at random margins, and
-    the traps (a line twice on one page, bare numbers that break their run, margin words of roman
-    letters, a named page number on one page only, a number twice on one page, the default margin)."""
+    """Documents for ``remove_margins``: none, single pages, every numbering style at random margins,
+    and the traps (margin lines padded with white space, a line twice on one page, bare numbers that
+    break their run, margin words of roman letters, a named page number on one page only, a number
+    twice on one page, the default margin)."""
     cases: Cases = [("no pages", {"pages": []})]
     one = page_document(rng, 1, "bare page numbers from a random first number", 0.09)
     cases.append(("one page with a bare page number", {"pages": one}))
+    for numbering in rng.sample(sorted(_NUMBERS), 3):  # a single page: every bare number is one
+        margin = round(rng.uniform(0.04, 0.2), 3)
+        single = page_document(rng, 1, numbering, margin)
+        cases.append((f"a single page, {numbering}", {"pages": single, "margin": margin}))
+    padded = page_document(rng, rng.randint(4, 10), rng.choice(sorted(_NUMBERS)), 0.09)
+    cases.append(
+        ("margin lines padded with white space, differently on each page", {"pages": _padded(rng, padded)})
+    )
     for numbering in _NUMBERS:
         margin = round(rng.uniform(0.04, 0.2), 3)
         pages = page_document(rng, rng.randint(3, 12), numbering, margin)
@@ -117,6 +126,18 @@ def margin_inputs(rng: random.Random) -> Cases:
     default = page_document(rng, rng.randint(2, 10), rng.choice(list(_NUMBERS)), 0.09)
     cases.append(("the default margin", {"pages": default}))
     return cases
+
+
+def _padded(rng: random.Random, pages: list[Page], margin: float = 0.09) -> list[Page]:
+    """``pages`` with white space added to their margin lines at random: before, after, and doubled
+    inside (a key strips the ends and makes each run one space, so " Title" and "Title " share one)."""
+    for page in pages:
+        for line in page:
+            if margin <= line[1] <= 1 - margin:
+                continue
+            text = line[0].replace(" ", rng.choice((" ", "  ", " \t")), 1)
+            line[0] = rng.choice(("", " ", "  ", "\t")) + text + rng.choice(("", " ", "   "))
+    return pages
 
 
 def _insert(page: Page, text: str, y: float) -> None:
