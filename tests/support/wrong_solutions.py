@@ -33,6 +33,9 @@ class Wrong:
     old: str
     new: str
     fails: str = ""
+    #: calls a library function the grading sandbox does not hold: the answer is the reference's,
+    #: so only the grader catches it (its hidden checks, run in-process, cannot)
+    absent_only: bool = False
 
 
 WRONG: dict[str, list[Wrong]] = {
@@ -66,6 +69,7 @@ WRONG: dict[str, list[Wrong]] = {
             "    from chunklab.chunkers.recursive import pack_paragraphs\n"
             "    return pack_paragraphs(text, max_chars, overlap_units, doc_id)\n"
             '    i, reason = 0, ""\n',
+            absent_only=True,
         ),
         Wrong(
             "counts recursive chunks twice",
@@ -285,6 +289,7 @@ WRONG_LATE: dict[str, list[Wrong]] = {
             "    low, high = np.percentile(means_a - means_b, [2.5, 97.5])\n",
             "    from chunklab.evaluate.bootstrap import bootstrap_means, confidence_interval\n"
             "    low, high = confidence_interval(bootstrap_means(a - b, counts))\n",
+            absent_only=True,
         ),
     ],
     "07-retrieval": [
