@@ -196,7 +196,7 @@ def write_failure(exc: Exception, args: argparse.Namespace) -> Exception:
     if args.chroma_url is not None:
         import shlex
 
-        from chunklab.retrieval.chroma.mend import DamagedCollectionError, damaged, is_damage
+        from chunklab.retrieval.chroma.damage import DamagedCollectionError, damaged, is_damage
 
         if is_damage(exc) or isinstance(exc, DamagedCollectionError):
             paths = shlex.join(map(str, args.paths))

@@ -6,7 +6,7 @@ id and deletes by id, so a request repeated after a lost answer changes nothing 
 process (``chunklab index --clear`` elsewhere) switches the store's alias
 (:mod:`chunklab.retrieval.chroma.aliases`): a reader resolves it once per query and so follows it.
 A collection the server can no longer read (a server killed while writing its vector index) is a
-:class:`~chunklab.retrieval.chroma.mend.DamagedCollectionError` naming it and ``--repair``.
+:class:`~chunklab.retrieval.chroma.damage.DamagedCollectionError` naming it and ``--repair``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from chunklab.retrieval.chroma.backend import (
     collection_names,
     make_client,
 )
-from chunklab.retrieval.chroma.mend import damaged, is_damage
+from chunklab.retrieval.chroma.damage import damaged, is_damage
 from chunklab.retrieval.chroma.records import encoder_for, recorded_encoder
 from chunklab.retrieval.filters import chunk_from_stored
 
