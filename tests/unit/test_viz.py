@@ -81,8 +81,11 @@ def test_legend_counts_characters_in_several_chunks_once_nested_children_include
     children = [Chunk(TEXT[10:30], 10, 30, "d", {}), Chunk(TEXT[60:80], 60, 80, "d", {})]
     words = html.unescape(_TAG.sub("", render_chunks(TEXT, [parent, *children]).html))
     assert "40 characters in more than one chunk" in words
-    consecutive = [Chunk(TEXT[0:50], 0, 50, "d", {}), Chunk(TEXT[40:90], 40, 90, "d", {}),
-                   Chunk(TEXT[80:120], 80, 120, "d", {})]
+    consecutive = [
+        Chunk(TEXT[0:50], 0, 50, "d", {}),
+        Chunk(TEXT[40:90], 40, 90, "d", {}),
+        Chunk(TEXT[80:120], 80, 120, "d", {}),
+    ]
     words = html.unescape(_TAG.sub("", render_chunks(TEXT, consecutive).html))
     assert "20 characters in more than one chunk" in words  # 10 + 10, as two overlaps of consecutive chunks
 
