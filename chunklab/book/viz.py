@@ -186,8 +186,7 @@ def render_chunks(
 
 
 def _legend(chunks: Sequence[Chunk], visible: int) -> str:
-    ordered = sorted(chunks, key=lambda c: (c.start, c.end))
-    shared = sum(max(0, a.end - b.start) for a, b in pairwise(ordered) if b.start < a.end)
+    shared = _characters_in_several(chunks)
     swatch = (
         '<span style="display:inline-block;width:22px;height:11px;vertical-align:-1px;'
         "background:repeating-linear-gradient(135deg,#cfe3f7 0 6px,#fde2c4 6px 12px);"
@@ -198,6 +197,18 @@ def _legend(chunks: Sequence[Chunk], visible: int) -> str:
         "viz_legend", n=len(chunks), shown=visible, shared=fmt_int(shared), swatch=swatch, lost=lost
     )
     return f'<div style="font:12px sans-serif;color:#444;margin:2px 0 10px;text-align:left">{words}</div>'
+
+
+def _characters_in_several(chunks: Sequence[Chunk]) -> int:
+    """How many characters lie inside two or more chunks: the overlap of consecutive chunks and
+    the children nested in a parent alike, each character counted once."""
+    events = sorted([(c.start, 1) for c in chunks] + [(c.end, -1) for c in chunks])
+    shared, depth, last = 0, 0, 0
+    for at, step in events:  # ends sort before starts at one offset: touching chunks share nothing
+        if depth >= 2:
+            shared += at - last
+        depth, last = depth + step, at
+    return shared
 
 
 def new_figure(width: float = 7.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):

@@ -428,6 +428,19 @@ def test_listings_keep_their_lines_output_wraps_and_tables_scroll_in_their_own_b
     ), "tables must scroll inside their own box"
 
 
+def test_tables_and_listings_that_scroll_sideways_show_a_visible_cue():
+    """At 400 px a wide table or a long listing line scrolls: its scrollbar is drawn classic (not an
+    overlay) and the edge with more content fades, driven by the box's own scroll position."""
+    css = (ROOT / "_static" / "chunklab.css").read_text(encoding="utf-8")
+    boxes = ("figure.chunklab-table", ".cell_output .output.text_html", "div.highlight pre")
+    for box in boxes:
+        assert re.search(rf"{re.escape(box)}::-webkit-scrollbar-thumb[^{{]*\{{[^}}]*background", css), box
+    cue = re.search(r"@supports \(animation-timeline: scroll\(\)\) \{(.*?)\n\}", css, re.S)
+    assert cue, "the fade needs a scroll-driven animation, guarded by @supports"
+    assert all(box in cue.group(1) for box in boxes)
+    assert "animation-timeline: scroll(self inline)" in cue.group(1) and "mask-image" in cue.group(1)
+
+
 def test_no_page_uses_math_that_would_need_mathjax():
     for name in ["intro", "exercises", *CHAPTERS]:
         lines = prose_lines(page_path(name).read_text(encoding="utf-8"))

@@ -74,6 +74,22 @@ def test_overlap_is_found_by_offsets_not_by_searching_text():
     assert "in chunks" in view.html
 
 
+def test_legend_counts_characters_in_several_chunks_once_nested_children_included():
+    """A parent with two children inside it shares exactly the children's characters (the legend once
+    counted the parent's whole tail past the first child's start as shared with it)."""
+    parent = Chunk(TEXT[:100], 0, 100, "d", {})
+    children = [Chunk(TEXT[10:30], 10, 30, "d", {}), Chunk(TEXT[60:80], 60, 80, "d", {})]
+    words = html.unescape(_TAG.sub("", render_chunks(TEXT, [parent, *children]).html))
+    assert "40 characters in more than one chunk" in words
+    consecutive = [
+        Chunk(TEXT[0:50], 0, 50, "d", {}),
+        Chunk(TEXT[40:90], 40, 90, "d", {}),
+        Chunk(TEXT[80:120], 80, 120, "d", {}),
+    ]
+    words = html.unescape(_TAG.sub("", render_chunks(TEXT, consecutive).html))
+    assert "20 characters in more than one chunk" in words  # 10 + 10, as two overlaps of consecutive chunks
+
+
 def test_text_in_no_chunk_is_flagged_as_lost():
     chunks = [Chunk(TEXT[:20], 0, 20, "d")]
     view = render_chunks(TEXT, chunks, legend=False)
@@ -152,7 +168,7 @@ def test_in_the_spanish_build_axes_legend_and_notes_are_spanish(monkeypatch):
     assert any(t.get_text().strip() == "límite 30" for t in ax.texts)
     view = render_chunks(TEXT, chunk_recursive(TEXT, 60, 20), max_chars=50)
     words = html.unescape(_TAG.sub("", view.html))
-    assert "caracteres más sin mostrar" in words and "solapamiento (en dos fragmentos)" in words
+    assert "caracteres más sin mostrar" in words and "solapamiento: texto en dos o más fragmentos" in words
     assert "chunks" not in words and "overlap" not in words
     static = html.unescape(_TAG.sub("", explorer_static(TEXT, [("fixed", 60, 10)]).html))
     assert (
