@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from llm_chunking import machine_info  # a sibling: benchmarks/ is sys.path[0]
+from llm_chunking import estimate_code_50k, machine_info  # a sibling: benchmarks/ is sys.path[0]
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ENRICHED = ("recursive+title", "recursive+llm-context")
@@ -51,7 +51,14 @@ def main() -> None:
     )
     parser.add_argument("--replay", default=None, help="answer from this recording instead (a smoke run)")
     parser.add_argument("--label", default="quick")
+    parser.add_argument(
+        "--reestimate", action="store_true", help="only recompute the cost estimates of an existing result"
+    )
     args = parser.parse_args()
+    out = RESULTS / f"llm_answers-{args.label}.json"
+    if args.reestimate:
+        write(add_estimates(json.loads(out.read_text(encoding="utf-8"))), out)
+        return
 
     from chunklab.generate import Generator, ReplayGenerator
 
@@ -65,11 +72,37 @@ def main() -> None:
         result = run(args, gen)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    write(add_estimates(result), out)
+
+
+def write(result: dict, out: Path) -> None:
+    """The result as JSON at ``out`` and as Markdown beside it."""
     RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"llm_answers-{args.label}.json"
     out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     out.with_suffix(".md").write_text(markdown(result), encoding="utf-8")
     print(f"wrote {out} and {out.with_suffix('.md').name}")
+
+
+def add_estimates(result: dict) -> dict:
+    """Model seconds and generated tokens per 1,000 contexts and per 1,000 answers (measured rates, cold
+    runs only), and the hours contextual retrieval would take on code-50k: an estimate, not a measurement."""
+    rates = {}
+    steps = [("contexts", result["model_cost"].get("recursive+llm-context", {}).get("chunking"))]
+    steps += [(f"answers ({name})", cost.get("answers")) for name, cost in result["model_cost"].items()]
+    for label, cost in steps:
+        if cost and cost["model_calls"]:
+            rates[label] = {
+                "seconds_per_1000": round(cost["generate_seconds"] / cost["model_calls"] * 1000),
+                "generated_tokens_per_1000": round(cost["generated_tokens"] / cost["model_calls"] * 1000),
+                "measured_on": int(cost["model_calls"]),
+            }
+    result["rates_per_1000"] = rates
+    if "contexts" in rates:
+        row = {"strategy": "contextual retrieval", "run": "cold"}
+        result["estimate_code_50k"] = estimate_code_50k(
+            [{**row, "seconds_per_1000_chunks": rates["contexts"]["seconds_per_1000"]}]
+        )
+    return result
 
 
 def run(args: argparse.Namespace, gen: object) -> dict[str, object]:
@@ -291,6 +324,20 @@ def markdown(result: dict) -> str:
             )
     cs = result["context_stats"]
     lines += ["", f"Contexts written: {cs['prompts']}, unusable (fell back to the title): {cs['fallbacks']}."]
+    lines += ["", "Model seconds per 1,000 (measured rates, prompts the model ran):", ""]
+    lines += ["| step | seconds | generated tokens | measured on |", "|---|---|---|---|"]
+    for label, r in result.get("rates_per_1000", {}).items():
+        lines.append(
+            f"| {label} | {r['seconds_per_1000']} | {r['generated_tokens_per_1000']} | {r['measured_on']} |"
+        )
+    est = result.get("estimate_code_50k")
+    if est:
+        hours = est["hours_one_thread"]["contextual retrieval"]
+        lines += [
+            "",
+            f"Estimate (not measured): contextual retrieval for the {est['chunks']:,} structural chunks of "
+            f"code-50k would take about {hours:,} hours on one thread of this machine at this load.",
+        ]
     return "\n".join(lines) + "\n"
 
 
