@@ -310,17 +310,17 @@ def markdown(result: dict) -> str:
             f"| {d['a']} | {d['metric']} | {d['diff']:+.2f} | [{d['lo']:+.2f}, {d['hi']:+.2f}] | "
             f"{'yes' if d['established'] else 'no'} |"
         )
-    lines += ["", "Model cost per strategy (cold cache):", ""]
+    lines += ["", "Model cost per strategy (cache hits: answered from the generation cache, not run):", ""]
     lines += [
-        "| strategy | step | prompts run | generated tokens | seconds | tokens/s |",
-        "|---|---|---|---|---|---|",
+        "| strategy | step | prompts run | cache hits | generated tokens | seconds | tokens/s |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, steps in result["model_cost"].items():
         for step, c in steps.items():
             rate = c["tokens_per_s"] if c["tokens_per_s"] is not None else "-"
             lines.append(
-                f"| {name} | {step} | {c['model_calls']:.0f} | {c['generated_tokens']:.0f} | "
-                f"{c['generate_seconds']:.0f} | {rate} |"
+                f"| {name} | {step} | {c['model_calls']:.0f} | {c['cache_hits']:.0f} | "
+                f"{c['generated_tokens']:.0f} | {c['generate_seconds']:.0f} | {rate} |"
             )
     cs = result["context_stats"]
     lines += ["", f"Contexts written: {cs['prompts']}, unusable (fell back to the title): {cs['fallbacks']}."]
@@ -336,7 +336,7 @@ def markdown(result: dict) -> str:
         lines += [
             "",
             f"Estimate (not measured): contextual retrieval for the {est['chunks']:,} structural chunks of "
-            f"code-50k would take about {hours:,} hours on one thread of this machine at this load.",
+            f"code-50k would take about {hours:,.0f} hours on one thread of this machine at this load.",
         ]
     return "\n".join(lines) + "\n"
 
