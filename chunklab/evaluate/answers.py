@@ -15,6 +15,11 @@ passages it used. :func:`score_answer` gives four numbers per question (:data:`A
 - ``cites_gold``: 1 when some passage the answer cites overlaps a gold span by a character or more.
 - ``citation_precision``: the share of cited passages that overlap a gold span (0 when none is cited).
 
+A citation is any ``[n]`` naming a passage shown. A small model often starts its answer by echoing
+a passage's label and copying that passage (``"[1] When someone leaves, ..."``): that counts as
+citing passage 1, which is what it copied, so the citation scores say which passage the answer came
+from, not that the model chose it for a reason.
+
 Intervals are the kit's paired bootstrap over questions (:mod:`chunklab.evaluate.bootstrap`):
 :func:`answer_summary` and :func:`answer_differences`.
 """
