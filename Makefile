@@ -201,8 +201,8 @@ llm-bench: $(STAMP)
 	  --docs $(or $(DOCS),2) --chars $(or $(CHARS),1500) --label $(or $(LABEL),quick)
 
 # Answers next to recall for recursive, structural, llm-boundaries and contextual retrieval: the quick
-# pass (2 documents, 6 questions) is about 40 min on one thread of the shared 2-core machine; the full
-# run (DOCS=40 QUESTIONS=0 LABEL=full) is an estimate of days there (see benchmarks/results/).
+# pass (1 document, 5 questions) is 20-30 min on one thread of the shared 2-core machine (load ~15); the
+# full run (DOCS=40 QUESTIONS=0 LABEL=full) needs days there: see the per-1,000 rates in benchmarks/results/.
 .PHONY: llm-answers
 llm-answers: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/llm_answers.py \
