@@ -34,6 +34,7 @@ help:
 	@echo "make benchmarks   run the speed and quality benchmarks"
 	@echo "make first-query  a cold chunklab search on 10,000 chunks, static and MiniLM (benchmarks/results/)"
 	@echo "make llm-bench    cost and failure shares of the LLM strategies with the packaged model (DOCS=, CHARS=, LABEL=)"
+	@echo "make llm-answers  answers next to recall, contextual retrieval against title context (DOCS=, QUESTIONS=, LABEL=)"
 	@echo "make docsites     documentation-site furniture and retrieval on Python's HTML docs (MODEL=static)"
 	@echo "make faults-store kill -9, concurrent index runs and disk full on a folder store (benchmarks/results/)"
 	@echo "make corpus       fetch the pinned 50K-file code corpus (397 MB of wheels, verified)"
@@ -198,6 +199,14 @@ faults-store: $(STAMP)
 llm-bench: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/llm_chunking.py \
 	  --docs $(or $(DOCS),2) --chars $(or $(CHARS),1500) --label $(or $(LABEL),quick)
+
+# Answers next to recall for recursive, structural, llm-boundaries and contextual retrieval: the quick
+# pass (1 document, 5 questions) is 20-30 min on one thread of the shared 2-core machine (load ~15); the
+# full run (DOCS=40 QUESTIONS=0 LABEL=full) needs days there: see the per-1,000 rates in benchmarks/results/.
+.PHONY: llm-answers
+llm-answers: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/llm_answers.py \
+	  --docs $(or $(DOCS),1) --questions $(or $(QUESTIONS),5) --k 2 --answer-tokens 32 --label $(or $(LABEL),quick)
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k

@@ -118,12 +118,7 @@ def main() -> None:
         "benchmark": "llm_chunking",
         "label": args.label,
         "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": {
-            "cpu": platform.processor() or platform.machine(),
-            "cores": os.cpu_count(),
-            "threads": args.threads,
-            "load_average_1m": round(os.getloadavg()[0], 1),  # a shared machine: other work slows it
-        },
+        "machine": machine_info(args.threads),
         "model": Generator().model_id,
         "docs": [d for d, _t in texts],
         "chars": sum(len(t) for _d, t in texts),
@@ -134,6 +129,16 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out}")
+
+
+def machine_info(threads: int) -> dict[str, object]:
+    """The machine a result was measured on, with the load average (a shared machine: other work slows it)."""
+    return {
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "threads": threads,
+        "load_average_1m": round(os.getloadavg()[0], 1),
+    }
 
 
 def estimate_code_50k(rows: list[dict]) -> dict[str, object]:

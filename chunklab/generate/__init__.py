@@ -16,6 +16,7 @@ from chunklab.generate.cache import GenerationCache, generation_key
 from chunklab.generate.model import DEFAULT_GENERATOR, MODELS, Generator, ModelFile, cut_at_stop, model_file
 from chunklab.generate.replay import RECORDING, REPLAY_PREFIX, ReplayGenerator, record_generations
 from chunklab.paths import cache_dir as resolve_cache_dir
+from chunklab.protocols import GeneratorLike
 
 __all__ = [
     "DEFAULT_GENERATOR",
@@ -31,6 +32,7 @@ __all__ = [
     "get_generator",
     "model_file",
     "record_generations",
+    "resolve_generator",
 ]
 
 
@@ -58,6 +60,17 @@ def get_generator(
         if key not in _GENERATORS:
             _GENERATORS[key] = _make(model, key[1] if len(key) > 1 else False, threads)
         return _GENERATORS[key]
+
+
+def resolve_generator(generator: GeneratorLike | None, model: str = DEFAULT_GENERATOR) -> GeneratorLike:
+    """``generator`` when given (with ``name`` and ``generate``), else :func:`get_generator` of ``model``."""
+    if generator is not None:
+        if not isinstance(generator, GeneratorLike):
+            raise ValueError(
+                f"generator must have name and generate(prompts), got {type(generator).__name__}"
+            )
+        return generator
+    return get_generator(model)
 
 
 def _make(model: str, folder: object, threads: int) -> Generator | ReplayGenerator:

@@ -76,3 +76,31 @@ def test_the_model_loads_again_from_its_converted_copy_and_answers_the_same(
     again = Generator(cache_dir=cache_dir)
     assert again.generate([prompt], max_new_tokens=6) == original
     assert again.model_calls == 1 and again.load_seconds > 0
+
+
+def test_contexts_and_answers_from_the_real_model_keep_offsets_and_come_back_from_the_cache(cache_dir):
+    from chunklab.chunk import Chunk
+    from chunklab.datasets.corpora.docs import Question
+    from chunklab.enrich.llm_context import ContextStats, add_llm_context
+    from chunklab.evaluate.answers import generate_answers, score_answer
+
+    cut = TEXT.index("\n\nThe stock")
+    chunks = [Chunk(TEXT[:cut], 0, cut, "pets", {}), Chunk(TEXT[cut + 2 :], cut + 2, len(TEXT), "pets", {})]
+    gold = [(TEXT.index("A cat"), cut)]
+    question = Question(
+        "q", "How long does a cat sleep?", "pets", gold, ["twelve to sixteen hours"], "prose", "dev", False
+    )
+
+    def run(gen: Generator) -> tuple[list[Chunk], list[dict[str, float]], ContextStats]:
+        stats = ContextStats()
+        out = add_llm_context(chunks, TEXT, title="Notes", generator=gen, max_new_tokens=16, stats=stats)
+        answers = generate_answers([question], [chunks], k=2, generator=gen, max_new_tokens=16)
+        return out, [score_answer(a, question) for a in answers], stats
+
+    contexts, scores, stats = run(Generator(cache_dir=cache_dir))
+    assert [(c.text, c.start, c.end) for c in contexts] == [(c.text, c.start, c.end) for c in chunks]
+    assert stats.prompts == 2 and all(c.metadata["context"].startswith("Notes") for c in contexts)
+    assert all(0.0 <= v <= 1.0 for v in scores[0].values())
+    again = Generator(cache_dir=cache_dir)
+    assert run(again)[:2] == (contexts, scores)
+    assert (again.model_calls, again.cache_hits) == (0, 3)

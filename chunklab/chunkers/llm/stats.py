@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from chunklab.protocols import GeneratorLike
+from chunklab.generate import resolve_generator
 
 __all__ = ["LLMStats", "resolve_generator"]
 
@@ -68,16 +68,3 @@ class LLMStats:
             "aligned": dict(sorted(self.aligned.items())),
             "unaligned": self.unaligned,
         }
-
-
-def resolve_generator(generator: GeneratorLike | None, model: str) -> GeneratorLike:
-    """``generator`` when given, else the process's shared generator for ``model`` (loaded on first use)."""
-    if generator is not None:
-        if not isinstance(generator, GeneratorLike):
-            raise ValueError(
-                f"generator must have name and generate(prompts), got {type(generator).__name__}"
-            )
-        return generator
-    from chunklab.generate import get_generator
-
-    return get_generator(model)
