@@ -6,7 +6,9 @@ its ``# HINT: ...`` lines (or ``# YOUR CODE HERE``) and a ``raise NotImplemented
 what to write in which section,
 locks the checkpoint cells (and says so in a first comment line, since JupyterLab draws no
 lock) and clears outputs, except in cells tagged ``keep-output``
-(things the learner must see before writing any code).
+(things the learner must see before writing any code); a kept cell loses its widget outputs
+(a progress bar's snapshot: the widget's state is not saved, so Lab could only say "model
+not found").
 
 Adding a notebook:
 
@@ -67,6 +69,8 @@ MARKDOWN_STUB = "*Your answer here.*"
 #: first line of every checkpoint cell in an exercise: JupyterLab draws no lock, so the cell says it
 LOCK_BANNER = "# 🔒 LOCKED CHECKPOINT: run it as it is (the grader runs the reference's copy of this cell)"
 _CELL_NOISE = ("execution", "collapsed", "scrolled", "ExecuteTime")
+#: the MIME type of a live widget's output (a tqdm bar in Jupyter); meaningless once its kernel is gone
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def strip_solutions(source: str, cell_type: str = "code", heading: str = "") -> str:
@@ -188,6 +192,7 @@ def make_exercise(solution: NotebookNode) -> NotebookNode:
                 cell.outputs = []
                 cell.execution_count = None
             else:
+                cell.outputs = [out for out in cell.outputs if WIDGET_VIEW not in out.get("data", {})]
                 for out in cell.outputs:
                     if "execution_count" in out:
                         out["execution_count"] = None

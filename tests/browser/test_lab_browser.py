@@ -3,10 +3,13 @@
 JupyterLab is started as ``make lab`` starts it (the venv's ``jupyter lab`` with
 jupyter_lab_config.json, the venv first on ``PATH``), on a free port, in a temporary copy of
 the course. In exercise 01 the test runs every cell and sees the first stub's
-NotImplementedError (naming the function to write and its cell's heading), pastes the reference
-solution into the stubs through the editor, runs ``check()`` to full marks, grades from a Lab
-terminal (exit 0), and moves the slider of chapter 2's explorer in exercise 02. No news pop-up
-may appear. Screenshots of every step go to ``$LAB_SHOTS`` (default /tmp/lab-shots).
+NotImplementedError (naming the function to write and its cell's heading), runs ``check()`` on the
+unfinished notebook (a checkpoint that fails because an earlier cell is unfinished says so, by
+that cell's heading), pastes the reference solution into the stubs through the editor, runs
+``check()`` to full marks, grades from a Lab terminal (exit 0), and moves the slider of chapter 2's
+explorer in exercise 02. In capstone 09 the index cell shows its progress bar (chunks done of
+all, rate and time left) while it embeds. No news pop-up may appear. Screenshots of every step go
+to ``$LAB_SHOTS`` (default /tmp/lab-shots).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import nbformat
 import pytest
 
 from chunklab.course.generate import has_solution
+from chunklab.paths import cache_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium") if p and Path(p).is_file()), None)
@@ -83,6 +87,9 @@ def lab(tmp_path_factory) -> Iterator[tuple[str, Path]]:
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "OMP_NUM_THREADS": "1",
+        # this checkout's embedding cache (the copy's own would start cold): capstone 09 embeds its
+        # corpus once per checkout, not once per run
+        "CHUNKLAB_CACHE": str(cache_dir()),
     }
     port = _free_port()
     cmd = [
@@ -104,7 +111,7 @@ def lab(tmp_path_factory) -> Iterator[tuple[str, Path]]:
     proc = subprocess.Popen(cmd, cwd=course, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300  # a loaded machine starts Lab slowly; a dead one is seen at once
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2):
@@ -159,7 +166,7 @@ def wait_idle(pg, timeout: float = 120_000) -> None:
     )
 
 
-def run_all(pg) -> None:
+def run_all(pg, timeout: float = 180_000) -> None:
     """Run > Run All Cells, through the menu, then wait until the kernel is done."""
     pg.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
     pg.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).first.click()
@@ -169,8 +176,8 @@ def run_all(pg) -> None:
         pg.wait_for_function(busy, timeout=5_000)
     except playwright_api.TimeoutError:
         pass
-    pg.wait_for_function(f"() => !({busy})()", timeout=180_000)
-    wait_idle(pg)
+    pg.wait_for_function(f"() => !({busy})()", timeout=timeout)
+    wait_idle(pg, timeout=timeout)
 
 
 def cell(pg, index: int):
@@ -215,15 +222,8 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
     assert 'write token_windows() in the cell under "1. Token windows"' in error.inner_text()
 
     ids = [c["id"] for c in nbformat.read(course / "exercises" / name, as_version=4).cells]
-    for cell_id, source in solution_cells(name):
-        replace_source(page, ids.index(cell_id), source)
-    shot(page, "03-solution-pasted")
-    run_all(page)
-    assert page.get_by_text("NotImplementedError").count() == 0
-    page.keyboard.press("Control+s")
-    page.wait_for_timeout(1000)
-
-    # a new cell at the end: check() finds the saved notebook from the kernel
+    # a new cell at the end: check() finds the saved notebook from the kernel; on the unfinished
+    # notebook, the checkpoint that fails because of an earlier stub names that stub's cell
     last = cell(page, len(ids) - 1)
     last.scroll_into_view_if_needed()
     last.locator(".jp-InputPrompt").click()
@@ -236,7 +236,22 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
     page.keyboard.press("Shift+Enter")
     wait_idle(page, timeout=180_000)
     out = cell(page, len(ids)).locator(".jp-OutputArea").inner_text()
-    shot(page, "04-check")
+    cell(page, len(ids)).scroll_into_view_if_needed()
+    shot(page, "03-check-unfinished")
+    assert 'code cell 2 under "1. Token windows" is not finished yet; this checkpoint depends on it' in out, (
+        out
+    )
+    assert "score: 0/3 checkpoints passed" in out, out
+
+    for cell_id, source in solution_cells(name):
+        replace_source(page, ids.index(cell_id), source)
+    shot(page, "04-solution-pasted")
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(1000)
+    run_all(page)  # the check() cell last: it grades the saved, now solved notebook
+    assert page.get_by_text("NotImplementedError").count() == 0
+    out = cell(page, len(ids)).locator(".jp-OutputArea").inner_text()
+    shot(page, "05-check-solved")
     total = sum(1 for i in ids if i.startswith("cp-"))
     assert f"score: {total}/{total} checkpoints passed (100%)" in out, out
     assert out.startswith("check(): running 01-fixed.ipynb"), out  # said at once, before the half minute
@@ -257,7 +272,7 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
         assert time.monotonic() < deadline, "the grade command did not finish"
         time.sleep(0.5)
     page.wait_for_timeout(500)
-    shot(page, "05-terminal-grade")
+    shot(page, "06-terminal-grade")
     assert rc_file.read_text().strip() == "EXIT=0", (course / "grade.log").read_text()
     graded = (course / "grade.log").read_text()
     assert f"{total}/{total} checkpoints passed" in graded
@@ -274,7 +289,7 @@ def test_the_explorer_in_exercise_02_redraws_when_its_slider_moves(lab, page):
     widget.scroll_into_view_if_needed()
     status = widget.locator(".widget-html").first
     before = status.inner_text()
-    shot(page, "06-explorer-before")
+    shot(page, "07-explorer-before")
     handle = widget.locator(".widget-slider .noUi-handle").first
     box = handle.bounding_box()
     assert box is not None
@@ -285,7 +300,7 @@ def test_the_explorer_in_exercise_02_redraws_when_its_slider_moves(lab, page):
     page.wait_for_function(
         "([el, before]) => el.innerText !== before", arg=[status.element_handle(), before], timeout=30_000
     )
-    shot(page, "07-explorer-after")
+    shot(page, "08-explorer-after")
     after = status.inner_text()
     assert after != before
     sizes = (
@@ -293,4 +308,39 @@ def test_the_explorer_in_exercise_02_redraws_when_its_slider_moves(lab, page):
         [int(m) for m in re.findall(r"\b(\d+)\b", after)],
     )
     assert sizes[0] != sizes[1]
+    assert news_prompts(page) == 0, "a Jupyter news notification appeared"
+
+
+def set_source(pg, cell_id: str, source: str) -> None:
+    """Set a cell's source through Lab's notebook model (a long notebook draws its editors lazily)."""
+    pg.evaluate(
+        "([id, src]) => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;"
+        " for (let i = 0; i < cells.length; i++) { const c = cells.get(i);"
+        " if (c.id === id) { c.sharedModel.setSource(src); return; } }"
+        " throw new Error('no cell ' + id); }",
+        [cell_id, source],
+    )
+
+
+def test_the_index_cell_of_capstone_09_shows_its_progress_while_it_embeds(lab, page):
+    url, _course = lab
+    name = "09-chroma-checkpoint.ipynb"
+    open_notebook(page, url, f"exercises/{name}")
+    for cell_id, source in solution_cells(name):
+        if cell_id in ("chunk", "index"):
+            set_source(page, cell_id, source)
+    index = page.locator(f"{PANEL} .jp-CodeCell", has_text="def open_index(path")
+    assert "return ChunkStore(path=path" in index.inner_text()  # the solution is in the cell
+    run_all(page, timeout=600_000)  # stops at the first stub after the index (filtered search)
+    output = index.locator(".jp-OutputArea")
+    output.get_by_text(re.compile(r"\d+ chunks indexed")).wait_for(timeout=600_000)
+    index.scroll_into_view_if_needed()
+    shot(page, "09-capstone-index-progress")
+    out = output.inner_text()
+    total = re.search(r"embedding (\d+) chunks: a few minutes", out)
+    assert total, out  # what the cell is waiting for, said before the wait
+    # tqdm's bar in Lab (figure spaces between its parts): the chunks done of all, elapsed<left, rate
+    bar = rf"indexing:\s*100%.*{total[1]}/{total[1]}\s*\[\d+:\d+<\d+:\d+,\s*[\d.]+chunk/s\]"
+    assert re.search(bar, out, re.DOTALL), out
+    assert f"{total[1]} chunks indexed" in out, out
     assert news_prompts(page) == 0, "a Jupyter news notification appeared"

@@ -134,6 +134,27 @@ def test_exercise_keeps_ids_locks_checkpoints_and_clears_their_outputs():
     assert sol.cells[3].outputs and "return 1" in sol.cells[2].source  # the solution is untouched
 
 
+def test_a_kept_output_loses_its_progress_bar_widget_and_keeps_its_text():
+    """A progress bar in a keep-output cell (a tqdm widget) is dropped from the exercise: its state is
+    not saved with the notebook, so Lab would show "model not found" where the bar was."""
+    sol = _solution_notebook()
+    bar = new_output(
+        "display_data",
+        data={
+            "text/plain": "indexing:   0%|          | 0/585 [00:00<?, ?chunk/s]",
+            "application/vnd.jupyter.widget-view+json": {
+                "version_major": 2,
+                "version_minor": 0,
+                "model_id": "x",
+            },
+        },
+    )
+    sol.cells[1].outputs = [bar, *sol.cells[1].outputs]
+    ex = make_exercise(sol)
+    assert [o.get("text") for o in ex.cells[1].outputs] == ["data the learner must see\n"]
+    assert len(sol.cells[1].outputs) == 2  # the solution keeps its bar
+
+
 def test_lint_accepts_a_proper_solution_and_flags_each_fault():
     sol = _solution_notebook()
     assert lint_solution(sol) == []

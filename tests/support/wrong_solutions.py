@@ -36,6 +36,9 @@ class Wrong:
     #: calls a library function the grading sandbox does not hold: the answer is the reference's,
     #: so only the grader catches it (its hidden checks, run in-process, cannot)
     absent_only: bool = False
+    #: caught by its checkpoint's visible output (a bar it does not reach), not by a hidden check: that
+    #: check compares only what any tuning keeps (09's retrieve: how many distinct chunks come back)
+    visible_only: bool = False
 
 
 WRONG: dict[str, list[Wrong]] = {
@@ -325,6 +328,14 @@ WRONG_LATE: dict[str, list[Wrong]] = {
             "index",
             "return ChunkStore(path=path, collection=COLLECTION, encoder=encoder)",
             "return ChunkStore(collection=COLLECTION, encoder=encoder, in_memory=True)",
+        ),
+        Wrong(  # the bar is set so that plain search misses it on the dev questions (0.706 < 0.74)
+            "plain search, not tuned",
+            "retrieve",
+            'hybrid = HybridRetriever(store, lexical_index(store), fusion="rrf", rrf_k=60, depth=20)\n'
+            "    return [c for c, _ in hybrid.search(question, k=k)]",
+            "return [c for c, _ in store.search(question, k=k)]",
+            visible_only=True,
         ),
     ],
 }

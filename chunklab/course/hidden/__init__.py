@@ -110,7 +110,8 @@ def summarize(value: Any, summary: str, function: str = "the function") -> Any:
 
     ``chunks``: ``[start, end, kind, text]`` rows; ``chunks+KEY,KEY``: ``[doc_id, start, end,
     text, {KEY: metadata value}]`` rows; ``value``: the value (arrays as lists); ``rounded``:
-    floats rounded to 6 decimals.
+    floats rounded to 6 decimals; ``count``: how many chunks and how many distinct spans among
+    them (for a function the learner tunes, whose chunks may differ from the reference's).
     """
     if summary == "chunks":
         return plain([[c.start, c.end, (c.metadata or {}).get("kind"), c.text] for c in value], function)
@@ -120,11 +121,15 @@ def summarize(value: Any, summary: str, function: str = "the function") -> Any:
             [[c.doc_id, c.start, c.end, c.text, {k: (c.metadata or {}).get(k) for k in keys}] for c in value],
             function,
         )
+    if summary == "count":
+        return plain([len(value), len({(c.doc_id, c.start, c.end) for c in value})], function)
     if summary == "value":
         return plain(value, function)
     if summary == "rounded":
         return _rounded(plain(value, function))
-    raise ValueError(f"summary must be 'chunks', 'chunks+KEYS', 'value' or 'rounded', got {summary!r}")
+    raise ValueError(
+        f"summary must be 'chunks', 'chunks+KEYS', 'count', 'value' or 'rounded', got {summary!r}"
+    )
 
 
 def _rounded(value: Any) -> Any:
@@ -247,7 +252,10 @@ _SEMANTIC = (
 _CHROMA = (
     "from pathlib import Path\nfrom chunklab import Chunk\n"
     "from chunklab.retrieval.chroma.store import ChunkStore\n"
-    "from chunklab.chunkers.structural import chunk_markdown\nimport dataclasses\nCOLLECTION = 'kit-docs'\n"
+    "from chunklab.chunkers.structural import chunk_markdown\nimport dataclasses\nimport functools\n"
+    "from chunklab.retrieval.hybrid import HybridRetriever\n"
+    "from chunklab.retrieval.lexical import BM25Index\n"
+    "COLLECTION = 'kit-docs'\n"
 )
 _CODE = (
     "from chunklab import Chunk\nfrom chunklab.datasets.corpora.code import CodeFile\n"
@@ -349,12 +357,12 @@ HIDDEN: dict[str, list[HiddenCheck]] = {
             {"store": "store"},
             definitions_only=True,
         ),
-        HiddenCheck(
+        HiddenCheck(  # retrieve is tuned (the held-out bar judges it): only its count is the reference's
             "cp-heldout",
             "retrieve",
             ("retrieve",),
             rag.retrieve_inputs,
-            "chunks+kind",
+            "count",
             _CHROMA,
             {"store": "store"},
             definitions_only=True,
