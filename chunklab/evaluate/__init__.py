@@ -48,6 +48,7 @@ from chunklab.evaluate.result import (
     SPAN_METRICS,
     BenchmarkResult,
 )
+from chunklab.evaluate.sizematch import size_for_chars
 
 __all__ = [
     "CONVENTIONS",
@@ -80,6 +81,7 @@ __all__ = [
     "recall_at_k",
     "required_questions",
     "resample_counts",
+    "size_for_chars",
     "span_hit",
     "span_metrics",
     "text_hit",

@@ -302,6 +302,99 @@ class BenchmarkResult:
             for c, p_adj in zip(family, holm([c["p"] for c in family]), strict=True)
         ]
 
+    def interaction(
+        self,
+        a: str,
+        b: str,
+        group: Iterable[str],
+        rest: Iterable[str],
+        metric: str = "recall",
+        resample: str = "question",
+    ) -> Comparison:
+        """Is ``a``'s gain over ``b`` larger on the questions of ``group`` than on those of ``rest``?
+
+        The difference of differences ``mean(a - b | group) - mean(a - b | rest)`` with its 95%
+        bootstrap interval: each group is resampled on its own (a stratified bootstrap; whole
+        documents with ``resample="document"``), with the run's ``seed`` for ``group`` and the
+        next seed for ``rest``. ``n`` counts both groups, ``sd`` is the pooled per-question
+        spread, ``a_ahead`` the share of resamples in which the gain is larger on ``group``.
+        A gain "larger on the questions that need context" is this interval excluding zero.
+        """
+        if metric not in self.reported_metrics:
+            raise ValueError(f"metric must be one of {', '.join(self.reported_metrics)}; got {metric!r}")
+        if resample not in RESAMPLE_UNITS:
+            raise ValueError(f"resample must be one of {', '.join(RESAMPLE_UNITS)}; got {resample!r}")
+        ids = [self._question_ids(list(g)) for g in (group, rest)]
+        if set(ids[0]) & set(ids[1]):
+            raise ValueError("group and rest must not share a question")
+        table = self.per_question.set_index(["strategy", "question_id"])[metric]
+        doc_of = self.per_question.drop_duplicates("question_id").set_index("question_id")["doc_id"]
+        diffs, means = [], []
+        for offset, qids in enumerate(ids):
+            d = table.loc[a].reindex(qids).to_numpy(float) - table.loc[b].reindex(qids).to_numpy(float)
+            if resample == "document":
+                counts = cluster_resample_counts(
+                    list(doc_of.reindex(qids)), self.n_resamples, self.seed + offset
+                )
+            else:
+                counts = resample_counts(len(qids), self.n_resamples, self.seed + offset)
+            diffs.append(d)
+            means.append(bootstrap_means(d[None, :], counts)[0])
+        gap = means[0] - means[1]
+        lo, hi = confidence_interval(gap)
+        pooled = np.concatenate([d - d.mean() for d in diffs])
+        return {
+            "diff": float(diffs[0].mean() - diffs[1].mean()),
+            "lo": float(lo),
+            "hi": float(hi),
+            "a_ahead": float(np.mean(gap > 0)),
+            "b_ahead": float(np.mean(gap < 0)),
+            "ties": float(np.mean(gap == 0)),
+            "n": len(pooled),
+            "sd": float(pooled.std(ddof=2)) if len(pooled) > 2 else 0.0,
+            "established": is_established({"lo": float(lo), "hi": float(hi)}),
+            "p": bootstrap_p_value(gap),
+            "resampled": resample,
+        }
+
+    def combine(self, other: BenchmarkResult) -> BenchmarkResult:
+        """This run and ``other`` as one result, so strategies of the two runs compare paired.
+
+        Both runs must have asked the same questions in the same order, with the same ``k``,
+        resamples, seed and convention; their strategies must differ. The summary is
+        recomputed over the joint strategies (same resample matrix), costs kept.
+        """
+        for attr in ("k", "n_resamples", "seed", "convention", "relevance"):
+            if getattr(self, attr) != getattr(other, attr):
+                raise ValueError(
+                    f"other: {attr} differs ({getattr(self, attr)!r} vs {getattr(other, attr)!r})"
+                )
+        qids = self._question_ids(None)
+        if other._question_ids(None) != qids:
+            raise ValueError("other: the two runs did not ask the same questions in the same order")
+        shared = set(self.summary.index) & set(other.summary.index)
+        if shared:
+            raise ValueError(f"other: strategies {sorted(shared)} are in both runs")
+        names = [*self.summary.index, *other.summary.index]
+        per_question = pd.concat([self.per_question, other.per_question], ignore_index=True)
+        costs = {
+            n: {c: run.summary.loc[n, c] for c in COST_COLUMNS if c in run.summary.columns}
+            for run in (self, other)
+            for n in run.summary.index
+        }
+        summary, pairwise = summarize(
+            per_question, names, qids, self.reported_metrics, costs, self.n_resamples, self.seed
+        )
+        return dataclasses.replace(
+            self,
+            per_question=per_question,
+            summary=summary,
+            pairwise=pairwise,
+            params={**self.params, **other.params},
+            wall_s=self.wall_s + other.wall_s,
+            retrieved={**self.retrieved, **other.retrieved},
+        )
+
     def subset(self, questions: Iterable[str]) -> BenchmarkResult:
         """The same run restricted to these question ids: summary and pairwise recomputed, costs kept."""
         qids = self._question_ids(questions)

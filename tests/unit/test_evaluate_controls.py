@@ -7,6 +7,8 @@ for the many comparisons one page makes.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -24,6 +26,7 @@ from chunklab.evaluate import (
     holm,
     rank_metrics,
     resample_counts,
+    size_for_chars,
     span_hit,
 )
 from chunklab.evaluate.result import METRICS, BenchmarkResult, summarize
@@ -176,3 +179,44 @@ def test_compare_family_adjusts_by_holm():
     assert all(c["established_holm"] <= c["established"] for c in family)
     with pytest.raises(ValueError, match="at least one pair"):
         result.compare_family([])
+
+
+def test_interaction_is_the_difference_of_the_two_groups_gains():
+    result = _result(per_doc=1)
+    group = [f"q{i}" for i in range(40) if i % 4 != 0]  # where a finds the answer: a - b = 0.5
+    rest = [f"q{i}" for i in range(40) if i % 4 == 0]  # where neither does: a - b = 0
+    gap = result.interaction("a", "b", group, rest, metric="recall")
+    assert gap["diff"] == pytest.approx(0.5)
+    assert gap["lo"] == gap["hi"] == pytest.approx(0.5) and gap["established"]
+    none = result.interaction("a", "b", group[:15], group[15:])
+    assert none["diff"] == 0 and not none["established"]
+    with pytest.raises(ValueError, match="must not share"):
+        result.interaction("a", "b", group, group[:3])
+
+
+def test_size_for_chars_interpolates_the_sweep_and_refuses_to_extrapolate():
+    sweep = {800: 3000.0, 1200: 4600.0, 1600: 6200.0}
+    assert size_for_chars(sweep, 4600) == 1200
+    assert size_for_chars(sweep, 5400) == pytest.approx(1400)
+    with pytest.raises(ValueError, match="outside the sweep"):
+        size_for_chars(sweep, 8443)
+    with pytest.raises(ValueError, match="at least two"):
+        size_for_chars({800: 3000.0}, 3000)
+    with pytest.raises(ValueError, match="must grow"):
+        size_for_chars({800: 3000.0, 1200: 2000.0}, 2500)
+
+
+def test_combine_joins_two_runs_on_the_same_questions_into_one_paired_result():
+    run = _result(per_doc=1)
+    other = dataclasses.replace(
+        run,
+        per_question=run.per_question.assign(strategy=run.per_question["strategy"].map({"a": "c", "b": "d"})),
+        summary=run.summary.rename(index={"a": "c", "b": "d"}),
+    )
+    joint = run.combine(other)
+    assert list(joint.summary.index) == ["a", "b", "c", "d"]
+    assert joint.compare("a", "c")["diff"] == 0 and joint.compare("a", "d") == run.compare("a", "b")
+    with pytest.raises(ValueError, match="in both runs"):
+        run.combine(run)
+    with pytest.raises(ValueError, match="seed differs"):
+        run.combine(dataclasses.replace(other, seed=1))
