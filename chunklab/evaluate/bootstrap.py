@@ -107,7 +107,8 @@ def bootstrap_p_value(resampled: np.ndarray) -> float:
     means = np.asarray(resampled, dtype=np.float64).ravel()
     if means.size == 0:
         raise ValueError("resampled must hold at least one resample mean")
-    return float(min(1.0, 2 * min(np.mean(means <= 0), np.mean(means >= 0))))
+    below, above = float(np.mean(means <= 0)), float(np.mean(means >= 0))
+    return min(1.0, 2 * min(below, above))
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
