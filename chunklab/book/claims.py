@@ -10,11 +10,18 @@ the value into the executed notebook, where ``tests/unit/test_claims.py`` checks
 
 Sentences whose verdict can change are not registered: they are computed
 (:func:`chunklab.book.labels.fmt_verdict` and glue).
+
+A word is a claim about a magnitude, not only a sign: "always" needs a share of 1, "exactly"
+and "identical" a difference of 0, "about as much" a ratio within 10 % of 1, "larger" an
+established difference, "keeps whole where the other cuts" a share of at least 90 %. :data:`WORDINGS`
+maps each such wording to the assertions that check it; a registered sentence that uses the word
+must assert one of them (``tests/unit/test_claims.py``), so the number has to meet the word.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,10 +30,27 @@ from importlib import resources
 
 from chunklab.evaluate.verdict import verdict
 
-__all__ = ["ASSERTIONS", "GLUE_PREFIX", "Claim", "ClaimError", "claims", "holds", "record"]
+__all__ = [
+    "ABOUT_AS_MUCH",
+    "ASSERTIONS",
+    "GLUE_PREFIX",
+    "KEEPS_WHOLE",
+    "WORDINGS",
+    "Claim",
+    "ClaimError",
+    "claims",
+    "holds",
+    "record",
+    "wordings_in",
+]
 
 #: the glue name of a recorded quantity is this prefix plus the quantity's name
 GLUE_PREFIX = "claim__"
+
+#: "about as much": a ratio of two sizes within this share of 1
+ABOUT_AS_MUCH = 0.10
+#: "keeps whole where the other cuts": at least this share of the units the other cuts stay whole
+KEEPS_WHOLE = 0.90
 
 #: what a claim may assert: about a paired comparison (a dict with diff, lo, hi) or a number
 ASSERTIONS: dict[str, str] = {
@@ -36,10 +60,32 @@ ASSERTIONS: dict[str, str] = {
     "not_established_ahead": "A is not established ahead of B (B may be ahead, or tied)",
     "greater_than": "the number is above `than`",
     "less_than": "the number is below `than`",
+    "always": "the number is a share equal to 1 (every case)",
+    "exactly": "the number (a difference) is 0",
+    "identical": "the number (a share or count of cases that differ) is 0",
+    "about_as_much": f"the number (a ratio) lies within {ABOUT_AS_MUCH:.0%} of 1",
+    "larger": "A - B (or a difference of differences) is established above zero",
+    "keeps_whole": f"the number (share of the units the other cuts that this keeps whole) >= {KEEPS_WHOLE}",
+}
+
+#: wording of a sentence (a regular expression, case-insensitive) -> the assertions that check it
+WORDINGS: dict[str, frozenset[str]] = {
+    r"\balways (?:returns?|buys|keeps|finds|gives|wins)\b": frozenset({"always"}),
+    r"\bon every question\b": frozenset({"always", "identical"}),
+    r"\b(?:is|are|returned|returns) exactly\b": frozenset({"exactly", "identical"}),
+    r"\bidentical (?:to|on|with)\b": frozenset({"identical", "exactly"}),
+    r"\babout as (?:much|many)\b": frozenset({"about_as_much"}),
+    r"\b(?:gain|difference|effect) is larger\b|\blarger on\b": frozenset({"larger"}),
+    r"\bwhole where\b": frozenset({"keeps_whole"}),
 }
 _COMPARISON_ASSERTIONS = frozenset(
-    {"established_ahead", "established_behind", "not_established", "not_established_ahead"}
+    {"established_ahead", "established_behind", "not_established", "not_established_ahead", "larger"}
 )
+
+
+def wordings_in(sentence: str) -> dict[str, frozenset[str]]:
+    """The :data:`WORDINGS` a sentence uses: each matched pattern and the assertions that check it."""
+    return {p: ok for p, ok in WORDINGS.items() if re.search(p, sentence, re.IGNORECASE)}
 
 
 class ClaimError(AssertionError):
@@ -59,6 +105,8 @@ class Claim:
     def describe(self) -> str:
         """The claim in one line, for error messages."""
         bound = f" {self.than}" if self.asserts in ("greater_than", "less_than") else ""
+        bound = f" (within {ABOUT_AS_MUCH:.0%})" if self.asserts == "about_as_much" else bound
+        bound = f" (>= {KEEPS_WHOLE:.0%})" if self.asserts == "keeps_whole" else bound
         return f"{self.page}: {self.says!r} needs {self.quantity} {self.asserts}{bound}"
 
 
@@ -91,12 +139,22 @@ def holds(claim: Claim, value: Mapping[str, float] | float) -> bool:
             "established_behind": direction < 0,
             "not_established": direction == 0,
             "not_established_ahead": direction <= 0,
+            "larger": direction > 0,
         }[claim.asserts]
     if isinstance(value, Mapping) or isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{claim.describe()}: needs a number, got {value!r}")
     if not math.isfinite(value):
         raise ValueError(f"{claim.describe()}: needs a finite number, got {value!r}")
-    return value > claim.than if claim.asserts == "greater_than" else value < claim.than
+    rules = {
+        "greater_than": lambda v: v > claim.than,
+        "less_than": lambda v: v < claim.than,
+        "always": lambda v: v == 1,
+        "exactly": lambda v: v == 0,
+        "identical": lambda v: v == 0,
+        "about_as_much": lambda v: abs(v - 1) <= ABOUT_AS_MUCH,
+        "keeps_whole": lambda v: v >= KEEPS_WHOLE,
+    }
+    return bool(rules[claim.asserts](float(value)))
 
 
 def record(page: str, quantity: str, value: Mapping[str, float] | float) -> None:

@@ -13,7 +13,10 @@ from chunklab.evaluate.benchmark import Benchmark
 from chunklab.evaluate.bootstrap import (
     N_RESAMPLES,
     bootstrap_means,
+    bootstrap_p_value,
+    cluster_resample_counts,
     confidence_interval,
+    holm,
     is_established,
     pairwise_wins,
     required_questions,
@@ -23,6 +26,8 @@ from chunklab.evaluate.loader import load_dataset
 from chunklab.evaluate.metrics import (
     CONVENTIONS,
     MIN_GOLD_OVERLAP,
+    contains_hit,
+    hits_by_containment,
     hits_by_document,
     hits_by_span,
     hits_by_text,
@@ -43,6 +48,7 @@ from chunklab.evaluate.result import (
     SPAN_METRICS,
     BenchmarkResult,
 )
+from chunklab.evaluate.sizematch import size_for_chars
 
 __all__ = [
     "CONVENTIONS",
@@ -55,10 +61,15 @@ __all__ = [
     "MIN_GOLD_OVERLAP",
     "N_RESAMPLES",
     "bootstrap_means",
+    "bootstrap_p_value",
+    "cluster_resample_counts",
     "confidence_interval",
+    "contains_hit",
+    "hits_by_containment",
     "hits_by_document",
     "hits_by_span",
     "hits_by_text",
+    "holm",
     "is_established",
     "load_dataset",
     "mrr",
@@ -70,6 +81,7 @@ __all__ = [
     "recall_at_k",
     "required_questions",
     "resample_counts",
+    "size_for_chars",
     "span_hit",
     "span_metrics",
     "text_hit",

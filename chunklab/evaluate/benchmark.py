@@ -35,6 +35,7 @@ from chunklab.evaluate.bootstrap import N_RESAMPLES
 from chunklab.evaluate.metrics import (
     MIN_GOLD_OVERLAP,
     check_convention,
+    hits_by_containment,
     hits_by_document,
     hits_by_span,
     hits_by_text,
@@ -307,6 +308,7 @@ class Benchmark:
         spans = [(c.doc_id, c.start, c.end) for c in retrieved]
         hits = hits_by_span(spans, gold, k=None, min_gold_overlap=self.min_gold_overlap)
         out = rank_metrics(hits, len(gold), self.k)
+        out["full_recall"] = rank_metrics(hits_by_containment(spans, gold), len(gold), self.k)["recall"]
         chars = span_metrics(spans, gold, self.convention)
         out["char_recall"] = chars["recall"]
         out["char_precision"] = chars["precision"]

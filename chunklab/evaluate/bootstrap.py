@@ -1,5 +1,11 @@
 """Paired bootstrap over questions: confidence intervals and "how often does A beat B".
 
+Questions about the same document are not independent (one document's style, length and
+vocabulary help or hurt every question about it), so :func:`cluster_resample_counts` draws whole
+documents instead of single questions: the **cluster bootstrap**, whose intervals are wider when
+the documents differ. With one question per document it is the plain bootstrap, draw for draw.
+A page that runs many comparisons adjusts for them with :func:`holm` on :func:`bootstrap_p_value`.
+
 Paired means every strategy is scored on the **same** resampled question sets (one matrix of
 resample indices shared by all), so the comparison between two strategies is not blurred by
 which questions happened to be drawn. Resampling is vectorized: the resample means of every
@@ -18,7 +24,10 @@ from chunklab._validate import check_number, check_positive_int
 __all__ = [
     "N_RESAMPLES",
     "bootstrap_means",
+    "bootstrap_p_value",
+    "cluster_resample_counts",
     "confidence_interval",
+    "holm",
     "is_established",
     "pairwise_wins",
     "required_questions",
@@ -50,18 +59,76 @@ def resample_counts(
     return counts.reshape(n_resamples, n_items).astype(np.float64)
 
 
+def cluster_resample_counts(
+    clusters: Sequence[object],
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+) -> np.ndarray:
+    """The cluster bootstrap's count matrix: each resample draws whole clusters, with replacement.
+
+    ``clusters`` gives each item's cluster (a question's document id). Resample ``r`` draws as
+    many clusters as there are, with replacement (:func:`resample_counts` over the clusters,
+    numbered in order of first appearance), and every item counts as often as its cluster was
+    drawn; a resample's size therefore varies, and :func:`bootstrap_means` divides by it. When
+    every item is its own cluster, the matrix is :func:`resample_counts` of the items, exactly.
+    """
+    labels = list(clusters)
+    check_positive_int(len(labels), "len(clusters)")
+    codes: dict[object, int] = {}
+    index = np.array([codes.setdefault(c, len(codes)) for c in labels], dtype=np.intp)
+    return np.ascontiguousarray(resample_counts(len(codes), n_resamples, seed)[:, index])
+
+
 def bootstrap_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Resample means of ``values`` (shape ``(..., n_items)``) for every row of ``counts``.
 
     Returns an array of shape ``(..., n_resamples)``: the mean of each series over each
-    resampled set of items.
+    resampled set of items (each row weighted by its counts and divided by their sum, which is
+    ``n_items`` for :func:`resample_counts` and varies for :func:`cluster_resample_counts`).
     """
     values = np.asarray(values, dtype=np.float64)
     if values.shape[-1] != counts.shape[1]:
         raise ValueError(f"values have {values.shape[-1]} items but counts were drawn for {counts.shape[1]}")
     if np.isnan(values).any():
         raise ValueError("values contain NaN: every question needs a score for every metric")
-    return values @ counts.T / counts.shape[1]
+    sizes = counts.sum(axis=1)
+    if (sizes <= 0).any():
+        raise ValueError("counts has a resample that draws no item")
+    return values @ counts.T / sizes
+
+
+def bootstrap_p_value(resampled: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of a paired difference from its resample means.
+
+    ``2 * min(share of resamples <= 0, share >= 0)``, capped at 1: below 0.05 exactly when the
+    95% percentile interval excludes zero (up to the percentile's interpolation), the book's
+    rule. It is what :func:`holm` adjusts for a family of comparisons.
+    """
+    means = np.asarray(resampled, dtype=np.float64).ravel()
+    if means.size == 0:
+        raise ValueError("resampled must hold at least one resample mean")
+    below, above = float(np.mean(means <= 0)), float(np.mean(means >= 0))
+    return min(1.0, 2 * min(below, above))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of ``p_values`` for multiple comparisons, in the input's order.
+
+    Sorted ascending, the ``i``-th smallest (from 0) is multiplied by ``m - i`` and the adjusted
+    values are made non-decreasing, capped at 1. A comparison is established, family-wise at
+    5%, when its adjusted p-value is below 0.05; it controls the chance of any false "established"
+    among the ``m`` without assuming the comparisons independent.
+    """
+    ps = [check_number(p, "p_values") for p in p_values]
+    if any(not 0 <= p <= 1 for p in ps):
+        raise ValueError(f"p_values must lie in [0, 1], got {ps!r}")
+    m = len(ps)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda j: ps[j])):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        adjusted[i] = running
+    return adjusted
 
 
 def confidence_interval(

@@ -31,6 +31,8 @@ __all__ = [
     "CONVENTIONS",
     "MIN_GOLD_OVERLAP",
     "check_convention",
+    "contains_hit",
+    "hits_by_containment",
     "hits_by_document",
     "hits_by_span",
     "hits_by_text",
@@ -105,6 +107,18 @@ def span_hit(chunk_span: SpanLike, gold_span: SpanLike, min_gold_overlap: float 
     return overlap >= min_gold_overlap * (ge - gs) or (gs <= cs and ce <= ge)
 
 
+def contains_hit(chunk_span: SpanLike, gold_span: SpanLike) -> bool:
+    """Full containment: the retrieved span holds the **whole** gold span (same document).
+
+    Stricter than :func:`span_hit`, which also counts a span covering half of the gold, or
+    lying inside it: a chunk that ends in the middle of the answer's sentence is a
+    :func:`span_hit` and not a ``contains_hit``. Every ``contains_hit`` is a ``span_hit``.
+    """
+    cd, cs, ce = _span(chunk_span)
+    gd, gs, ge = _span(gold_span)
+    return cd == gd and ge > gs and cs <= gs and ge <= ce
+
+
 def hits_by_text(
     retrieved_texts: Sequence[str], gold_text: str | Sequence[str], k: int | None = None
 ) -> list[set[int]]:
@@ -124,6 +138,15 @@ def hits_by_span(
     golds = [_span(g) for g in _nonempty(gold_spans, "gold_spans")]
     top = _top(retrieved_spans, k)
     return [{g for g, gold in enumerate(golds) if span_hit(r, gold, min_gold_overlap)} for r in top]
+
+
+def hits_by_containment(
+    retrieved_spans: Sequence[SpanLike], gold_spans: Sequence[SpanLike], k: int | None = None
+) -> list[set[int]]:
+    """For each of the top ``k`` retrieved spans, the gold spans it holds whole (:func:`contains_hit`)."""
+    golds = [_span(g) for g in _nonempty(gold_spans, "gold_spans")]
+    top = _top(retrieved_spans, k)
+    return [{g for g, gold in enumerate(golds) if contains_hit(r, gold)} for r in top]
 
 
 def hits_by_document(

@@ -18,7 +18,10 @@ import pandas as pd
 from chunklab.chunk import Chunk
 from chunklab.evaluate.bootstrap import (
     bootstrap_means,
+    bootstrap_p_value,
+    cluster_resample_counts,
     confidence_interval,
+    holm,
     is_established,
     pairwise_wins,
     resample_counts,
@@ -35,7 +38,9 @@ __all__ = [
     "SPAN_METRICS",
     "TRUNCATION_SHARE",
     "BenchmarkResult",
+    "RESAMPLE_UNITS",
     "Comparison",
+    "FamilyComparison",
     "measured_metrics",
     "summarize",
 ]
@@ -44,6 +49,7 @@ __all__ = [
 METRICS = (
     "hit",
     "recall",
+    "full_recall",
     "precision",
     "mrr",
     "ndcg",
@@ -54,7 +60,7 @@ METRICS = (
     "text_recall",
 )
 #: character-level metrics: reported only when the questions have gold spans (not for BEIR qrels)
-SPAN_METRICS = ("char_recall", "char_precision", "iou", "precision_omega")
+SPAN_METRICS = ("full_recall", "char_recall", "char_precision", "iou", "precision_omega")
 #: metrics compared pair by pair in :attr:`BenchmarkResult.pairwise`
 MAIN_METRICS = ("recall", "mrr", "ndcg", "char_recall", "char_precision", "iou")
 #: cost columns of the summary
@@ -94,6 +100,9 @@ DISPLAY_COSTS = (
 METRIC_DOCS = {
     "hit": "1 if any top-k chunk is relevant to a gold span (span_hit: >= 50% of the gold, or inside it)",
     "recall": "share of the question's gold spans hit by a top-k chunk",
+    "full_recall": (
+        "share of the question's gold spans held whole by one top-k chunk (contains_hit: full containment)"
+    ),
     "precision": "share of the top-k chunks relevant to some gold span",
     "mrr": "1 / rank of the first relevant chunk (0 if none)",
     "ndcg": "binary-relevance nDCG@k, each gold span counted once",
@@ -129,6 +138,10 @@ COST_DOCS = {
 }
 
 
+#: what :meth:`BenchmarkResult.compare` may resample: single questions, or whole documents (clusters)
+RESAMPLE_UNITS = ("question", "document")
+
+
 class Comparison(TypedDict):
     """Strategy a against b on one metric (:meth:`BenchmarkResult.compare` says what each key is)."""
 
@@ -141,6 +154,15 @@ class Comparison(TypedDict):
     n: int
     sd: float
     established: bool
+    p: float
+    resampled: str
+
+
+class FamilyComparison(Comparison):
+    """A :class:`Comparison` within a family of them (:meth:`BenchmarkResult.compare_family`)."""
+
+    p_holm: float
+    established_holm: bool
 
 
 @dataclass
@@ -208,25 +230,40 @@ class BenchmarkResult:
         return f"span metrics in the {self.convention!r} convention"
 
     def compare(
-        self, a: str, b: str, metric: str = "recall", questions: Iterable[str] | None = None
+        self,
+        a: str,
+        b: str,
+        metric: str = "recall",
+        questions: Iterable[str] | None = None,
+        resample: str = "question",
     ) -> Comparison:
         """Strategy ``a`` against ``b`` on ``metric``: the paired difference and how sure it is.
 
         Over the chosen question ids (all by default): ``diff`` the mean of a - b per question,
         ``lo``/``hi`` its 95% paired-bootstrap interval (same ``seed`` and ``n_resamples`` as
         the run), ``a_ahead``/``b_ahead``/``ties`` the shares of resamples, ``n`` the number of
-        questions, ``sd`` the standard deviation of the per-question differences, and
-        ``established`` (:func:`~chunklab.evaluate.bootstrap.is_established`).
+        questions, ``sd`` the standard deviation of the per-question differences,
+        ``established`` (:func:`~chunklab.evaluate.bootstrap.is_established`), ``p`` the
+        two-sided bootstrap p-value (:func:`~chunklab.evaluate.bootstrap.bootstrap_p_value`)
+        and ``resampled`` the unit drawn: ``resample="question"`` (the default) draws questions,
+        ``"document"`` draws whole documents with all their questions (the cluster bootstrap).
         """
         if metric not in self.reported_metrics:
             raise ValueError(f"metric must be one of {', '.join(self.reported_metrics)}; got {metric!r}")
+        if resample not in RESAMPLE_UNITS:
+            raise ValueError(f"resample must be one of {', '.join(RESAMPLE_UNITS)}; got {resample!r}")
         qids = self._question_ids(questions)
         table = self.per_question.set_index(["strategy", "question_id"])[metric]
         for name in (a, b):
             if name not in self.summary.index:
                 raise ValueError(f"no strategy {name!r} in this result; it has {list(self.summary.index)}")
         diffs = table.loc[a].reindex(qids).to_numpy(float) - table.loc[b].reindex(qids).to_numpy(float)
-        means = bootstrap_means(diffs[None, :], resample_counts(len(qids), self.n_resamples, self.seed))[0]
+        if resample == "document":
+            doc_of = self.per_question.drop_duplicates("question_id").set_index("question_id")["doc_id"]
+            counts = cluster_resample_counts(list(doc_of.reindex(qids)), self.n_resamples, self.seed)
+        else:
+            counts = resample_counts(len(qids), self.n_resamples, self.seed)
+        means = bootstrap_means(diffs[None, :], counts)[0]
         lo, hi = confidence_interval(means)
         return {
             "diff": float(diffs.mean()),
@@ -238,7 +275,125 @@ class BenchmarkResult:
             "n": len(qids),
             "sd": float(diffs.std(ddof=1)) if len(qids) > 1 else 0.0,
             "established": is_established({"lo": float(lo), "hi": float(hi)}),
+            "p": bootstrap_p_value(means),
+            "resampled": resample,
         }
+
+    def compare_family(
+        self,
+        pairs: Iterable[tuple[str, str]],
+        metric: str = "recall",
+        questions: Iterable[str] | None = None,
+        resample: str = "question",
+    ) -> list[FamilyComparison]:
+        """:meth:`compare` for each pair of a family, with Holm's correction for their number.
+
+        Each item is the comparison plus ``p_holm`` (:func:`~chunklab.evaluate.bootstrap.holm`
+        over the family) and ``established_holm`` (``p_holm < 0.05``): with many comparisons on
+        one page, some intervals exclude zero by chance; Holm keeps the chance of any false
+        "established" in the family at 5%.
+        """
+        chosen = None if questions is None else list(questions)
+        family = [self.compare(a, b, metric, chosen, resample) for a, b in pairs]
+        if not family:
+            raise ValueError("pairs must name at least one pair of strategies")
+        return [
+            {**c, "p_holm": p_adj, "established_holm": bool(p_adj < 0.05 and c["established"])}
+            for c, p_adj in zip(family, holm([c["p"] for c in family]), strict=True)
+        ]
+
+    def interaction(
+        self,
+        a: str,
+        b: str,
+        group: Iterable[str],
+        rest: Iterable[str],
+        metric: str = "recall",
+        resample: str = "question",
+    ) -> Comparison:
+        """Is ``a``'s gain over ``b`` larger on the questions of ``group`` than on those of ``rest``?
+
+        The difference of differences ``mean(a - b | group) - mean(a - b | rest)`` with its 95%
+        bootstrap interval: each group is resampled on its own (a stratified bootstrap; whole
+        documents with ``resample="document"``), with the run's ``seed`` for ``group`` and the
+        next seed for ``rest``. ``n`` counts both groups, ``sd`` is the pooled per-question
+        spread, ``a_ahead`` the share of resamples in which the gain is larger on ``group``.
+        A gain "larger on the questions that need context" is this interval excluding zero.
+        """
+        if metric not in self.reported_metrics:
+            raise ValueError(f"metric must be one of {', '.join(self.reported_metrics)}; got {metric!r}")
+        if resample not in RESAMPLE_UNITS:
+            raise ValueError(f"resample must be one of {', '.join(RESAMPLE_UNITS)}; got {resample!r}")
+        ids = [self._question_ids(list(g)) for g in (group, rest)]
+        if set(ids[0]) & set(ids[1]):
+            raise ValueError("group and rest must not share a question")
+        table = self.per_question.set_index(["strategy", "question_id"])[metric]
+        doc_of = self.per_question.drop_duplicates("question_id").set_index("question_id")["doc_id"]
+        diffs, means = [], []
+        for offset, qids in enumerate(ids):
+            d = table.loc[a].reindex(qids).to_numpy(float) - table.loc[b].reindex(qids).to_numpy(float)
+            if resample == "document":
+                counts = cluster_resample_counts(
+                    list(doc_of.reindex(qids)), self.n_resamples, self.seed + offset
+                )
+            else:
+                counts = resample_counts(len(qids), self.n_resamples, self.seed + offset)
+            diffs.append(d)
+            means.append(bootstrap_means(d[None, :], counts)[0])
+        gap = means[0] - means[1]
+        lo, hi = confidence_interval(gap)
+        pooled = np.concatenate([d - d.mean() for d in diffs])
+        return {
+            "diff": float(diffs[0].mean() - diffs[1].mean()),
+            "lo": float(lo),
+            "hi": float(hi),
+            "a_ahead": float(np.mean(gap > 0)),
+            "b_ahead": float(np.mean(gap < 0)),
+            "ties": float(np.mean(gap == 0)),
+            "n": len(pooled),
+            "sd": float(pooled.std(ddof=2)) if len(pooled) > 2 else 0.0,
+            "established": is_established({"lo": float(lo), "hi": float(hi)}),
+            "p": bootstrap_p_value(gap),
+            "resampled": resample,
+        }
+
+    def combine(self, other: BenchmarkResult) -> BenchmarkResult:
+        """This run and ``other`` as one result, so strategies of the two runs compare paired.
+
+        Both runs must have asked the same questions in the same order, with the same ``k``,
+        resamples, seed and convention; their strategies must differ. The summary is
+        recomputed over the joint strategies (same resample matrix), costs kept.
+        """
+        for attr in ("k", "n_resamples", "seed", "convention", "relevance"):
+            if getattr(self, attr) != getattr(other, attr):
+                raise ValueError(
+                    f"other: {attr} differs ({getattr(self, attr)!r} vs {getattr(other, attr)!r})"
+                )
+        qids = self._question_ids(None)
+        if other._question_ids(None) != qids:
+            raise ValueError("other: the two runs did not ask the same questions in the same order")
+        shared = set(self.summary.index) & set(other.summary.index)
+        if shared:
+            raise ValueError(f"other: strategies {sorted(shared)} are in both runs")
+        names = [*self.summary.index, *other.summary.index]
+        per_question = pd.concat([self.per_question, other.per_question], ignore_index=True)
+        costs = {
+            n: {c: run.summary.loc[n, c] for c in COST_COLUMNS if c in run.summary.columns}
+            for run in (self, other)
+            for n in run.summary.index
+        }
+        summary, pairwise = summarize(
+            per_question, names, qids, self.reported_metrics, costs, self.n_resamples, self.seed
+        )
+        return dataclasses.replace(
+            self,
+            per_question=per_question,
+            summary=summary,
+            pairwise=pairwise,
+            params={**self.params, **other.params},
+            wall_s=self.wall_s + other.wall_s,
+            retrieved={**self.retrieved, **other.retrieved},
+        )
 
     def subset(self, questions: Iterable[str]) -> BenchmarkResult:
         """The same run restricted to these question ids: summary and pairwise recomputed, costs kept."""
