@@ -135,6 +135,31 @@ def test_corpus_reads_archives_without_unpacking(source, tmp_path: Path) -> None
     assert index["files"]
 
 
+def test_debian_source_tarball_pins_read_java_and_csharp(tmp_path: Path) -> None:
+    """A ``debsrc`` pin (a Debian source package's ``.orig.tar.xz``) lists its Java and C# files."""
+    java = "package a;\n\npublic class Basket {\n    int total() { return 0; }\n}\n"
+    csharp = "namespace Shop {\n    public class Basket {\n        public int Total() => 0;\n    }\n}\n"
+    data = tar_bytes({"lib-1.0/src/a/Basket.java": java, "Shop/Basket.cs": csharp}, "w:xz")
+    url = "http://example.invalid/pool/main/l/lib/lib_1.0.orig.tar.xz"
+    pins = parse_archive_pins([f"debsrc lib 1.0-2 {hashlib.sha256(data).hexdigest()} {len(data)} {url}"])
+    assert pins[0].filename == "debsrc-lib-1.0-2.tar.xz"
+
+    def copy(pin: ArchivePin, dest: Path) -> None:
+        dest.write_bytes(data)
+
+    fetch_archives("t", cache_dir=tmp_path / "c", pins=pins, downloader=copy, progress=False)
+    files = poly_corpus("t", cache_dir=tmp_path / "c", pins=pins)
+    assert {f.relpath: f.language for f in files} == {
+        "lib-1.0/src/a/Basket.java": "java",
+        "Shop/Basket.cs": "csharp",
+    }
+    assert {f.relpath: f.read_text() for f in files} == {
+        "lib-1.0/src/a/Basket.java": java,
+        "Shop/Basket.cs": csharp,
+    }
+    assert files[0].metadata["kind"] == "debsrc"
+
+
 def test_read_members_filters_by_name(source) -> None:
     src, pins = source
     deb = src / pins[2].url.rsplit("/", 1)[-1]
