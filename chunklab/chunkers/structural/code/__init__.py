@@ -32,15 +32,9 @@ from chunklab.chunkers.structural.code.errors import (
 )
 from chunklab.chunkers.structural.code.languages import GRAMMARS, LANGUAGES, LanguageSpec
 from chunklab.chunkers.structural.code.meta import Describer
-from chunklab.chunkers.structural.code.names import Definition
+from chunklab.chunkers.structural.code.names import Definition, definition
 from chunklab.chunkers.structural.code.pieces import Group, Piece
-from chunklab.chunkers.structural.code.treesitter import (
-    ByteToChar,
-    GrammarMissing,
-    encode_for_parser,
-    kind_ids,
-    parse,
-)
+from chunklab.chunkers.structural.code.treesitter import ByteToChar, GrammarMissing, encode_for_parser, parse
 from chunklab.documents import decode_bytes, detect_format
 from chunklab.text import NONSPACE, LineIndex
 from chunklab.units import UnitIndex, check_unit, unit_params
@@ -188,7 +182,6 @@ class _CodeChunker(Describer):
         self._indent: dict[int, int] = {}
         self.grammar = language  # "cpp" for C the C++ grammar parsed better
         self._docstrings: dict[int, str | None] = {}  # Python: a definition's docstring by node id
-        self._definitions = {}  # what definition() found at each node, by node id
 
     def errors_in(self, root: Node, n_bytes: int) -> ParseErrors | None:
         """The error regions of the tree ``root`` of this text (:func:`find_parse_errors`)."""
@@ -275,7 +268,7 @@ class _CodeChunker(Describer):
         owner = g.owner
         if owner is None or owner.child_count == 0 or (owner.is_error and not _has_sound_child(owner)):
             return self.line_pieces(g.s, g.e, inside)  # an error region over budget: cut by lines
-        d = self.definition_of(owner)
+        d = definition(owner, self.spec, self.text_of)
         if d is not None and inside and inside[-1].node == d.node:
             d = None  # a wrapper (export, template) already named it
         if d is None:
@@ -292,7 +285,7 @@ class _CodeChunker(Describer):
         inlined, byte offsets are taken as they are in an ASCII file, and the previous child's
         end is read only when a comment or attribute group needs it.
         """
-        comments, _attach, attachable_ids = kind_ids(self.grammar, self.spec.comments, self.spec.attach)
+        comments, attach = self.spec.comments, self.spec.attach
         char = None if self.char.ascii else self.char
         text, starts, indents = self.text, self.lines.starts, self._indent
         out: list[Group] = []
@@ -302,8 +295,8 @@ class _CodeChunker(Describer):
             s = child.start_byte if char is None else char(child.start_byte)
             if s >= hi:
                 break
-            kind = child.kind_id  # an int: no type name built per child
-            attachable = kind in attachable_ids
+            t = child.type
+            attachable = t in comments or t in attach
             line = bisect_right(starts, s) - 1
             indent = indents.get(line)
             if indent is None:  # where the line's first non-blank character is (no slicing of long lines)
@@ -322,7 +315,7 @@ class _CodeChunker(Describer):
                 cur = Group(max(lo, starts[line] if starts_line else s), None)
                 out.append(cur)
             if attachable and cur.owner is None:
-                if kind in comments:
+                if t in comments:
                     cur.docs.append(child)
             elif cur.owner is None:
                 cur.owner = child

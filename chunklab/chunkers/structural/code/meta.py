@@ -90,19 +90,8 @@ class Describer:
     text: str
     _docstrings: dict[int, str | None]
 
-    _definitions: dict[int, Definition | None]
-
     def text_of(self, node: Node) -> str:
         return self.text[self.char(node.start_byte) : self.char(node.end_byte)]  # type: ignore[attr-defined]
-
-    def definition_of(self, node: Node, node_type: str | None = None) -> Definition | None:
-        """:func:`definition` of ``node``, worked out once per node (the walk and the names both ask)."""
-        key = node.id
-        try:
-            return self._definitions[key]
-        except KeyError:
-            d = self._definitions[key] = definition(node, self.spec, self.text_of, node_type)
-            return d
 
     def definitions_in(self, node: Node, levels: int) -> list[Definition]:
         """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods).
@@ -111,7 +100,7 @@ class Describer:
         """
         t = node.type
         if t in self.spec.definitions or t in self.spec.wrappers:
-            d = self.definition_of(node, t)
+            d = definition(node, self.spec, self.text_of, t)
             if d is not None:
                 return [d]
         if levels == 0 or not _is_body(t):
@@ -128,7 +117,7 @@ class Describer:
         names: list[str] = []
         stack: list[tuple[int, Definition, bool]] = []  # (end byte, definition, namespace statement)
         for node in definition_nodes(self.grammar, root):
-            d = self.definition_of(node)
+            d = definition(node, self.spec, self.text_of)
             if d is None or d.name == "<anonymous>":
                 continue
             start = node.start_byte

@@ -19,15 +19,7 @@ from chunklab.chunkers.structural.code.languages import GRAMMARS
 if TYPE_CHECKING:
     import tree_sitter
 
-__all__ = [
-    "ByteToChar",
-    "GrammarMissing",
-    "definition_nodes",
-    "encode_for_parser",
-    "get_language",
-    "kind_ids",
-    "parse",
-]
+__all__ = ["ByteToChar", "GrammarMissing", "definition_nodes", "encode_for_parser", "get_language", "parse"]
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _local = threading.local()
@@ -78,19 +70,6 @@ def encode_for_parser(text: str) -> bytes:
 def parse(language: str, data: bytes) -> tree_sitter.Tree:
     """The syntax tree of ``data`` (UTF-8 bytes) in ``language``."""
     return _parser(language).parse(data)
-
-
-@cache
-def kind_ids(language: str, *groups: frozenset[str]) -> tuple[frozenset[int], ...]:
-    """The node kind ids (``Node.kind_id``) of ``language`` named by each set of node types, then by all.
-
-    ``node.kind_id in ids`` is ``node.type in names`` without building the type's string; a type
-    name can have several ids (aliases), so every id of the grammar is looked at.
-    """
-    grammar = get_language(language)
-    names = [grammar.node_kind_for_id(i) for i in range(grammar.node_kind_count)]
-    out = [frozenset(i for i, n in enumerate(names) if n in group) for group in groups]
-    return (*out, frozenset().union(*out))
 
 
 @cache
