@@ -9,6 +9,13 @@
   ``tree_sitter_language_pack.process``, which downloads its grammars at run time; no parser can be
   given to it offline (and its ``start_index`` is ``start_byte``: byte offsets passed as characters).
 
+Speed is measured in wall-clock **and** CPU seconds (``time.process_time``) of each call, the chunkers
+interleaved file by file (a busy machine slows them alike), ``--repeat`` passes over the files; the
+ratio chunklab / Rust ``CodeSplitter`` comes with a 95% interval from a bootstrap over the files
+(``ratio_cpu_ci``, ``ratio_wall_ci``), so a ratio whose interval holds 1 is not resolved. ``--peers``
+picks the peers timed (``semantic-text-splitter,llamaindex`` by default). ``--md FILE`` writes the
+report (with the command, commit, date and load average) beside the JSON.
+
 Per chunker and language: MB/s (UTF-8 bytes / seconds of chunking, files in memory), chunks, offset
 errors (``source[start:end] != text``), non-whitespace characters lost, chunks over budget (and, for
 chunklab, those not marked ``oversize``), the share of chunks that parse on their own with the same
@@ -54,29 +61,76 @@ MAX_FILE_BYTES = 1_000_000
 def main(argv: list[str] | None = None) -> int:
     ap = sample_arguments(__doc__, 200, RESULTS)
     ap.add_argument("--profile", type=int, default=0, help="profile chunklab on this many files per language")
+    ap.add_argument("--repeat", type=int, default=1, help="timed passes over the files (interleaved)")
+    ap.add_argument(
+        "--peers", default="semantic-text-splitter,llamaindex", help="peers timed (comma-separated)"
+    )
+    ap.add_argument("--md", help="also write the report as Markdown to this file")
     args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error(f"--repeat must be at least 1, got {args.repeat}")
     files = collect(args)
     if not files:
         ap.error("no source files found: give --corpus, --dir or --manifest")
-    results = {"max_chars": args.max_chars, "per_language": args.per_language, "languages": {}}
+    peers = {p for p in args.peers.split(",") if p}
+    results: dict[str, Any] = {
+        "max_chars": args.max_chars,
+        "per_language": args.per_language,
+        "repeat": args.repeat,
+        "run": run_facts(argv),
+        "languages": {},
+    }
     for language in sorted(files):
         texts = files[language]
         print(f"{language}: {len(texts)} files", file=sys.stderr)
-        results["languages"][language] = measure_language(language, texts, args.max_chars)
+        results["languages"][language] = measure_language(
+            language, texts, args.max_chars, peers=peers, repeat=args.repeat
+        )
         if args.profile:
             from code_poly_profile import profile_language  # a sibling: benchmarks/ is sys.path[0]
 
             results["languages"][language]["profile"] = profile_language(
                 language, [t for _p, t in texts[: args.profile]], args.max_chars
             )
+    results["run"]["loadavg_end"] = _loadavg()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1))
-    print(report(results))
+    text = report(results)
     if args.profile:
         from code_poly_profile import report as profile_report
 
-        print("\nWhere chunklab's time goes (--profile):\n\n" + profile_report(results))
+        text += "\n\nWhere chunklab's time goes (--profile):\n\n" + profile_report(results)
+    print(text)
+    if args.md:
+        Path(args.md).write_text(markdown(results, text))
     return 0
+
+
+def run_facts(argv: list[str] | None) -> dict[str, Any]:
+    """What the run was: command, commit, UTC date, CPUs and the load average at its start."""
+    import subprocess
+    from datetime import UTC, datetime
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+    except OSError:
+        commit = ""
+    return {
+        "command": " ".join(["python", "benchmarks/code_poly.py", *(sys.argv[1:] if argv is None else argv)]),
+        "commit": commit or None,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpus": os.cpu_count(),
+        "loadavg_start": _loadavg(),
+    }
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
 
 
 # -- corpus -----------------------------------------------------------------------------
@@ -153,8 +207,11 @@ def _head(path: str) -> str:
 
 
 # -- chunkers -----------------------------------------------------------------------------
-def chunkers(language: str, max_chars: int) -> dict[str, Callable[[str], list[Any]]]:
-    """name -> function(text) returning its chunks (whatever the library returns)."""
+def chunkers(
+    language: str, max_chars: int, peers: set[str] | None = None
+) -> dict[str, Callable[[str], list[Any]]]:
+    """name -> function(text) returning its chunks (whatever the library returns); ``peers``: which."""
+    peers = {"semantic-text-splitter", "llamaindex"} if peers is None else peers
     spec = LANGUAGES[language]
     capsule = getattr(importlib.import_module(spec.module), spec.function)()
     out: dict[str, Callable[[str], list[Any]]] = {
@@ -163,6 +220,8 @@ def chunkers(language: str, max_chars: int) -> dict[str, Callable[[str], list[An
     if language == "python":
         out["chunklab-ast"] = lambda t: chunk_code(t, "python", max_chars)
     try:
+        if "semantic-text-splitter" not in peers:
+            raise ImportError
         from semantic_text_splitter import CodeSplitter as RustSplitter
 
         rust = RustSplitter(capsule, max_chars)
@@ -170,6 +229,8 @@ def chunkers(language: str, max_chars: int) -> dict[str, Callable[[str], list[An
     except ImportError:
         pass
     try:
+        if "llamaindex" not in peers:
+            raise ImportError
         import tree_sitter
         from llama_index.core.node_parser import CodeSplitter as LlamaSplitter
 
@@ -212,13 +273,20 @@ def texts_of(name: str, chunks: list[Any]) -> list[str]:
 
 
 # -- measuring -----------------------------------------------------------------------------
-def measure_language(language: str, texts: list[tuple[str, str]], max_chars: int) -> dict[str, Any]:
+def measure_language(
+    language: str,
+    texts: list[tuple[str, str]],
+    max_chars: int,
+    *,
+    peers: set[str] | None = None,
+    repeat: int = 1,
+) -> dict[str, Any]:
     import tree_sitter
 
     parser = tree_sitter.Parser(get_language(language))
     mb = sum(len(t.encode("utf-8", "surrogatepass")) for _p, t in texts) / 1e6
     row: dict[str, Any] = {"files": len(texts), "mb": round(mb, 3)}
-    fns = chunkers(language, max_chars)
+    fns = chunkers(language, max_chars, peers)
     for fn in fns.values():  # warm up: grammar loading and imports are not chunking
         try:
             fn(texts[0][1][:2000] if texts else "x\n")
@@ -226,45 +294,100 @@ def measure_language(language: str, texts: list[tuple[str, str]], max_chars: int
             pass
     stats: dict[str, dict[str, Any]] = {name: defaultdict(int) for name in fns}
     seconds = dict.fromkeys(fns, 0.0)
+    cpu = dict.fromkeys(fns, 0.0)
+    # per file and chunker, summed over the passes: the bootstrap resamples files
+    file_wall: dict[str, list[float]] = {name: [0.0] * len(texts) for name in fns}
+    file_cpu: dict[str, list[float]] = {name: [0.0] * len(texts) for name in fns}
     failures: dict[str, list[str]] = {name: [] for name in fns}
     fallback_files: dict[str, list[str]] = {name: [] for name in fns}
     error_files: dict[str, list[str]] = {name: [] for name in fns}
-    for path, text in texts:  # the chunkers interleaved file by file: a busy machine slows them alike
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            try:
-                chunks = fn(text)
-            except Exception as exc:  # a peer that raises on real code is a finding, not a crash
-                stats[name]["exceptions"] += 1
-                failures[name].append(f"{path}: {type(exc).__name__}: {str(exc)[:80]}")
-                continue
-            seconds[name] += time.perf_counter() - t0
-            add_file(stats[name], name, chunks, text, max_chars, parser)
-            if name.startswith("chunklab"):
-                marked = sum(bool(c.metadata.get("fallback")) for c in chunks)
-                stats[name]["fallback_chunks"] += marked
-                stats[name]["parse_error_chunks"] += sum(bool(c.metadata.get("parse_error")) for c in chunks)
-                if marked:
-                    fallback_files[name].append(path)
-                if any(c.metadata.get("parse_errors") for c in chunks):
-                    error_files[name].append(path)
+    for rep in range(repeat):
+        for i, (path, text) in enumerate(texts):  # the chunkers interleaved file by file
+            for name, fn in fns.items():
+                c0, t0 = time.process_time(), time.perf_counter()
+                try:
+                    chunks = fn(text)
+                except Exception as exc:  # a peer that raises on real code is a finding, not a crash
+                    if rep == 0:
+                        stats[name]["exceptions"] += 1
+                        failures[name].append(f"{path}: {type(exc).__name__}: {str(exc)[:80]}")
+                    continue
+                wall, used = time.perf_counter() - t0, time.process_time() - c0
+                seconds[name] += wall
+                cpu[name] += used
+                file_wall[name][i] += wall
+                file_cpu[name][i] += used
+                if rep == 0:
+                    _count_file(
+                        stats, name, chunks, text, max_chars, parser, path, fallback_files, error_files
+                    )
     for name in fns:
-        entry = dict(stats[name])
-        entry["seconds"] = round(seconds[name], 4)
-        timed = seconds[name] and not name.endswith(":nodes")
-        entry["mb_s"] = round(mb / seconds[name], 3) if timed else None
-        n = entry.get("chunks", 0)
-        entry["parse_alone"] = round(entry.get("parse_ok", 0) / n, 4) if n else None
-        if name.startswith("chunklab"):
-            entry["fallback_rate"] = round(len(fallback_files[name]) / len(texts), 4) if texts else 0.0
-            entry["fallback_chunk_rate"] = round(entry.get("fallback_chunks", 0) / n, 4) if n else 0.0
-            entry["fallback_examples"] = fallback_files[name][:5]
-            entry["parse_error_rate"] = round(len(error_files[name]) / len(texts), 4) if texts else 0.0
-            entry["parse_error_chunk_rate"] = round(entry.get("parse_error_chunks", 0) / n, 4) if n else 0.0
-            entry["parse_error_examples"] = error_files[name][:5]
+        entry = _entry(name, stats, seconds, cpu, mb * repeat, texts, fallback_files, error_files)
         entry["failures"] = failures[name][:5]
         row[name] = entry
+    rust = "semantic-text-splitter"
+    if rust in fns and "chunklab" in fns:
+        for kind, per_file in (("cpu", file_cpu), ("wall", file_wall)):
+            ratio, low, high = ratio_interval(per_file[rust], per_file["chunklab"])
+            row["chunklab"][f"ratio_{kind}"] = ratio
+            row["chunklab"][f"ratio_{kind}_ci"] = [low, high]
     return row
+
+
+def ratio_interval(
+    theirs: list[float], ours: list[float], resamples: int = 1000, seed: int = 0
+) -> tuple[float, float, float]:
+    """Their seconds over ours (our speed ratio) and its 95% interval, bootstrapping the files."""
+    import random
+
+    if not ours or not sum(ours):
+        return 0.0, 0.0, 0.0
+    rng = random.Random(seed)
+    n = len(ours)
+    ratios = []
+    for _ in range(resamples):
+        picks = rng.choices(range(n), k=n)
+        mine = sum(ours[i] for i in picks)
+        ratios.append(sum(theirs[i] for i in picks) / mine if mine else 0.0)
+    ratios.sort()
+    return (
+        round(sum(theirs) / sum(ours), 3),
+        round(ratios[int(0.025 * resamples)], 3),
+        round(ratios[int(0.975 * resamples) - 1], 3),
+    )
+
+
+def _count_file(stats, name, chunks, text, max_chars, parser, path, fallback_files, error_files) -> None:
+    """One file's quality counts (taken on the first pass only)."""
+    add_file(stats[name], name, chunks, text, max_chars, parser)
+    if name.startswith("chunklab"):
+        marked = sum(bool(c.metadata.get("fallback")) for c in chunks)
+        stats[name]["fallback_chunks"] += marked
+        stats[name]["parse_error_chunks"] += sum(bool(c.metadata.get("parse_error")) for c in chunks)
+        if marked:
+            fallback_files[name].append(path)
+        if any(c.metadata.get("parse_errors") for c in chunks):
+            error_files[name].append(path)
+
+
+def _entry(name, stats, seconds, cpu, mb, texts, fallback_files, error_files) -> dict[str, Any]:
+    """One chunker's row: counts, seconds (wall and CPU) and MB/s over all passes, rates."""
+    entry = dict(stats[name])
+    entry["seconds"] = round(seconds[name], 4)
+    entry["cpu_seconds"] = round(cpu[name], 4)
+    timed = seconds[name] and not name.endswith(":nodes")
+    entry["mb_s"] = round(mb / seconds[name], 3) if timed else None
+    entry["mb_s_cpu"] = round(mb / cpu[name], 3) if timed and cpu[name] else None
+    n = entry.get("chunks", 0)
+    entry["parse_alone"] = round(entry.get("parse_ok", 0) / n, 4) if n else None
+    if name.startswith("chunklab"):
+        entry["fallback_rate"] = round(len(fallback_files[name]) / len(texts), 4) if texts else 0.0
+        entry["fallback_chunk_rate"] = round(entry.get("fallback_chunks", 0) / n, 4) if n else 0.0
+        entry["fallback_examples"] = fallback_files[name][:5]
+        entry["parse_error_rate"] = round(len(error_files[name]) / len(texts), 4) if texts else 0.0
+        entry["parse_error_chunk_rate"] = round(entry.get("parse_error_chunks", 0) / n, 4) if n else 0.0
+        entry["parse_error_examples"] = error_files[name][:5]
+    return entry
 
 
 def add_file(stats: dict[str, Any], name: str, chunks: list[Any], text: str, max_chars: int, parser) -> None:
@@ -304,8 +427,8 @@ def report(results: dict[str, Any]) -> str:
     lines = [
         f"max_chars={results['max_chars']}",
         "",
-        "| language | chunker | MB/s | chunks | offset errors | lost chars | over budget (unmarked) "
-        "| parse alone | parse-error files (chunks) | fallback files (chunks) |",
+        "| language | chunker | MB/s (wall / CPU) | chunks | offset errors | lost chars "
+        "| over budget (unmarked) | parse alone | parse-error files (chunks) | fallback files (chunks) |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     ratios = []
@@ -323,6 +446,7 @@ def report(results: dict[str, Any]) -> str:
                 else ""
             )
             mb_s = f"{e['mb_s']:.2f}" if e.get("mb_s") else "—"
+            mb_s += f" / {e['mb_s_cpu']:.2f}" if e.get("mb_s_cpu") else ""
             lines.append(
                 f"| {language} | {name} | {mb_s} | {e.get('chunks', 0)} | {offsets} | {lost} "
                 f"| {e.get('over_budget', 0)}{unmarked} | {e['parse_alone'] or 0:.1%} | {pe} | {fb} |"
@@ -332,7 +456,53 @@ def report(results: dict[str, Any]) -> str:
             theirs = row.get(peer, {}).get("mb_s")
             if ours and theirs:
                 ratios.append(f"{language}: chunklab / {peer} = {ours / theirs:.2f}x")
-    return "\n".join([*lines, "", "Speed ratios (chunklab tree-sitter MB/s over the peer's):", *ratios])
+    return "\n".join(
+        [
+            *ratio_table(results),
+            "",
+            *lines,
+            "",
+            "Speed ratios (chunklab tree-sitter MB/s over the peer's):",
+            *ratios,
+        ]
+    )
+
+
+def ratio_table(results: dict[str, Any], target: float = 1.2) -> list[str]:
+    """Per language: chunklab over the Rust ``CodeSplitter`` in CPU and wall time, with 95% intervals."""
+    lines = [
+        f"chunklab / Rust CodeSplitter (target {target}x; CPU and wall seconds of the same calls, "
+        "interleaved file by file; 95% bootstrap interval over the files):",
+        "",
+        "| language | files | MB | CPU ratio | CPU 95% interval | wall ratio | wall 95% interval "
+        "| target met |",
+        "| --- | ---: | ---: | ---: | --- | ---: | --- | --- |",
+    ]
+    for language, row in results["languages"].items():
+        e = row.get("chunklab", {})
+        if "ratio_cpu" not in e:
+            continue
+        (c_lo, c_hi), (w_lo, w_hi) = e["ratio_cpu_ci"], e["ratio_wall_ci"]
+        met = "yes" if min(c_lo, w_lo) >= target else "no" if max(c_hi, w_hi) < target else "unresolved"
+        lines.append(
+            f"| {language} | {row['files']} | {row['mb']:.1f} | {e['ratio_cpu']:.2f} | {c_lo:.2f}–{c_hi:.2f} "
+            f"| {e['ratio_wall']:.2f} | {w_lo:.2f}–{w_hi:.2f} | {met} |"
+        )
+    return lines
+
+
+def markdown(results: dict[str, Any], text: str) -> str:
+    """The report as a Markdown page: what was run, where and when, then the tables."""
+    run = results.get("run", {})
+    return (
+        "# code_poly: code chunkers on the code-poly corpus, per language\n\n"
+        f"Written by `benchmarks/code_poly.py`. Command: `{run.get('command')}` (chunklab at "
+        f"{run.get('commit')}), {run.get('date')}, {run.get('cpus')} CPUs, load average "
+        f"{run.get('loadavg_start')} at the start and {run.get('loadavg_end')} at the end: absolute MB/s "
+        "depend on the load; the chunkers run interleaved file by file, so the ratios are the result.\n\n"
+        + text
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

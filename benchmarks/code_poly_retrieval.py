@@ -40,7 +40,7 @@ from chunklab.retrieval.lexical import BM25Index
 from chunklab.retrieval.vectors import exact_topk
 
 RESULTS = Path(__file__).resolve().parent / "results" / "code_poly_retrieval.json"
-LANGUAGES = ("javascript", "typescript", "go", "rust", "c", "cpp", "ruby", "php")
+LANGUAGES = ("javascript", "typescript", "go", "rust", "c", "cpp", "ruby", "php", "java", "csharp")
 STRATEGIES = ("structural", "recursive 800/80")
 VARIANTS = ("plain", "contextual")
 RETRIEVERS = ("bm25", "dense", "hybrid")

@@ -3,7 +3,10 @@
 Chunks every ``.py`` file of the running interpreter's standard library (about 1,800 files,
 31 MB) with ``chunk_recursive`` (800 chars, overlap 80, exact offsets) and with LangChain's
 ``RecursiveCharacterTextSplitter`` (same settings), with ``add_start_index=True`` and without.
-Reports the median of several repetitions in MB/s and the ratios.
+With semantic-text-splitter installed (``benchmarks/requirements.txt``), its Rust ``TextSplitter``
+(same size and overlap, character offsets from ``chunk_indices``) is measured too. The splitters
+run interleaved file by file, ``--repeat`` passes; each is timed in wall-clock and CPU seconds
+(``time.process_time``), and each ratio comes with a 95% bootstrap interval over the files.
 
     python benchmarks/throughput.py [--repeat 5] [--size 800] [--overlap 80]
 """
@@ -13,7 +16,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import statistics
+import os
 import sys
 import sysconfig
 import time
@@ -36,18 +39,23 @@ def stdlib_texts() -> list[str]:
     return texts
 
 
-def time_run(fn, texts: list[str], repeat: int) -> tuple[float, int]:
-    """Median seconds over ``repeat`` runs of ``fn`` over all texts, and the chunk count."""
-    times = []
-    count = 0
-    for _ in range(repeat):
+def measure(runs: dict, texts: list[str], repeat: int) -> dict[str, dict[str, list[float]]]:
+    """Wall and CPU seconds of each run on each file, summed over ``repeat`` passes.
+
+    The runs are interleaved file by file, so a load that comes and goes slows them alike.
+    """
+    times = {name: {"wall": [0.0] * len(texts), "cpu": [0.0] * len(texts), "chunks": [0]} for name in runs}
+    for rep in range(repeat):
         gc.collect()
-        t0 = time.perf_counter()
-        count = 0
-        for t in texts:
-            count += len(fn(t))
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), count
+        for i, t in enumerate(texts):
+            for name, fn in runs.items():
+                c0, t0 = time.process_time(), time.perf_counter()
+                n = len(fn(t))
+                times[name]["wall"][i] += time.perf_counter() - t0
+                times[name]["cpu"][i] += time.process_time() - c0
+                if rep == 0:
+                    times[name]["chunks"][0] += n
+    return times
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=800)
     parser.add_argument("--overlap", type=int, default=80)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/throughput.json"))
+    parser.add_argument("--md", type=Path, help="also write the report as Markdown to this file")
     args = parser.parse_args(argv)
 
     from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -75,17 +84,64 @@ def main(argv: list[str] | None = None) -> int:
         "langchain (add_start_index=True)": lambda t: lc_index.create_documents([t]),
         "langchain (no offsets)": lc_plain.split_text,
     }
-    results = {}
-    for name, fn in runs.items():
-        seconds, chunks = time_run(fn, texts, args.repeat)
-        results[name] = {"seconds": seconds, "mb_per_s": mb / seconds, "chunks": chunks}
-        print(f"{name:34s} {mb / seconds:8.1f} MB/s  {seconds:6.2f} s  {chunks:7d} chunks")
+    try:  # benchmark-only peer (benchmarks/requirements.txt): character offsets from chunk_indices
+        from semantic_text_splitter import TextSplitter
 
-    ours = results["chunklab recursive (offsets)"]["mb_per_s"]
-    ratio_index = ours / results["langchain (add_start_index=True)"]["mb_per_s"]
-    ratio_plain = ours / results["langchain (no offsets)"]["mb_per_s"]
-    print(f"ratio vs langchain with offsets:    {ratio_index:.2f}x  (target >= 1.5x)")
-    print(f"ratio vs langchain without offsets: {ratio_plain:.2f}x  (goal >= 1.0x)")
+        rust = TextSplitter(args.size, overlap=args.overlap)
+        runs["semantic-text-splitter (offsets)"] = rust.chunk_indices
+    except ImportError:
+        print("semantic-text-splitter not installed: its row is left out", file=sys.stderr)
+    load_start = _loadavg()
+    times = measure(runs, texts, args.repeat)
+    results = {}
+    report = [
+        f"corpus: {len(texts)} stdlib files, {mb:.1f} MB (python {sys.version.split()[0]}); "
+        f"size {args.size}, overlap {args.overlap}, {args.repeat} passes interleaved file by file; "
+        f"{os.cpu_count()} CPUs, load average {load_start} at the start",
+        "",
+        "| splitter | MB/s wall | MB/s CPU | chunks |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name, t in times.items():
+        wall, cpu = sum(t["wall"]), sum(t["cpu"])
+        results[name] = {
+            "seconds": wall / args.repeat,
+            "cpu_seconds": cpu / args.repeat,
+            "mb_per_s": mb * args.repeat / wall,
+            "mb_per_s_cpu": mb * args.repeat / cpu,
+            "chunks": t["chunks"][0],
+        }
+        print(
+            f"{name:34s} {mb * args.repeat / wall:8.1f} MB/s wall {mb * args.repeat / cpu:8.1f} MB/s CPU"
+            f"  {t['chunks'][0]:7d} chunks"
+        )
+        report.append(
+            f"| {name} | {mb * args.repeat / wall:.1f} | {mb * args.repeat / cpu:.1f} | {t['chunks'][0]} |"
+        )
+    report += [
+        "",
+        "| chunklab recursive over | CPU ratio (95% interval) | wall ratio (95% interval) |",
+        "| --- | --- | --- |",
+    ]
+
+    from code_poly import ratio_interval  # a sibling: benchmarks/ is sys.path[0]
+
+    ours = times["chunklab recursive (offsets)"]
+    ratios = {}
+    for name, t in times.items():
+        if name.startswith("chunklab"):
+            continue
+        cpu = ratio_interval(t["cpu"], ours["cpu"])
+        wall = ratio_interval(t["wall"], ours["wall"])
+        ratios[name] = {"cpu": cpu[0], "cpu_ci": list(cpu[1:]), "wall": wall[0], "wall_ci": list(wall[1:])}
+        print(
+            f"chunklab / {name}: CPU {cpu[0]:.2f}x ({cpu[1]:.2f}-{cpu[2]:.2f}), "
+            f"wall {wall[0]:.2f}x ({wall[1]:.2f}-{wall[2]:.2f})  (target >= 2x for offset-exact peers)"
+        )
+        report.append(
+            f"| {name} | {cpu[0]:.2f}x ({cpu[1]:.2f}–{cpu[2]:.2f}) "
+            f"| {wall[0]:.2f}x ({wall[1]:.2f}–{wall[2]:.2f}) |"
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
@@ -93,15 +149,31 @@ def main(argv: list[str] | None = None) -> int:
                 "files": len(texts),
                 "mb": mb,
                 "repeat": args.repeat,
+                "size": args.size,
+                "overlap": args.overlap,
+                "loadavg": {"start": load_start, "end": _loadavg()},
+                "cpus": os.cpu_count(),
                 "results": results,
-                "ratio_vs_langchain_offsets": ratio_index,
-                "ratio_vs_langchain_plain": ratio_plain,
+                "ratios": ratios,
+                "ratio_vs_langchain_offsets": ratios["langchain (add_start_index=True)"]["wall"],
+                "ratio_vs_langchain_plain": ratios["langchain (no offsets)"]["wall"],
             },
             indent=2,
         )
     )
+    if args.md:
+        header = "# throughput: chunklab's recursive chunker and its peers on the standard library\n\n"
+        header += "Written by `benchmarks/throughput.py`; the target is 2x every offset-exact peer.\n\n"
+        args.md.write_text(header + "\n".join(report) + f"\n\nLoad average at the end: {_loadavg()}.\n")
     print(f"written: {args.out}")
     return 0
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
 
 
 if __name__ == "__main__":

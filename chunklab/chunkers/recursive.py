@@ -59,6 +59,7 @@ def chunk_recursive(
         params["separators"] = [list(lv) for lv in levels]
     spans = recursive_spans(text, size, overlap, unit, levels)
     chunks: list[Chunk] = []
+    tokens = is_token_unit(unit)  # once, not per chunk
     for i, (s, e, level, shared) in enumerate(spans):
         meta: dict[str, object] = {
             "strategy": strategy,
@@ -72,7 +73,7 @@ def chunk_recursive(
             else:
                 why = "whitespace between the chunks is longer than the size"
                 meta["no_overlap_reason"] = why
-        if is_token_unit(unit) and count_tokens(text[s:e], unit) > size:
+        if tokens and count_tokens(text[s:e], unit) > size:
             meta["oversize"] = True
             why = "a word cut between word pieces re-tokenizes longer"
             meta["oversize_reason"] = why

@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 
 from chunklab.datasets.corpora.archives import ArchivePin, fetch_archives, parse_archive_pins, read_members
 from chunklab.datasets.corpora.code_poly import PolyCorpus, PolyFile, language_of, poly_corpus
-from chunklab.datasets.questions.poly import doc_functions, poly_questions
+from chunklab.datasets.questions.poly import (
+    doc_functions,
+    poly_questions,
+    strip_comment_markers,
+    xml_doc_text,
+)
 from tests.support.archivegen import deb_bytes, tar_bytes
 
 JS_FN = "function addAll(values) {\n  return values.reduce((a, b) => a + b, 0);\n}"
@@ -133,6 +138,49 @@ def test_corpus_reads_archives_without_unpacking(source, tmp_path: Path) -> None
     assert all(n in {p.filename for p in pins} or n.startswith(".index-") for n in on_disk)
     index = json.loads(next(folder.glob(".index-*.json")).read_text())
     assert index["files"]
+
+
+def test_debian_source_tarball_pins_read_java_and_csharp(tmp_path: Path) -> None:
+    """A ``debsrc`` pin (a Debian source package's ``.orig.tar.xz``) lists its Java and C# files."""
+    java = "package a;\n\npublic class Basket {\n    int total() { return 0; }\n}\n"
+    csharp = "namespace Shop {\n    public class Basket {\n        public int Total() => 0;\n    }\n}\n"
+    data = tar_bytes({"lib-1.0/src/a/Basket.java": java, "Shop/Basket.cs": csharp}, "w:xz")
+    url = "http://example.invalid/pool/main/l/lib/lib_1.0.orig.tar.xz"
+    pins = parse_archive_pins([f"debsrc lib 1.0-2 {hashlib.sha256(data).hexdigest()} {len(data)} {url}"])
+    assert pins[0].filename == "debsrc-lib-1.0-2.tar.xz"
+
+    def copy(pin: ArchivePin, dest: Path) -> None:
+        dest.write_bytes(data)
+
+    fetch_archives("t", cache_dir=tmp_path / "c", pins=pins, downloader=copy, progress=False)
+    files = poly_corpus("t", cache_dir=tmp_path / "c", pins=pins)
+    assert {f.relpath: f.language for f in files} == {
+        "lib-1.0/src/a/Basket.java": "java",
+        "Shop/Basket.cs": "csharp",
+    }
+    assert {f.relpath: f.read_text() for f in files} == {
+        "lib-1.0/src/a/Basket.java": java,
+        "Shop/Basket.cs": csharp,
+    }
+    assert files[0].metadata["kind"] == "debsrc"
+
+
+def test_csharp_doc_comments_become_questions_without_xml_tags() -> None:
+    """C# (issue 41): ``///`` XML doc comments above a method, an attribute between, are its question."""
+    src = (
+        "namespace Shop {\n    public class Basket {\n"
+        "        /// <summary>\n"
+        '        /// Adds one <see cref="T:Shop.Item"/> to the basket and returns the new total.\n'
+        "        /// </summary>\n"
+        '        /// <param name="item">the item</param>\n'
+        "        [Obsolete]\n"
+        "        public int Add(Item item) { return 0; }\n    }\n}\n"
+    )
+    (fn,) = doc_functions(src, "csharp")
+    assert fn.name == "Add" and src[fn.start :].startswith("[Obsolete]")
+    assert src[fn.comment_start :].startswith("/// <summary>")
+    words = strip_comment_markers(xml_doc_text(fn.comment))
+    assert words == "Adds one Item to the basket and returns the new total."
 
 
 def test_read_members_filters_by_name(source) -> None:

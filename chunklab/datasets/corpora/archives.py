@@ -6,8 +6,10 @@ line (blank lines and ``#`` comments ignored)::
     kind name version sha256 size url
 
 ``kind`` is ``npm`` (a package tarball, ``.tgz``), ``pypi`` (a source distribution,
-``.tar.gz``/``.zip``) or ``deb`` (a Debian binary package: an ``ar`` archive holding
-``data.tar.*``). :func:`fetch_archives` downloads each archive that is missing or wrong into
+``.tar.gz``/``.zip``), ``deb`` (a Debian binary package: an ``ar`` archive holding
+``data.tar.*``) or ``debsrc`` (the upstream tarball of a Debian source package,
+``.orig.tar.xz``/``.gz``/``.bz2``, as ``apt-get source --print-uris`` lists it).
+:func:`fetch_archives` downloads each archive that is missing or wrong into
 ``<cache dir>/corpora/<name>/`` through the one pinned fetch of :mod:`chunklab.datasets.corpora.pinned`
 (checked against its pinned size and sha256 before it takes its final name; a rerun resumes,
 a partial download included), and :func:`read_members` reads the regular files of an
@@ -39,7 +41,7 @@ __all__ = [
     "read_members",
 ]
 
-KINDS = ("npm", "pypi", "deb")
+KINDS = ("npm", "pypi", "deb", "debsrc")
 _SHAPE = "kind name version sha256 size url"
 
 
@@ -58,7 +60,8 @@ class ArchivePin:
     def filename(self) -> str:
         """The cache file name: ``<kind>-<name>-<version><extension>`` (``/`` and ``@`` made safe)."""
         base = self.url.rsplit("/", 1)[-1].split("?", 1)[0]
-        ext = next((e for e in (".tar.gz", ".tgz", ".zip", ".deb", ".tar.bz2") if base.endswith(e)), "")
+        extensions = (".tar.gz", ".tgz", ".zip", ".deb", ".tar.bz2", ".tar.xz")
+        ext = next((e for e in extensions if base.endswith(e)), "")
         safe = self.name.replace("/", "__").replace("@", "")
         return f"{self.kind}-{safe}-{self.version.replace(':', '_')}{ext}"
 
@@ -159,7 +162,7 @@ def read_members(
 ) -> Iterator[tuple[str, bytes]]:
     """``(member name, bytes)`` for each regular file of the archive at ``path``, in archive order.
 
-    Tar (``.tgz``/``.tar.gz``/``.tar.bz2``), zip and Debian ``.deb`` archives are read in
+    Tar (``.tgz``/``.tar.gz``/``.tar.bz2``/``.tar.xz``), zip and Debian ``.deb`` archives are read in
     memory (a ``.deb``'s ``data.tar.xz``/``.gz``/``.bz2`` is unpacked from its ``ar``
     container); ``keep(name)`` picks which members are read at all. Leading ``./`` is dropped
     from names. ``path`` may be an open binary file, with ``kind`` (``"zip"``, ``"deb"`` or

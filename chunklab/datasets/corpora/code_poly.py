@@ -1,12 +1,13 @@
-"""The pinned polyglot code corpus ``code-poly``: source files of ten languages read out of archives.
+"""The pinned polyglot code corpus ``code-poly``: source files of twelve languages read out of archives.
 
 ``poly_corpus("code-poly")`` (also ``chunklab.datasets.corpus("code-poly")``) lists every source
 file of every archive pinned in ``chunklab/data/corpora/code-poly.pins`` (npm tarballs, PyPI
-sdists, Debian packages), once ``chunklab corpus fetch code-poly`` has downloaded them. Each
-file carries its **language** (from the extension, or the shebang of an extension-less
-script), its project (``name==version``) and the archive kind. Nothing is unpacked to disk:
-the first listing reads each archive once in memory and writes a small index beside it
-(member, language, size, content digest), so later listings read only the indexes.
+sdists, Debian binary packages and Debian source tarballs), once ``chunklab corpus fetch
+code-poly`` has downloaded them. Each file carries its **language** (from the extension, or
+the shebang of an extension-less script), its project (``name==version``) and the archive
+kind. Nothing is unpacked to disk: the first listing reads each archive once in memory and
+writes a small index beside it (member, language, size, content digest), so later listings
+read only the indexes.
 
 Kept: files of a known language up to ``MAX_FILE_BYTES``, valid UTF-8, no NUL byte, not
 minified (``*.min.js``, or an average line over 500 characters), outside ``testdata/``

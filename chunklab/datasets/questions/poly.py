@@ -36,6 +36,7 @@ __all__ = [
     "doc_functions",
     "poly_questions",
     "strip_comment_markers",
+    "xml_doc_text",
 ]
 
 #: per language: its tree-sitter module and attribute, the function node types, and the wrappers
@@ -79,6 +80,12 @@ FUNCTION_NODES: dict[str, tuple[str, str, frozenset[str], frozenset[str]]] = {
         frozenset({"method_declaration", "constructor_declaration"}),
         frozenset(),
     ),
+    "csharp": (
+        "tree_sitter_c_sharp",
+        "language",
+        frozenset({"method_declaration", "constructor_declaration"}),
+        frozenset(),
+    ),
     "ruby": ("tree_sitter_ruby", "language", frozenset({"method", "singleton_method"}), frozenset()),
     "php": (
         "tree_sitter_php",
@@ -95,8 +102,17 @@ DOC_PREFIXES: dict[str, tuple[str, ...]] = {
     "java": ("/**",),
     "php": ("/**",),
     "rust": ("///", "/**"),
+    "csharp": ("///", "/**"),
 }
 _BETWEEN = frozenset({"attribute_item", "decorator", "annotation", "marker_annotation"})
+_BETWEEN_CSHARP = _BETWEEN | {"attribute_list"}  # ``[Test]``; PHP's ``#[...]`` shares the name, so C# only
+#: C# XML doc comments: from the first block tag after the summary on, nothing asks; a reference
+#: tag stands for the name it holds; other tags (``<summary>``, ``<c>``) go
+_XML_DOC_REST = re.compile(
+    r"<(?:param|typeparam|returns|exception|remarks|example|value|seealso|inheritdoc)\b.*", re.S
+)
+_XML_DOC_REF = re.compile(r"<(?:see|paramref|typeparamref)\s+(?:cref|name|langword)=\"([^\"]*)\"\s*/>")
+_XML_DOC_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
 _MARKERS = re.compile(r"^\s*(?:/\*\*+|/\*!?|\*+/|\*(?!\w)|///?!?|//|#+)\s?", re.M)
 _TAG = re.compile(r"^\s*[@\\][a-zA-Z]")
 _NAME = re.compile(r"test|^_", re.I)
@@ -131,6 +147,17 @@ def strip_comment_markers(comment: str) -> str:
     return "\n".join(kept).strip()
 
 
+def xml_doc_text(comment: str) -> str:
+    """A C# XML doc comment as words: ``<summary>`` tags dropped, ``<see cref="X"/>`` read as ``X``.
+
+    From the first block tag after the summary (``<param>``, ``<returns>``, ``<remarks>`` ...)
+    on, the text is dropped, as :func:`strip_comment_markers` drops ``@param`` lines.
+    """
+    text = _XML_DOC_REST.sub("", comment)
+    text = _XML_DOC_REF.sub(lambda m: m.group(1).rsplit(".", 1)[-1].split(":", 1)[-1], text)
+    return _XML_DOC_TAG.sub("", text)
+
+
 @lru_cache(maxsize=16)
 def _parser(language: str) -> Parser:
     import importlib
@@ -158,6 +185,7 @@ def doc_functions(source: str, language: str) -> list[DocFunction]:
         return b if ascii_only else len(data[:b].decode("utf-8", "ignore"))
 
     _, _, kinds, wrappers = FUNCTION_NODES[language]
+    between = _BETWEEN_CSHARP if language == "csharp" else _BETWEEN
     found: list[DocFunction] = []
     for node in _walk(tree.root_node):
         if node.type not in kinds:
@@ -165,7 +193,7 @@ def doc_functions(source: str, language: str) -> list[DocFunction]:
         anchor = node.parent if node.parent is not None and node.parent.type in wrappers else node
         first = anchor
         prev = anchor.prev_named_sibling
-        while prev is not None and prev.type in _BETWEEN:
+        while prev is not None and prev.type in between:
             first, prev = prev, prev.prev_named_sibling
         if prev is None or "comment" not in prev.type or _last_row(prev) < first.start_point[0] - 1:
             continue
@@ -247,7 +275,8 @@ def poly_questions(
         source = f.read_text()
         hits = []
         for fn in doc_functions(source, language):
-            question = first_sentence(strip_comment_markers(fn.comment))
+            comment = xml_doc_text(fn.comment) if language == "csharp" else fn.comment
+            question = first_sentence(strip_comment_markers(comment))
             if _NAME.search(fn.name) or len(question.split()) < min_words:
                 continue
             hits.append((fn, question))
