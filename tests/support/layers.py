@@ -60,7 +60,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if group:
                 item.add_marker(pytest.mark.xdist_group(group))
                 _suffix(item, group)
-        items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow ones first
+        # the slow tests that may go anywhere first (a long one last would leave the other worker idle);
+        # stable, and a group's tests keep their order
+        items.sort(
+            key=lambda item: (
+                item.get_closest_marker("xdist_group") is not None or item.get_closest_marker("slow") is None
+            )
+        )
 
 
 def _distributed(config: pytest.Config) -> bool:
