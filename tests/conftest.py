@@ -14,6 +14,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("CHUNKLAB_TORCH_THREADS", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # a worker of `make test`'s xdist run embeds into a cache of its own (a sub-folder of the usual one):
+    # the grader copies the cache's files into each kernel it starts, and must never copy them while
+    # another worker's notebook is writing them
+    from chunklab.paths import cache_dir
+
+    os.environ["CHUNKLAB_CACHE"] = str(cache_dir() / "xdist" / os.environ["PYTEST_XDIST_WORKER"])
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

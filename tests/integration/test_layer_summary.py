@@ -34,3 +34,51 @@ def test_a_run_ends_with_a_line_per_layer_counting_its_outcomes(tmp_path):
     by_layer = {line.split()[0]: line.split(None, 1)[1].split(" in ")[0] for line in lines[start : start + 2]}
     assert by_layer == {"unit": "2 passed", "integration": "1 failed, 1 skipped"}
     assert lines[start].startswith("unit")  # the layers in their order: unit first
+
+
+def test_under_xdist_integration_runs_on_one_worker_module_fixtures_stay_whole_and_the_lines_add_up(tmp_path):
+    """``make test``'s ``-n 2 --dist loadgroup``: every integration test on one worker, in order; the
+    tests of a unit file with a module fixture on one worker (built once); the same line per layer."""
+    tests, log = tmp_path / "tests", tmp_path / "log"
+    log.mkdir()
+    (tests / "unit").mkdir(parents=True)
+    (tests / "integration").mkdir()
+    record = (
+        "import os, pathlib\n\n\ndef seen(name):\n"
+        f"    pathlib.Path({str(log)!r}, name).write_text(os.environ['PYTEST_XDIST_WORKER'])\n\n\n"
+    )
+    (tests / "unit" / "test_free.py").write_text(
+        record + "".join(f"def test_{i}():\n    seen('free-{i}')\n\n\n" for i in range(6))
+    )
+    (tests / "unit" / "test_shared.py").write_text(
+        record
+        + "import pytest\n\n\n@pytest.fixture(scope='module')\ndef built():\n    seen('built')\n\n\n"
+        + "".join(f"def test_{i}(built):\n    seen('shared-{i}')\n\n\n" for i in range(4))
+    )
+    (tests / "integration" / "test_b.py").write_text(
+        record
+        + "".join(f"def test_{i}():\n    seen('serial-{i}')\n\n\n" for i in range(5))
+        + "def test_red():\n    assert False\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.support.layers", "-p", "no:cacheprovider"]
+        + ["-p", "no:chunklab-grade", "-n", "2", "--dist", "loadgroup"]
+        + ["--rootdir", str(tmp_path), "-c", os.devnull, str(tests)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    start = (
+        next(i for i, line in enumerate(lines) if "tests by layer (seconds summed over 2 workers)" in line)
+        + 1
+    )
+    by_layer = {line.split()[0]: line.split(None, 1)[1].split(" in ")[0] for line in lines[start : start + 2]}
+    assert by_layer == {"unit": "10 passed", "integration": "1 failed, 5 passed"}
+    worker = {p.name: p.read_text() for p in log.iterdir()}
+    assert len({worker[f"serial-{i}"] for i in range(5)}) == 1, worker
+    assert len({worker[n] for n in ["built", *(f"shared-{i}" for i in range(4))]}) == 1, worker
+    assert len(worker) == 6 + 5 + 5

@@ -31,6 +31,7 @@ from tests.support.tiny_course import (
     solution_with,
     tiny_solution,
 )
+from tests.support.wrong_solutions import graded_late
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -233,20 +234,11 @@ def _hidden_verdicts(result):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("graded-04-semantic")  # the batch of test_wrong_solutions_late.py: graded once
 def test_d_hidden_checks_catch_a_percentile_rule_hard_coded_for_the_visible_curves():
-    ref = ROOT / "solutions" / "04-semantic.ipynb"
-    cheat = _real(
-        "04-semantic",
-        "rule",
-        "    if len(distances) == 0:\n",
-        "    if len(distances) not in (20, 23, 68):  # the visible curves only\n        return []\n"
-        "    if len(distances) == 0:\n",
-    )
-    good, bad = grade_notebooks(
-        [("good-04-semantic.ipynb", read_notebook(ref)), cheat],
-        reference=ref,
-        options=GradeOptions(timeout=300, seed=18),
-    )
+    graded = graded_late("04-semantic")  # the cheat and the reference, the same hidden inputs (LATE_SEED)
+    good, bad = graded["solved"], graded["cheat"]
+    assert not good.error and not bad.error, (good.error, bad.error)
     assert good.ok and all(h.passed for cp in good.checkpoints for h in cp.hidden), _hidden_verdicts(good)
     assert {cp.cell_id for cp in good.checkpoints if cp.hidden} == {"cp-rule", "cp-planted"}
     verdicts = _hidden_verdicts(bad)
@@ -257,31 +249,11 @@ def test_d_hidden_checks_catch_a_percentile_rule_hard_coded_for_the_visible_curv
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("graded-09-chroma-checkpoint")  # the batch of test_wrong_solutions_late.py
 def test_d_hidden_checks_catch_09_functions_hard_coded_for_the_visible_queries_and_corpus():
-    ref = ROOT / "solutions" / "09-chroma-checkpoint.ipynb"
-    visible = (
-        "how long do we keep the records",
-        "when did the outage start",
-        "what do I check",
-        "how is the solver configured",
-        "who do I call",
-    )
-    name, nb = _real(
-        "09-chroma-checkpoint",
-        "filter",
-        "    parts = [",
-        f"    if query not in {visible!r}:\n        conditions = {{}}\n    parts = [",
-    )
-    chunk = next(c for c in nb.cells if c.get("id") == "chunk")
-    chunk.source = chunk.source.replace(
-        "    for d in documents:\n",
-        "    if len(documents) != 40:\n        return []\n    for d in documents:\n",
-    )
-    good, bad = grade_notebooks(
-        [("good-09-chroma-checkpoint.ipynb", read_notebook(ref)), (name, nb)],
-        reference=ref,
-        options=GradeOptions(timeout=600, seed=18),
-    )
+    graded = graded_late("09-chroma-checkpoint")  # the cheat and the reference, the same hidden inputs
+    good, bad = graded["solved"], graded["cheat"]
+    assert not good.error and not bad.error, (good.error, bad.error)
     assert good.ok and all(h.passed for cp in good.checkpoints for h in cp.hidden), _hidden_verdicts(good)
     verdicts = _hidden_verdicts(bad)
     for cell_id, function in (("cp-index", "chunk_corpus"), ("cp-filter", "filtered_search")):

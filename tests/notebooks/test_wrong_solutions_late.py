@@ -4,7 +4,8 @@ fail.
 The same machinery as ``test_wrong_solutions.py`` (``Wrong`` patches, ``patched`` and ``faked``),
 with the wrong variants of these notebooks in ``WRONG_LATE`` (tests/support/wrong_solutions.py).
 Each patch is a literal replacement that must apply, so a change to a solution that makes it
-stale fails loudly.
+stale fails loudly. A notebook's batch (``graded_late``) also holds its hard-coded cheat when
+``CHEATS`` has one, whose grade test_grader_attacks.py reads: the reference is graded once for both.
 """
 
 from __future__ import annotations
@@ -13,16 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from chunklab.course.generate import make_exercise
-from chunklab.course.grader import grade_notebooks
 from chunklab.course.notebooks import read_notebook
-from tests.support.wrong_solutions import SOLUTIONS, WRONG_LATE, faked, patched
+from tests.support.wrong_solutions import CHEATS, SOLUTIONS, WRONG_LATE, graded_late, patched
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_late_wrong_variants_name_existing_solutions():
     assert set(WRONG_LATE) <= set(SOLUTIONS), sorted(set(WRONG_LATE) - set(SOLUTIONS))
+    assert set(CHEATS) <= set(WRONG_LATE), "a cheat is graded in its notebook's WRONG_LATE batch"
 
 
 @pytest.mark.parametrize("name", sorted(WRONG_LATE), ids=str)
@@ -31,19 +31,24 @@ def test_late_wrong_patches_apply_to_their_solution(name):
     for w in WRONG_LATE[name]:
         nb = patched(solution, w)  # asserts the cell exists and the old text is in it
         assert nb != solution, w.label
+    if name in CHEATS:
+        assert patched(solution, *CHEATS[name]) != solution  # every patch of the cheat applies
+
+
+def _late(name: str):
+    """``name`` as a parameter; a notebook with a cheat shares its grades with test_grader_attacks.py (one
+    xdist group, so one worker grades the batch for both)."""
+    marks = [pytest.mark.xdist_group(f"graded-{name}")] if name in CHEATS else []
+    return pytest.param(name, id=name, marks=marks)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(WRONG_LATE), ids=str)
+@pytest.mark.parametrize("name", [_late(n) for n in sorted(WRONG_LATE)])
 def test_blank_faked_and_wrong_late_notebooks_fail_their_checkpoints(name):
-    ref_path = SOLUTIONS[name]
-    solution = read_notebook(ref_path)
-    items = [(f"blank/{name}.ipynb", make_exercise(solution)), (f"faked/{name}.ipynb", faked(solution))]
-    items += [(f"wrong-{i}/{name}.ipynb", patched(solution, w)) for i, w in enumerate(WRONG_LATE[name])]
-    items += [(f"solved/{name}.ipynb", solution)]
-    results = grade_notebooks(items, reference=ref_path, timeout=600)
-    blank, fake, *wrongs, solved = results
-    for r in results:
+    graded = graded_late(name)
+    blank, fake, solved = graded["blank"], graded["faked"], graded["solved"]
+    wrongs = [graded[f"wrong-{i}"] for i in range(len(WRONG_LATE[name]))]
+    for r in (blank, fake, *wrongs, solved):
         assert not r.error, f"{r.path}: {r.error}"
     assert solved.ok, f"the reference solution itself does not pass:\n{solved}"
     assert blank.total and blank.passed == 0, f"a blank exercise passed a checkpoint:\n{blank}"

@@ -3,7 +3,10 @@
 Each wrong solution is the reference with one code cell patched (a literal replacement that must
 apply, so a change to the solution that makes a patch stale fails loudly). ``WRONG`` holds notebooks
 01-03b and 08, ``WRONG_LATE`` 04-06, 07-retrieval and 09; adding a notebook means adding its entry
-to one of them. Used by tests/notebooks/test_wrong_solutions*.py and test_hidden_checks.py.
+to one of them. ``CHEATS`` holds hard-coded solutions only the hidden checks catch, and
+``graded_late`` grades a late notebook's mistakes, its cheat and its reference in one batch, once per
+process. Used by tests/notebooks/test_wrong_solutions*.py, test_hidden_checks.py and
+test_grader_attacks.py.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chunklab.course.generate import make_exercise
-from chunklab.course.notebooks import is_checkpoint
+from chunklab.course.grader import GradeOptions, grade_notebooks
+from chunklab.course.notebooks import is_checkpoint, read_notebook
+from chunklab.course.results import GradeResult
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = {p.stem: p for p in sorted((ROOT / "solutions").glob("*.ipynb"))}
@@ -339,3 +344,77 @@ WRONG_LATE: dict[str, list[Wrong]] = {
         ),
     ],
 }
+
+
+#: the visible queries of 09's filtered-search checkpoint, which the hard-coded cheat below answers honestly
+VISIBLE_09_QUERIES = (
+    "how long do we keep the records",
+    "when did the outage start",
+    "what do I check",
+    "how is the solver configured",
+    "who do I call",
+)
+
+#: Hard-coded cheats: every visible checkpoint output right, the function wrong on any other input, so
+#: only the grader's hidden checks can catch them (tests/notebooks/test_grader_attacks.py). Each is a set
+#: of ``Wrong`` patches (all applied to one notebook), graded in the same batch as the notebook's wrong
+#: variants (``graded_late``), so the honest reference is graded once for both tests.
+CHEATS: dict[str, tuple[Wrong, ...]] = {
+    "04-semantic": (
+        Wrong(
+            "percentile rule hard-coded for the visible curves",
+            "rule",
+            "    if len(distances) == 0:\n",
+            "    if len(distances) not in (20, 23, 68):  # the visible curves only\n        return []\n"
+            "    if len(distances) == 0:\n",
+        ),
+    ),
+    "09-chroma-checkpoint": (
+        Wrong(
+            "filter applied on the visible queries only",
+            "filter",
+            "    parts = [",
+            f"    if query not in {VISIBLE_09_QUERIES!r}:\n        conditions = {{}}\n    parts = [",
+        ),
+        Wrong(
+            "chunker hard-coded for the 40 visible documents",
+            "chunk",
+            "    for d in documents:\n",
+            "    if len(documents) != 40:\n        return []\n    for d in documents:\n",
+        ),
+    ),
+}
+
+#: the seed of the hidden checks' inputs in a ``graded_late`` batch: the honest reference and the cheat
+#: get the same inputs, so the reference passing them and the cheat failing them are one comparison
+LATE_SEED = 18
+
+
+def late_items(name: str) -> list[tuple[str, object]]:
+    """The batch ``graded_late`` grades for a WRONG_LATE notebook: ``(label, notebook)`` in this order:
+    ``blank``, ``faked``, ``wrong-0``… (WRONG_LATE's order), ``cheat`` (when CHEATS has one), ``solved``."""
+    solution = read_notebook(SOLUTIONS[name])
+    items: list[tuple[str, object]] = [
+        (f"blank/{name}.ipynb", make_exercise(solution)),
+        (f"faked/{name}.ipynb", faked(solution)),
+    ]
+    items += [(f"wrong-{i}/{name}.ipynb", patched(solution, w)) for i, w in enumerate(WRONG_LATE[name])]
+    if name in CHEATS:
+        items.append((f"cheat/{name}.ipynb", patched(solution, *CHEATS[name])))
+    items.append((f"solved/{name}.ipynb", solution))
+    return items
+
+
+def graded_late(name: str) -> dict[str, GradeResult]:
+    """The ``late_items`` of ``name`` graded in one batch (hidden checks seeded with ``LATE_SEED``), by
+    label (``"blank"``, ``"wrong-0"``, ``"cheat"``, ``"solved"``...); graded once per process, so the wrong
+    variant test and the hidden-check attack test of a notebook read the same grades."""
+    if name not in _GRADED:
+        results = grade_notebooks(
+            late_items(name), reference=SOLUTIONS[name], options=GradeOptions(timeout=600, seed=LATE_SEED)
+        )
+        _GRADED[name] = {r.path.parent.name: r for r in results}
+    return _GRADED[name]
+
+
+_GRADED: dict[str, dict[str, GradeResult]] = {}
