@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +181,32 @@ def measure_language(
     return out
 
 
+def measured_block(load_start: list[float]) -> dict[str, Any]:
+    """When, where and how this run was measured, as the book's pages name it (``measured``)."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "chunklab_commit": commit,
+        "command": "python " + " ".join(["benchmarks/code_poly_retrieval.py", *sys.argv[1:]]),
+        "machine": {"cpu": model, "cores": os.cpu_count() or 1},
+        "loadavg_start": load_start,
+        "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every language, print a recall@5 table, write the results JSON."""
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -209,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {"python": sys.version.split()[0], "platform": platform.platform()},
         "languages": {},
     }
+    load_start = [round(x, 2) for x in os.getloadavg()]
     for language in args.languages.split(","):
         res = measure_language(files, language, args.files, encoder, args.min_questions)
         results["languages"][language] = res
@@ -228,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     results["wall_s"] = round(time.perf_counter() - t0, 1)
+    results["measured"] = measured_block(load_start)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out} in {results['wall_s']} s")
