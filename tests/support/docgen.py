@@ -102,6 +102,44 @@ def pdf_two_columns(path: str | Path, left: list[str], right: list[str], *, titl
     return Path(path)
 
 
+def pdf_column_blocks(
+    path: str | Path,
+    blocks: list[str | tuple[list[str], list[str]]],
+    *,
+    title: str = "",
+    gutter: float = 6.0,
+    size: float = 9.0,
+) -> Path:
+    """One page: a full-width title, then ``blocks`` top to bottom, each a full-width paragraph (a
+    string: an abstract, a figure caption) or a ``(left, right)`` pair of paragraph lists set as two
+    columns ``gutter`` mm apart, written line by line across both columns (interleaved)."""
+    pdf = _pdf()
+    pdf.add_page()
+    y, lead = 20.0, size * 0.45
+    if title:
+        pdf.set_font("dv", "B", 16)
+        pdf.set_xy(15, y)
+        pdf.cell(180, 9, title)
+        y += 14
+    pdf.set_font("dv", "", size)
+    col = (180 - gutter) / 2
+    for block in blocks:
+        if isinstance(block, str):
+            pdf.set_xy(15, y)
+            pdf.multi_cell(180, lead, block)
+            y = pdf.get_y() + 4
+            continue
+        lines_l, lines_r = _wrap(pdf, block[0], col), _wrap(pdf, block[1], col)
+        for k in range(max(len(lines_l), len(lines_r))):
+            for x, lines in ((15, lines_l), (15 + col + gutter, lines_r)):
+                if k < len(lines) and lines[k]:
+                    pdf.set_xy(x, y + k * lead)
+                    pdf.cell(col, lead, lines[k])
+        y += max(len(lines_l), len(lines_r)) * lead + 4
+    pdf.output(str(path))
+    return Path(path)
+
+
 def _wrap(pdf, paragraphs: list[str], width: float) -> list[str]:  # type: ignore[no-untyped-def]
     lines: list[str] = []
     for p in paragraphs:

@@ -175,6 +175,8 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                 if not same_line or overdraw or gap > (3.0 if cur.space else 1.5) * size:
                     cur = None
                 elif cur.space or gap > 0.2 * size:
+                    if gap > 0.8 * size:  # wider than a word space: a column gutter may lie here
+                        cur.cuts.append((cur.x1, loose.left, len(cur.chars), len(cur.sizes), cur.bold))
                     cur.chars.append(" ")
             if cur is None or size != last_size:
                 bold = _is_bold(pr, raw_tp, i, fonts)

@@ -42,6 +42,9 @@ class Seg:
     space: bool = False
     last_left: float = 0.0
     advance: float = 0.0
+    #: wide gaps inside the run where a column gutter may lie: (ink right before it, left of the next
+    #: glyph, index into ``chars``, into ``sizes``, the bold count before it)
+    cuts: list[tuple[float, float, int, int, int]] = field(default_factory=list)
 
     @cached_property
     def text(self) -> str:
@@ -60,11 +63,17 @@ class Seg:
 
 
 def reading_order(segs: list[Seg], width: float) -> list[Seg]:
-    """The page's segments in reading order: bands top to bottom, each band column by column."""
+    """The page's segments in reading order: bands top to bottom, each band column by column.
+
+    A full-width line (a title, an abstract, a figure caption across both columns) closes the
+    band above it, so columns are read below and between full-width blocks; a run that PDFium
+    gave across a narrow gutter (one baseline, a wide gap) is cut there first.
+    """
     segs = sorted(segs, key=lambda s: (round(s.base), s.x0))
     gutter = _gutter(segs, width)
     if gutter is None:
         return segs
+    segs = [piece for s in segs for piece in _cut_at(s, gutter)]
     out: list[Seg] = []
     left: list[Seg] = []
     right: list[Seg] = []
@@ -79,24 +88,65 @@ def reading_order(segs: list[Seg], width: float) -> list[Seg]:
     return out + left + right
 
 
+def _gap_at(s: Seg, g: float) -> tuple[float, float, int, int, int] | None:
+    """The wide gap inside ``s`` that ``x = g`` falls in, if any."""
+    return next((c for c in s.cuts if c[0] <= g <= c[1]), None)
+
+
+def _cut_at(s: Seg, g: float) -> list[Seg]:
+    """``s`` as it lies on each side of the gutter at ``g``: itself, or two segments cut at its gap there."""
+    cut = _gap_at(s, g) if s.x0 < g < s.x1 else None
+    if cut is None:
+        return [s]
+    ink_right, next_left, ci, si, bi = cut
+    a = Seg(s.page, s.chars[:ci], s.x0, ink_right, s.top, s.bottom, s.base, s.sizes[:si], bi)
+    b = Seg(s.page, s.chars[ci:], next_left, s.x1, s.top, s.bottom, s.base, s.sizes[si:], s.bold - bi)
+    a.cuts = [c for c in s.cuts if c[2] < ci]
+    b.cuts = [(c[0], c[1], c[2] - ci, c[3] - si, c[4] - bi) for c in s.cuts if c[2] > ci]
+    return [p for p in (a, b) if p.text]
+
+
 def _gutter(segs: list[Seg], width: float) -> float | None:
-    """An x that no body line crosses, with full columns (lines that fill them) on both sides."""
+    """An x that no body line crosses (or crosses only at a wide gap), with full columns on both sides.
+
+    The columns must lie side by side: between the top and the bottom that both columns reach,
+    at most a fifth of the lines may cross the gutter (full-width lines above, below or between
+    column blocks are bands of their own, however many there are).
+    """
     if len(segs) < 6:
         return None
     best: tuple[int, float, float] | None = None
     for step in range(30, 71):
         g = width * step / 100
-        crossing = sum(1 for s in segs if s.x0 < g < s.x1)
-        lefts = [s for s in segs if s.x1 <= g]
-        rights = [s for s in segs if s.x0 >= g]
-        if crossing > 0.2 * len(segs) or len(lefts) < 3 or len(rights) < 3:
+        lefts: list[tuple[Seg, float]] = []  # (segment, width of its piece on that side)
+        rights: list[tuple[Seg, float]] = []
+        crossing: list[Seg] = []
+        for s in segs:
+            if s.x1 <= g:
+                lefts.append((s, s.x1 - s.x0))
+            elif s.x0 >= g:
+                rights.append((s, s.x1 - s.x0))
+            elif (cut := _gap_at(s, g)) is not None:
+                lefts.append((s, cut[0] - s.x0))
+                rights.append((s, s.x1 - cut[1]))
+            else:
+                crossing.append(s)
+        if len(lefts) < 3 or len(rights) < 3:
             continue
-        lo, hi = min(s.x0 for s in lefts), max(s.x1 for s in rights)
-        if statistics.median(s.x1 - s.x0 for s in lefts) < 0.6 * (g - lo):
+        lo, hi = min(s.x0 for s, _ in lefts), max(s.x1 for s, _ in rights)
+        if statistics.median(w for _, w in lefts) < 0.6 * (g - lo):
             continue  # short pieces on the left: table cells, not a column
-        if statistics.median(s.x1 - s.x0 for s in rights) < 0.6 * (hi - g):
+        if statistics.median(w for _, w in rights) < 0.6 * (hi - g):
             continue
-        cand = (crossing, abs(step - 50), g)
+        top = max(min(s.top for s, _ in lefts), min(s.top for s, _ in rights))
+        bottom = min(max(s.bottom for s, _ in lefts), max(s.bottom for s, _ in rights))
+        if bottom <= top:
+            continue  # one block above the other: not side by side
+        inside = sum(1 for s in crossing if top < (s.top + s.bottom) / 2 < bottom)
+        beside = sum(1 for s, _ in lefts + rights if top <= (s.top + s.bottom) / 2 <= bottom)
+        if inside > 0.2 * (inside + beside):
+            continue
+        cand = (inside, abs(step - 50), g)
         if best is None or cand < best:
             best = cand
     return best[2] if best else None
