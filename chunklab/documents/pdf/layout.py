@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 from chunklab.documents.characters import compose_accents
 
-__all__ = ["Block", "Seg", "block_text", "blocks", "reading_order"]
+__all__ = ["Block", "Seg", "block_text", "blocks", "hyphenated_words", "reading_order"]
 
 _BULLET = re.compile(r"^(?:[•◦▪‣∙·*\-–—]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
 _CAPTION = re.compile(r"^(?:Table|Figure|Fig\.|Tabla|Figura)\s*\d+", re.I)
@@ -45,6 +45,10 @@ class Seg:
     #: wide gaps inside the run where a column gutter may lie: (ink right before it, left of the next
     #: glyph, index into ``chars``, into ``sizes``, the bold count before it)
     cuts: list[tuple[float, float, int, int, int]] = field(default_factory=list)
+    #: ink width over size of each glyph drawn as one vertical stroke (l, I, |): how heavy the face is
+    stems: list[float] = field(default_factory=list)
+    #: the font of the run's first character, "name|weight" as PDFium reports them
+    font: str = ""
 
     @cached_property
     def text(self) -> str:
@@ -233,18 +237,43 @@ def _continues(prev: Block, line: list[Seg], kind: str, body: float) -> bool:
     return kind == "paragraph" and same_style
 
 
-def block_text(block: Block) -> str:
+def block_text(block: Block, hyphenated: frozenset[str] = frozenset()) -> str:
+    """The block's text: its lines joined by newlines (a table row's cells by tabs), each word
+    hyphenated across a line break mended, unless the document writes that word with its hyphen
+    elsewhere ("camera-ready" in ``hyphenated``, see :func:`hyphenated_words`)."""
     sep = "\t" if block.type == "table_row" else " "
     out = ""
     for line in block.lines:
         text = sep.join(s.text for s in line)
         if not out:
             out = text
-        elif re.search(r"[^\W\d_]-$", out) and text[:1].islower():
-            out = out[:-1] + text  # a word hyphenated across the line break
+        elif re.search(r"[^\W\d_]-$", out) and text[:1].islower():  # a word hyphenated across the line break
+            out = (out if _keeps_hyphen(out, text, hyphenated) else out[:-1]) + text
         else:
             out += "\n" + text
     return out
+
+
+_WORD_END = re.compile(r"([^\W\d_][\w-]*-)$")
+_WORD_START = re.compile(r"^[\w-]+")
+
+
+def _keeps_hyphen(before: str, after: str, hyphenated: frozenset[str]) -> bool:
+    """Whether the word split as ``before``'s last word and ``after``'s first is one the document
+    spells with this hyphen inside a line."""
+    head, tail = _WORD_END.search(before), _WORD_START.match(after)
+    return bool(head and tail) and f"{head[1]}{tail[0]}".lower() in hyphenated  # type: ignore[index]
+
+
+def hyphenated_words(segs: list[Seg]) -> frozenset[str]:
+    """The lower-case words the document writes with a hyphen inside a line ("camera-ready"): where
+    one of them is split at that hyphen across a line break, the hyphen is kept."""
+    return frozenset(
+        w.lower()
+        for s in segs
+        for w in re.findall(r"[^\W\d_][\w]*(?:-[\w]+)+", s.text)
+        if not w.endswith("-")
+    )
 
 
 def has_images(page: PdfPage) -> bool:
