@@ -337,6 +337,21 @@ def pdf_font_claims(
     return Path(path)
 
 
+def pdf_marked(path: str | Path, runs: list[tuple[str, str]]) -> Path:
+    """One paragraph written run by run, each ``(position, text)`` with ``position`` "LINE",
+    "SUP" (a superscript, as a footnote mark) or "SUB" (a subscript)."""
+    pdf = _pdf()
+    pdf.add_page()
+    pdf.set_font("dv", "", 11)
+    pdf.set_xy(20, 40)
+    for position, text in runs:
+        pdf.char_vpos = position
+        pdf.write(5.5, text)
+    pdf.char_vpos = "LINE"
+    pdf.output(str(path))
+    return Path(path)
+
+
 def _set_paragraphs(pdf, font: str, paragraphs: list[str]) -> None:  # type: ignore[no-untyped-def]
     pdf.set_font(font, "", 11)
     for p in paragraphs:

@@ -130,3 +130,16 @@ def test_a_line_end_hyphen_stays_where_the_document_writes_the_word_with_it(tmp_
     assert " ".join(doc.text.split()) == (
         "The camera-ready copy is due on Monday, and each camera-ready copy is final; the experiment ran."
     )
+
+
+def test_a_superscript_footnote_mark_stays_in_its_sentence(tmp_path):
+    """Old: a raised footnote mark got a baseline of its own, so it was read before its line as a
+    paragraph of its own ("12"), splitting the sentence from its mark."""
+    runs = [
+        ("LINE", "The pump was replaced in May"),
+        ("SUP", "12"),
+        ("LINE", f" and the valve later. {PARA}"),
+    ]
+    doc = load_document(docgen.pdf_marked(tmp_path / "s.pdf", runs))
+    assert " ".join(doc.text.split()) == f"The pump was replaced in May12 and the valve later. {PARA}"
+    assert [e.type for e in doc.elements] == ["paragraph"]

@@ -180,7 +180,9 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
             base = height - loose.bottom
             if cur is not None:
                 gap = loose.left - cur.advance
-                same_line = abs(base - cur.base) < 0.4 * max(size, last_size)
+                same_line = abs(base - cur.base) < 0.4 * max(size, last_size) or (
+                    size < 0.85 * cur.sizes[0] and abs(base - cur.base) < 0.7 * cur.sizes[0]
+                )  # a smaller glyph raised or lowered in the line: a footnote mark, an index
                 overdraw = (
                     gap < -0.5 * size and loose.left < cur.last_left - 0.5
                 )  # not a ligature's 2nd letter
