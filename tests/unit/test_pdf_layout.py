@@ -143,3 +143,16 @@ def test_a_superscript_footnote_mark_stays_in_its_sentence(tmp_path):
     doc = load_document(docgen.pdf_marked(tmp_path / "s.pdf", runs))
     assert " ".join(doc.text.split()) == f"The pump was replaced in May12 and the valve later. {PARA}"
     assert [e.type for e in doc.elements] == ["paragraph"]
+
+
+def test_a_line_of_running_text_that_starts_like_a_caption_is_not_one(tmp_path):
+    """Old: any line opening "table 1)" or "Figure 2," (case aside) was a caption, cutting the
+    paragraph it belongs to; a caption is written "Table 1:", "FIGURE 2.", "Fig. 3 —"."""
+    lines = [
+        "The pumps are listed in the appendix, as",
+        "table 1) of the report, and as Figure 2, which",
+        "plots them.",
+    ]
+    doc = load_document(docgen.pdf_lines(tmp_path / "t.pdf", lines))
+    assert [e.type for e in doc.elements] == ["paragraph"]
+    assert " ".join(doc.text.split()) == " ".join(lines)

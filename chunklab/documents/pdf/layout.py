@@ -23,7 +23,12 @@ from chunklab.documents.characters import compose_accents
 __all__ = ["Block", "Seg", "block_text", "blocks", "hyphenated_words", "reading_order"]
 
 _BULLET = re.compile(r"^(?:[•◦▪‣∙·*\-–—]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
-_CAPTION = re.compile(r"^(?:Table|Figure|Fig\.|Tabla|Figura)\s*\d+", re.I)
+#: a caption's opening: "Table 3:", "FIGURE 2.1.", "Fig. 4 —", as a caption is written (capitalized or in
+#: capitals), the number followed by its punctuation, a space or the line's end: not a line of running
+#: text that starts "table 1) lists" or "figure 2, which"
+_CAPTION = re.compile(
+    r"^(?:(?:Table|Figure|Fig\.|Tabla|Figura)|(?:TABLE|FIGURE|FIG\.|TABLA|FIGURA))\s*\d+(?:\.\d+)*(?:[.:\s—–-]|$)"
+)
 
 
 @dataclass
