@@ -1,13 +1,23 @@
 """PDF files to one canonical text with a page-and-box map, read with pypdfium2 (PDFium).
 
-:func:`extract_pdf` reads every character of the text layer with its box, baseline, font size
-and weight, groups characters into segments (runs on one baseline), finds the page's columns
-(a gutter no body line crosses) and reads each band column by column, groups lines into
-blocks (headings by font size and weight, list items by their bullet, table rows by cells
-aligned on one baseline, captions by "Table n" / "Figure n"), and joins words hyphenated
-across lines. Lines repeated at the top or bottom of most pages (headers, footers) and page
-numbers ("Page 3 of 10" in English, Spanish, French or German; bare digits or roman numerals
-that advance with the pages) are left out of the text and recorded in ``metadata["removed"]``.
+:func:`extract_pdf` reads every character of the text layer with its box, baseline, size and
+weight, groups characters into segments (runs on one baseline; a smaller raised or lowered
+glyph, a footnote mark, stays in its run), finds the page's columns (a gutter no body line
+crosses, below and between full-width titles, abstracts and captions; a run PDFium joined
+across a narrow gutter is cut at its wide gap) and reads each band column by column, groups
+lines into blocks (headings by font size and weight, list items by their bullet, table rows by
+cells aligned on one baseline, captions by "Table n:" / "Figure n."), and joins words
+hyphenated across lines (keeping the hyphen of a word the document writes with one,
+"camera-ready"). Font claims are checked against the page: a glyph's size is the size the font
+states times the text matrix's scale, checked against its advance box (a PDF may set every
+glyph at size 1), and a bold claim (weight, name) stands only when the font is not the body's
+own and its stems (the ink width of l, I, |) are wider than the body font's. Margins are
+learned from what repeats: a line in the 9 % bands at the top or bottom, or in a page's edge
+block (set apart from the body by more than body rows are from each other, within a fifth of
+the page), is left out when its text (digits aside) recurs there on half the pages or on three
+pages of one run (a chapter's running header), or when it is a page number ("Page 3 of 10" in
+English, Spanish, French or German; bare digits or roman numerals that advance with the
+pages); each is recorded in ``metadata["removed"]``.
 Ligature code points are normalized (NFKC, for those code points only); a character outside the BMP,
 which PDFium gives as two UTF-16 halves, is read as the one character they encode; TeX's separate
 accent glyphs are composed ("M´etro" is "Métro",
