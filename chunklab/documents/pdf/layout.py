@@ -130,24 +130,25 @@ def _gutter(segs: list[Seg], width: float) -> float | None:
         lefts: list[tuple[Seg, float]] = []  # (segment, width of its piece on that side)
         rights: list[tuple[Seg, float]] = []
         crossing: list[Seg] = []
-        starts: list[tuple[float, str]] = []  # where each piece on the right begins, and its text
+        starts: list[tuple[float, str, bool]] = []  # each right piece: where it begins, its text, whether cut
         for s in segs:
             if s.x1 <= g:
                 lefts.append((s, s.x1 - s.x0))
             elif s.x0 >= g:
                 rights.append((s, s.x1 - s.x0))
-                starts.append((s.x0, s.text))
+                starts.append((s.x0, s.text, False))
             elif (cut := _gap_at(s, g)) is not None:
                 lefts.append((s, cut[0] - s.x0))
                 rights.append((s, s.x1 - cut[1]))
-                starts.append((cut[1], "".join(s.chars[cut[2] :])))
+                starts.append((cut[1], "".join(s.chars[cut[2] :]), True))
             else:
                 crossing.append(s)
         if len(lefts) < 3 or len(rights) < 3:
             continue
-        aligned = max(([t for x, t in starts if abs(x - x0) <= 2] for x0, _ in starts), key=len)
-        if len(aligned) < 0.5 * len(starts) or len(set(aligned)) < 0.5 * len(aligned):
-            continue  # right-side lines not starting at one x, or one text repeated: labels set flush right
+        aligned = max(([t for x, t, _ in starts if abs(x - x0) <= 2] for x0, _, _ in starts), key=len)
+        few_cross = len(crossing) + sum(1 for *_, cut in starts if cut) <= 0.2 * len(segs)  # the old test
+        if len(aligned) < 0.5 * len(starts) or (not few_cross and len(set(aligned)) < 0.5 * len(aligned)):
+            continue  # right pieces not starting at one x, or one repeated text: flush-right labels
         lo, hi = min(s.x0 for s, _ in lefts), max(s.x1 for s, _ in rights)
         if statistics.median(w for _, w in lefts) < 0.6 * (g - lo):
             continue  # short pieces on the left: table cells, not a column
