@@ -17,7 +17,9 @@ import contextlib
 import hashlib
 import logging
 import shutil
+import sys
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -170,14 +172,28 @@ def _distill_into(source: Path | None, target: Path) -> None:
     directory = source if source is not None else model_path()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex[:8]}.tmp"
+    # said on stderr, not only logged: the build takes minutes on a laptop CPU, and a run that
+    # includes it would otherwise read as slow indexing
+    print(
+        f"chunklab: building the static model from {directory} (first use only: about two minutes "
+        f"on a laptop CPU, not part of indexing); it is kept in {target}",
+        file=sys.stderr,
+        flush=True,
+    )
     logging.getLogger("chunklab").info(
         "distilling the static model from %s into %s (once)", directory, target
     )
+    started = time.perf_counter()
     try:
         with _quiet_transformers(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = distill(str(directory), pca_dims=STATIC_PCA_DIMS, device="cpu")
         model.save_pretrained(tmp)
+        print(
+            f"chunklab: static model built in {time.perf_counter() - started:.0f} s; later runs load it",
+            file=sys.stderr,
+            flush=True,
+        )
         try:
             tmp.rename(target)
         except OSError:  # another process finished first: keep its copy

@@ -324,9 +324,11 @@ def tiny_source(tmp_path_factory) -> Path:
     return folder
 
 
-def test_static_model_is_distilled_locally_once_and_reused(tiny_source, tmp_path):
+def test_static_model_is_distilled_locally_once_and_reused(tiny_source, tmp_path, capfd):
     enc = Encoder("static", model_path=tiny_source, cache_dir=tmp_path)
     vecs = enc.encode(["parse the config file", "def parse_config(path):", "parse the config file"])
+    said = capfd.readouterr().err  # the first-use build is said on stderr, not left to read as slow indexing
+    assert "building the static model" in said and "static model built in" in said
     assert vecs.dtype == np.float32 and vecs.shape == (3, enc.dim)
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     assert np.array_equal(vecs[0], vecs[2])
@@ -343,5 +345,5 @@ def test_static_model_is_distilled_locally_once_and_reused(tiny_source, tmp_path
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    assert "distilling" not in result.stderr
+    assert "distilling" not in result.stderr and "building the static model" not in result.stderr
     assert (target / "config.json").stat().st_mtime_ns == stamp

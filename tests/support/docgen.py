@@ -80,6 +80,42 @@ def pdf_margins(path: str | Path, pages: list[tuple[list[str], list[str]]]) -> P
     return Path(path)
 
 
+def pdf_chapters(
+    path: str | Path,
+    chapters: list[tuple[str, list[str]]],
+    *,
+    header_y: float = 30.0,
+    footer_y: float = 262.0,
+) -> Path:
+    """A book-like PDF: each chapter ``(title, one paragraph per page)`` opens with a large heading and
+    no running header; its other pages carry the running header "<n>  Chapter <c>. <title>" (the page
+    number in it) at ``header_y`` mm and a bare page number at ``footer_y`` mm, both outside the
+    usual 9 % bands of an A4 page; the body lies between them."""
+    pdf = _pdf()
+    n = 0
+    for c, (title, pages) in enumerate(chapters, 1):
+        for k, paragraph in enumerate(pages):
+            n += 1
+            pdf.add_page()
+            pdf.set_xy(20, 45)
+            if k == 0:
+                pdf.set_font("dv", "B", 18)
+                pdf.multi_cell(0, 10, f"Chapter {c}. {title}")
+                pdf.ln(4)
+            else:
+                pdf.set_font("dv", "", 9)
+                pdf.set_xy(20, header_y)
+                pdf.cell(0, 5, f"{n}  Chapter {c}. {title}")
+                pdf.set_xy(20, 45)
+            pdf.set_font("dv", "", 11)
+            pdf.multi_cell(0, 5.5, paragraph)
+            pdf.set_font("dv", "", 9)
+            pdf.set_xy(100, footer_y)
+            pdf.cell(10, 5, str(n), align="C")
+    pdf.output(str(path))
+    return Path(path)
+
+
 def pdf_two_columns(path: str | Path, left: list[str], right: list[str], *, title: str = "") -> Path:
     """One page, a full-width title, then two columns written line by line (interleaved)."""
     pdf = _pdf()
@@ -98,6 +134,44 @@ def pdf_two_columns(path: str | Path, left: list[str], right: list[str], *, titl
             if k < len(lines) and lines[k]:
                 pdf.set_xy(x, y + k * 5)
                 pdf.cell(80, 5, lines[k])
+    pdf.output(str(path))
+    return Path(path)
+
+
+def pdf_column_blocks(
+    path: str | Path,
+    blocks: list[str | tuple[list[str], list[str]]],
+    *,
+    title: str = "",
+    gutter: float = 6.0,
+    size: float = 9.0,
+) -> Path:
+    """One page: a full-width title, then ``blocks`` top to bottom, each a full-width paragraph (a
+    string: an abstract, a figure caption) or a ``(left, right)`` pair of paragraph lists set as two
+    columns ``gutter`` mm apart, written line by line across both columns (interleaved)."""
+    pdf = _pdf()
+    pdf.add_page()
+    y, lead = 20.0, size * 0.45
+    if title:
+        pdf.set_font("dv", "B", 16)
+        pdf.set_xy(15, y)
+        pdf.cell(180, 9, title)
+        y += 14
+    pdf.set_font("dv", "", size)
+    col = (180 - gutter) / 2
+    for block in blocks:
+        if isinstance(block, str):
+            pdf.set_xy(15, y)
+            pdf.multi_cell(180, lead, block)
+            y = pdf.get_y() + 4
+            continue
+        lines_l, lines_r = _wrap(pdf, block[0], col), _wrap(pdf, block[1], col)
+        for k in range(max(len(lines_l), len(lines_r))):
+            for x, lines in ((15, lines_l), (15 + col + gutter, lines_r)):
+                if k < len(lines) and lines[k]:
+                    pdf.set_xy(x, y + k * lead)
+                    pdf.cell(col, lead, lines[k])
+        y += max(len(lines_l), len(lines_r)) * lead + 4
     pdf.output(str(path))
     return Path(path)
 
@@ -200,6 +274,80 @@ def pdf_runs(path: str | Path, runs: list[tuple[str, str]]) -> Path:
         pdf.add_font(font, "", os.path.join(matplotlib.get_data_path(), "fonts", "ttf", font))
         pdf.set_font(font, "", 11)
         pdf.write(6, text)
+    pdf.output(str(path))
+    return Path(path)
+
+
+def pdf_font_claims(
+    path: str | Path, lines: list[tuple[str, str, float, float]], fonts: dict[str, str] | None = None
+) -> Path:
+    """One A4 page written by hand (no PDF library), so that its fonts can claim what they are not.
+
+    ``lines`` holds ``(font, text, size, claimed)`` top to bottom, 1.6 sizes apart: ``font`` names a
+    resource of ``fonts`` (default: "R" Helvetica, "B" Helvetica-Bold, and "W": Helvetica with a
+    font descriptor whose stem width, 151, PDFium reads as weight 744, as Ghostscript writes TeX's
+    regular CMR10), ``size`` the size the glyphs are drawn at, ``claimed`` the size the font
+    operator states (Tf); the text matrix scales one to the other, as Distiller does at size 1.
+    Text is Latin-1.
+    """
+    descriptor = (
+        "<< /Type /FontDescriptor /FontName /Helvetica /Flags 32 /StemV 151 /ItalicAngle 0 "
+        "/FontBBox [-166 -225 1000 931] /Ascent 718 /Descent -207 /CapHeight 718 >>"
+    )
+    fonts = fonts or {"R": "Helvetica", "B": "Helvetica-Bold", "W": "Helvetica"}
+    objects: list[bytes] = []
+    ids: dict[str, int] = {}
+    for key, name in fonts.items():
+        extra = ""
+        if key == "W":
+            objects.append(descriptor.encode())
+            extra = f" /FontDescriptor {len(objects)} 0 R"
+        font = f"<< /Type /Font /Subtype /Type1 /BaseFont /{name} /Encoding /WinAnsiEncoding{extra} >>"
+        objects.append(font.encode())
+        ids[key] = len(objects)
+    ops, y = [], 800.0
+    for key, text, size, claimed in lines:
+        quoted = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        scale = size / claimed
+        ops.append(f"BT /{key} {claimed:g} Tf {scale:g} 0 0 {scale:g} 56 {y:.1f} Tm ({quoted}) Tj ET")
+        y -= 1.6 * size
+    stream = "\n".join(ops).encode("latin-1")
+    objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    resources = " ".join(f"/{k} {v} 0 R" for k, v in ids.items())
+    n = len(objects)
+    objects.append(
+        f"<< /Type /Page /Parent {n + 2} 0 R /MediaBox [0 0 595 842] "
+        f"/Resources << /Font << {resources} >> >> /Contents {n} 0 R >>".encode()
+    )
+    objects.append(f"<< /Type /Pages /Kids [{n + 1} 0 R] /Count 1 >>".encode())
+    objects.append(f"<< /Type /Catalog /Pages {n + 2} 0 R >>".encode())
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for k, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % k + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        len(objects),
+        xref,
+    )
+    Path(path).write_bytes(bytes(out))
+    return Path(path)
+
+
+def pdf_marked(path: str | Path, runs: list[tuple[str, str]]) -> Path:
+    """One paragraph written run by run, each ``(position, text)`` with ``position`` "LINE",
+    "SUP" (a superscript, as a footnote mark) or "SUB" (a subscript)."""
+    pdf = _pdf()
+    pdf.add_page()
+    pdf.set_font("dv", "", 11)
+    pdf.set_xy(20, 40)
+    for position, text in runs:
+        pdf.char_vpos = position
+        pdf.write(5.5, text)
+    pdf.char_vpos = "LINE"
     pdf.output(str(path))
     return Path(path)
 

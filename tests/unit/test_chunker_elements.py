@@ -185,3 +185,29 @@ def test_element_chunks_in_model_tokens():
     chunks = chunk_elements(doc, 64, unit="tokens")
     assert check_chunks(chunks, doc.text, max_size=64, length=length_function("tokens")) == []
     assert len(chunks) > 1 and chunks[0].metadata["params"]["unit"] == "tokens"
+
+
+def test_notebook_heading_paths_carry_across_cells_by_level(tmp_path):
+    """Old: a cell's own headings replaced the path ("## Details" lost the "# Loading data" of the
+    cell before it) and heading-only cells were appended whatever their level."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Loading data"),
+        nbformat.v4.new_markdown_cell("We read the file.\n\n## Details\n\nMore words here."),
+        nbformat.v4.new_code_cell("def load(path):\n    return open(path).read()\n"),
+        nbformat.v4.new_markdown_cell("## Saving"),
+        nbformat.v4.new_markdown_cell("### Format\n\nThe format is CSV with a header row."),
+        nbformat.v4.new_markdown_cell("## Cleaning"),
+        nbformat.v4.new_code_cell("def clean(x):\n    return x\n"),
+    ]
+    nbformat.write(nb, tmp_path / "n.ipynb")
+    doc = load_document(tmp_path / "n.ipynb")
+    chunks = chunk_document(doc, max_chars=60)
+    assert check_chunks(chunks, doc.text, max_size=60) == []
+    assert [c.metadata["headings"] for c in chunks] == [
+        ["Loading data"],
+        ["Loading data", "Details"],
+        ["Loading data", "Details"],
+        ["Loading data", "Saving", "Format"],
+        ["Loading data", "Cleaning"],
+    ]

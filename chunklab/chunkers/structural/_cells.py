@@ -3,7 +3,8 @@
 Each cell is chunked on its own by the chunker of its type (:func:`chunk_markdown`,
 :func:`chunk_python`, else the recursive chunker for raw cells and outputs) and the pieces are
 shifted to the notebook's offsets; a Markdown cell that holds only headings joins the cell
-after it (a heading alone never becomes a chunk). The heading path runs on across cells.
+after it (a heading alone never becomes a chunk). The heading path runs on across cells, by level:
+a "## Details" in one cell sits under the "# Loading data" of an earlier one.
 """
 
 from __future__ import annotations
@@ -29,24 +30,29 @@ def chunk_cells(
     """Chunks of a notebook's text, cell by cell (see the module docstring)."""
     measure = UnitIndex(text, unit)
     out: list[Chunk] = []
+    stack: list[tuple[int, str]] = []  # the heading path so far: (level, title), across cells
     running: list[str] = []
     pending: int | None = None  # start of a heading-only Markdown cell waiting for its content
     for e in elements:
         cell_text = text[e.start : e.end]
         lines = [ln for ln in cell_text.splitlines() if ln.strip()]
+        marks = _headings(cell_text) if e.type == "markdown" else []
         if e.type == "markdown" and lines and all(_HEADING_LINE.match(ln) for ln in lines):
-            titles = [m.group(1) for ln in lines if (m := _HEADING_LINE.match(ln))]
-            running = (
-                titles[-1:] if len(titles) == 1 and lines[0].lstrip().startswith("# ") else running + titles
-            )
+            for _, level, title in marks:
+                stack = [h for h in stack if h[0] < level] + [(level, title)]
+            running = [t for _, t in stack]
             pending = e.start if pending is None else pending
             continue
         pieces = _cell_chunks(cell_text, e.type, budget, unit, doc_id)
         for k, c in enumerate(pieces):
             s, end = c.start + e.start, c.end + e.start
             heads = list(c.metadata.get("headings") or [])
-            if e.type == "markdown" and heads:
-                running = heads
+            if e.type == "markdown":
+                for _, level, title in [m for m in marks if m[0] <= c.start]:
+                    stack = [h for h in stack if h[0] < level] + [(level, title)]
+                marks = [m for m in marks if m[0] > c.start]
+                running = [t for _, t in stack]
+                heads = running or heads
             if k == 0 and pending is not None and measure.count(pending, end) <= budget:
                 s = pending
             meta: dict[str, object] = {
@@ -68,6 +74,18 @@ def chunk_cells(
     if pending is not None:
         out.append(_alone(text, pending, len(text.rstrip()), elements, doc_id, base, running))
     return sorted(out, key=lambda c: (c.start, c.end))
+
+
+def _headings(cell_text: str) -> list[tuple[int, int, str]]:
+    """The ATX headings of a Markdown cell outside code fences: (offset in the cell, level, title)."""
+    out, fenced, at = [], False, 0
+    for line in cell_text.splitlines(keepends=True):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and (m := _HEADING_LINE.match(line.rstrip("\r\n"))):
+            out.append((at, len(line.lstrip()) - len(line.lstrip().lstrip("#")), m.group(1)))
+        at += len(line)
+    return out
 
 
 def _cell_chunks(cell_text: str, kind: str, budget: int, unit: str, doc_id: str) -> list[Chunk]:
