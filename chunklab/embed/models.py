@@ -161,6 +161,15 @@ def load_static(source: Path | None, cache_root: Path) -> StaticModel:
         return _STATIC[key]
 
 
+def _say(message: str) -> None:
+    """A line on stderr for a command-line run; in a notebook kernel (a book page, an exercise) the
+    log only, so a page never shows a machine path or a changing time."""
+    if "ipykernel" in sys.modules:
+        logging.getLogger("chunklab").info("%s", message)
+        return
+    print(message, file=sys.stderr, flush=True)
+
+
 def _distill_into(source: Path | None, target: Path) -> None:
     try:
         from model2vec.distill import distill
@@ -174,11 +183,9 @@ def _distill_into(source: Path | None, target: Path) -> None:
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex[:8]}.tmp"
     # said on stderr, not only logged: the build takes minutes on a laptop CPU, and a run that
     # includes it would otherwise read as slow indexing
-    print(
+    _say(
         f"chunklab: building the static model from {directory} (first use only: about two minutes "
-        f"on a laptop CPU, not part of indexing); it is kept in {target}",
-        file=sys.stderr,
-        flush=True,
+        f"on a laptop CPU, not part of indexing); it is kept in {target}"
     )
     logging.getLogger("chunklab").info(
         "distilling the static model from %s into %s (once)", directory, target
@@ -189,11 +196,7 @@ def _distill_into(source: Path | None, target: Path) -> None:
             warnings.simplefilter("ignore")
             model = distill(str(directory), pca_dims=STATIC_PCA_DIMS, device="cpu")
         model.save_pretrained(tmp)
-        print(
-            f"chunklab: static model built in {time.perf_counter() - started:.0f} s; later runs load it",
-            file=sys.stderr,
-            flush=True,
-        )
+        _say(f"chunklab: static model built in {time.perf_counter() - started:.0f} s; later runs load it")
         try:
             tmp.rename(target)
         except OSError:  # another process finished first: keep its copy
