@@ -164,7 +164,7 @@ def load_static(source: Path | None, cache_root: Path) -> StaticModel:
 def _say(message: str) -> None:
     """A line on stderr for a command-line run; in a notebook kernel (a book page, an exercise) the
     log only, so a page never shows a machine path or a changing time."""
-    if "ipykernel" in sys.modules:
+    if type(sys.stderr).__module__.startswith("ipykernel"):  # a kernel's OutStream: the page shows it
         logging.getLogger("chunklab").info("%s", message)
         return
     print(message, file=sys.stderr, flush=True)

@@ -152,6 +152,22 @@ def shot(pg, name: str) -> None:
 def open_notebook(pg, url: str, path: str) -> None:
     """Open a notebook by URL and wait for its kernel to be idle."""
     pg.goto(f"{url}/lab/tree/{path}?token={TOKEN}")
+    # Lab restores the previous test's notebooks too, and may activate one of them after this one:
+    # once the layout is restored, open (activate) this path, then wait until it is the current
+    # widget with its cells loaded; menus, wait_idle and set_source act on the current widget
+    pg.wait_for_function("() => window.jupyterapp !== undefined", timeout=120_000)
+    pg.evaluate(
+        "async (path) => { await window.jupyterapp.restored;"
+        " await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
+        path,
+    )
+    pg.wait_for_function(
+        "(path) => { const w = window.jupyterapp.shell.currentWidget;"
+        " return !!(w && w.context && w.context.path === path && w.content && w.content.model"
+        " && w.content.model.cells.length > 0); }",
+        arg=path,
+        timeout=120_000,
+    )
     pg.locator(f"{PANEL} .jp-Cell").first.wait_for()
     wait_idle(pg)
 
