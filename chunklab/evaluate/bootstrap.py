@@ -64,19 +64,22 @@ def cluster_resample_counts(
     n_resamples: int = N_RESAMPLES,
     seed: int = 0,
 ) -> np.ndarray:
-    """The cluster bootstrap's count matrix: each resample draws whole clusters, with replacement.
+    """The cluster bootstrap's counts: each resample draws whole clusters, replaced.
 
-    ``clusters`` gives each item's cluster (a question's document id). Resample ``r`` draws as
-    many clusters as there are, with replacement (:func:`resample_counts` over the clusters,
-    numbered in order of first appearance), and every item counts as often as its cluster was
-    drawn; a resample's size therefore varies, and :func:`bootstrap_means` divides by it. When
-    every item is its own cluster, the matrix is :func:`resample_counts` of the items, exactly.
+    ``clusters`` gives each item's cluster (a question's document id). Resample
+    ``r`` draws as many clusters as there are, with replacement
+    (:func:`resample_counts` over the clusters, numbered in order of first
+    appearance), and every item counts as often as its cluster was drawn; a
+    resample's size therefore varies, and :func:`bootstrap_means` divides by it.
+    When every item is its own cluster, the matrix is :func:`resample_counts` of
+    the items, exactly.
     """
     labels = list(clusters)
     check_positive_int(len(labels), "len(clusters)")
     codes: dict[object, int] = {}
-    index = np.array([codes.setdefault(c, len(codes)) for c in labels], dtype=np.intp)
-    return np.ascontiguousarray(resample_counts(len(codes), n_resamples, seed)[:, index])
+    index = np.array([codes.setdefault(c, len(codes)) for c in labels], np.intp)
+    counts = resample_counts(len(codes), n_resamples, seed)
+    return np.ascontiguousarray(counts[:, index])
 
 
 def bootstrap_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -112,12 +115,13 @@ def bootstrap_p_value(resampled: np.ndarray) -> float:
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of ``p_values`` for multiple comparisons, in the input's order.
+    """Holm's step-down adjustment of ``p_values`` for multiple comparisons, in order.
 
-    Sorted ascending, the ``i``-th smallest (from 0) is multiplied by ``m - i`` and the adjusted
-    values are made non-decreasing, capped at 1. A comparison is established, family-wise at
-    5%, when its adjusted p-value is below 0.05; it controls the chance of any false "established"
-    among the ``m`` without assuming the comparisons independent.
+    Sorted ascending, the ``i``-th smallest (from 0) is multiplied by ``m - i`` and
+    the adjusted values are made non-decreasing, capped at 1. A comparison is
+    established, family-wise at 5%, when its adjusted p-value is below 0.05; it
+    controls the chance of any false "established" among the ``m`` without
+    assuming the comparisons independent.
     """
     ps = [check_number(p, "p_values") for p in p_values]
     if any(not 0 <= p <= 1 for p in ps):

@@ -108,11 +108,12 @@ def span_hit(chunk_span: SpanLike, gold_span: SpanLike, min_gold_overlap: float 
 
 
 def contains_hit(chunk_span: SpanLike, gold_span: SpanLike) -> bool:
-    """Full containment: the retrieved span holds the **whole** gold span (same document).
+    """Full containment: the retrieved span holds the **whole** gold span (same doc).
 
-    Stricter than :func:`span_hit`, which also counts a span covering half of the gold, or
-    lying inside it: a chunk that ends in the middle of the answer's sentence is a
-    :func:`span_hit` and not a ``contains_hit``. Every ``contains_hit`` is a ``span_hit``.
+    Stricter than :func:`span_hit`, which also counts a span covering half of the
+    gold, or lying inside it: a chunk that ends in the middle of the answer's
+    sentence is a :func:`span_hit` and not a ``contains_hit``. Every
+    ``contains_hit`` is a ``span_hit``.
     """
     cd, cs, ce = _span(chunk_span)
     gd, gs, ge = _span(gold_span)
