@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import warnings
 from pathlib import Path
 
@@ -89,9 +90,17 @@ def test_no_import_cycle_between_modules_of_chunklab():
 def test_import_contracts_hold():
     from importlinter.cli import lint_imports
 
+    # import-linter configures logging with dictConfig, which disables every logger that exists by then
+    # (chunklab's among them): the rest of the run must keep the logging it had
+    loggers = logging.Logger.manager.loggerDict
+    enabled = [name for name, lg in loggers.items() if isinstance(lg, logging.Logger) and not lg.disabled]
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True)
+    try:
+        with contextlib.redirect_stdout(out):
+            code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True)
+    finally:
+        for name in enabled:
+            logging.getLogger(name).disabled = False
     assert code == 0, out.getvalue()[-3000:]
 
 

@@ -21,6 +21,8 @@ OutStream.__module__ = "ipykernel.iostream"
 
 def test_inside_a_notebook_kernel_the_notice_is_logged_not_printed(monkeypatch, caplog):
     # a book page or an exercise runs in an IPython kernel: its stderr would show on the page, path included
+    # (a library that configured logging with dictConfig earlier in this process may have disabled the logger)
+    monkeypatch.setattr(logging.getLogger("chunklab"), "disabled", False)
     kernel_stderr = OutStream()
     monkeypatch.setattr(sys, "stderr", kernel_stderr)
     with caplog.at_level(logging.INFO, logger="chunklab"):
