@@ -26,6 +26,11 @@ from chunklab.book import provenance as P
 ROOT = Path(__file__).resolve().parents[2]
 #: the numbered chapters: every number there is computed at build time or dated and machine-named
 CHAPTERS = sorted((ROOT / "chapters").glob("0*.md"))
+#: the "beyond the kit" pages: every number they read from benchmarks/results is dated and machine-named
+BEYOND = [
+    ROOT / "chapters" / f"{name}.md"
+    for name in ("your-documents", "scaling-out", "scaling-faults", "code-rag-50k")
+]
 RESULTS_READ = re.compile(r"""["'/]([\w.-]+\.json)["']""")
 
 
@@ -49,12 +54,12 @@ def test_the_chapters_read_stored_results() -> None:
     assert "pdf_elements.json" in read["03b-documents.md"]
 
 
-@pytest.mark.parametrize("page", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("page", CHAPTERS + BEYOND, ids=lambda p: p.stem)
 def test_every_results_file_a_chapter_reads_names_its_date_and_machine(page: Path) -> None:
     source = "\n".join(code_cells(page))
     for name in sorted(results_read(page)):
         date, machine = P.provenance(P.load_results(name))
-        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", date), (name, date)
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}(/\d{2})?", date), (name, date)  # a day, or two (12-02/03)
         assert machine, name
     if results_read(page) or "book_timings(" in source:
         assert "measured_on(" in source, (
@@ -176,19 +181,3 @@ def test_cost_strategies_are_the_decision_tables_configurations() -> None:
     assert built["leaf → parent"].postprocess is not None  # leaves searched, parents returned
     with pytest.raises(ValueError, match="names must be among"):
         BT.cost_strategies(("fixed", "nope"))
-
-
-#: the "beyond the kit" pages: every number they read from benchmarks/results names its date and machine
-BEYOND = [
-    ROOT / "chapters" / f"{name}.md"
-    for name in ("your-documents", "scaling-out", "scaling-faults", "code-rag-50k")
-]
-
-
-@pytest.mark.parametrize("page", BEYOND, ids=lambda p: p.stem)
-def test_every_results_file_a_beyond_the_kit_page_reads_names_its_date_and_machine(page: Path) -> None:
-    source = "\n".join(code_cells(page))
-    for name in sorted(results_read(page)):
-        date, machine = P.provenance(P.load_results(name))
-        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}(/\d{2})?", date), (name, date)
-        assert f'"{name}"' in source and "measured_on(" in source, f"{page.name} does not name {name}'s date"
