@@ -10,6 +10,7 @@ that one file and name its date and machine where they quote it::
 
     python -m benchmarks.book_timings                      # every section (about 10 CPU minutes)
     python -m benchmarks.book_timings --only speed probe    # some sections, merged into the file
+    python -m benchmarks.book_timings --only costs --strategies "leaf → parent"  # some rows of costs
 
 Sections (each function below is what the page it feeds computes, with the clock added):
 
@@ -17,8 +18,9 @@ Sections (each function below is what the page it feeds computes, with the clock
   the recursive chunks of the same document, embedded by an encoder with its cache off.
 - ``latency`` (chapter 5): a leaf search and a leaf search with auto-merging over the whole
   kit indexed hierarchically (in-memory Chroma), and the embedding of one new query.
-- ``costs`` (chapter 6): the five strategies' ingest time (chunk, embed, store) from an empty
-  embedding cache, and their query latency, from :class:`chunklab.evaluate.Benchmark`.
+- ``costs`` (chapter 6): the ingest time (chunk, embed, store) of every configuration of the
+  decision table, each from its own empty embedding cache, and their query latency, from
+  :class:`chunklab.evaluate.Benchmark`; ``--strategies`` re-measures some rows and keeps the rest.
 - ``speed`` (chapter 7): chunks embedded per second by MiniLM and the static model (caches
   off, models loaded first) and chunks indexed per second by BM25, plain and contextual.
 
@@ -48,8 +50,17 @@ RESULTS = Path(__file__).resolve().parent / "results" / "book_timings.json"
 SECTIONS = ("probe", "latency", "costs", "speed")
 #: chapter 4's subset: the first documents (by id) of each structure label
 PER_STRUCTURE = 5
-#: chapter 6's strategies, at the registry's defaults
-COST_STRATEGIES = ("fixed", "recursive", "structural", "semantic", "hierarchical")
+#: chapter 6's decision table: the five strategies at the registry's defaults, then the two
+#: configurations earlier chapters established (built by :func:`cost_strategies` as the chapter builds them)
+COST_STRATEGIES = (
+    "fixed",
+    "recursive",
+    "structural",
+    "semantic",
+    "hierarchical",
+    "structural (headings), 1000",
+    "leaf → parent",
+)
 #: chapter 5: the queries timed (the first of the kit's questions) and the new queries embedded
 LATENCY_QUERIES, EMBED_QUERIES = 40, 20
 #: chapter 7: chunks timed per model (MiniLM is slow on a CPU)
@@ -207,11 +218,41 @@ def hierarchical_latency(timed: bool = True) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ chapter 6
-def strategy_costs(timed: bool = True) -> dict[str, Any]:
-    """Chapter 6: each strategy's chunks, ingest seconds from an empty cache, query latency.
+def cost_strategies(names: tuple[str, ...] = COST_STRATEGIES) -> dict[str, Any]:
+    """Chapter 6's configurations by name, built as the chapter builds them.
 
-    ``timed=False`` counts the chunks of the strategies that embed nothing to cut (the
+    The defaults come from the registry; "structural (headings), 1000" is chapter 3's Markdown
+    chunker at an equal 1,000-character budget and "leaf → parent" chapter 5's hierarchical
+    leaves with their parents returned. ``ValueError`` for a name not in :data:`COST_STRATEGIES`.
+    """
+    import dataclasses
+
+    from chunklab.chunkers.catalog import get_strategy
+    from chunklab.chunkers.hierarchical import retrieve_parents
+    from chunklab.chunkers.structural import chunk_markdown
+
+    unknown = [n for n in names if n not in COST_STRATEGIES]
+    if unknown:
+        raise ValueError(f"names must be among {list(COST_STRATEGIES)}, got {unknown!r}")
+    built: dict[str, Any] = {}
+    for name in names:
+        if name == "structural (headings), 1000":
+            built[name] = lambda d: chunk_markdown(d.text, 1000, doc_id=d.doc_id)
+        elif name == "leaf → parent":
+            built[name] = dataclasses.replace(get_strategy("hierarchical"), postprocess=retrieve_parents)
+        else:
+            built[name] = get_strategy(name)
+    return built
+
+
+def strategy_costs(timed: bool = True, names: tuple[str, ...] = COST_STRATEGIES) -> dict[str, Any]:
+    """Chapter 6: each configuration's chunks, ingest seconds from an empty cache, query latency.
+
+    ``timed=False`` counts the chunks of the configurations that embed nothing to cut (the
     semantic chunker's chunks need the model, so it is left out of the untimed record).
+    ``names`` measures only those configurations (:func:`main` keeps the stored others). Each
+    one ingests from its own empty embedding cache, so a configuration that indexes the same
+    texts as another (leaf → parent and hierarchical embed the same leaves) pays for them too.
     """
     from chunklab.datasets.corpora.docs import load_docs
 
@@ -220,7 +261,7 @@ def strategy_costs(timed: bool = True) -> dict[str, Any]:
         from chunklab.embed import get_encoder
         from chunklab.evaluate import Benchmark
 
-        bench = Benchmark(corpus, [n for n in COST_STRATEGIES if n != "semantic"], k=5)
+        bench = Benchmark(corpus, cost_strategies(tuple(n for n in names if n != "semantic")), k=5)
         chunks = {  # as Benchmark.costs counts them (every chunk, parents too); the model never loads
             s.name: len({c.id for c in bench.chunk_corpus(s, get_encoder())[0]}) for s in bench.strategies
         }
@@ -234,11 +275,13 @@ def strategy_costs(timed: bool = True) -> dict[str, Any]:
 
     cache = Path(tempfile.mkdtemp(prefix="chunklab-book-timings-"))
     try:
-        encoder = Encoder(cache_dir=cache, show_progress=False)
-        bench = Benchmark(corpus, list(COST_STRATEGIES), k=5, encoder=encoder)
-        query_vecs = encoder.encode([q.question for q in corpus.questions], show_progress=False)
+        queries = Encoder(cache_dir=cache / "queries", show_progress=False)
+        bench = Benchmark(corpus, cost_strategies(names), k=5, encoder=queries)
+        query_vecs = queries.encode([q.question for q in corpus.questions], show_progress=False)
         per: dict[str, dict[str, Any]] = {}
         for i, strategy in enumerate(bench.strategies):  # the steps of Benchmark.run, clocked
+            encoder = Encoder(cache_dir=cache / f"strategy-{i}", show_progress=False)  # empty
+            encoder.encode(["load the model before timing"])
             store = bench.open_store(strategy, i, cache / "stores", encoder)
             clock = Clock()
             indexed = bench.index(strategy, store, encoder)
@@ -257,17 +300,51 @@ def strategy_costs(timed: bool = True) -> dict[str, Any]:
                 "ingest_wall_s": round(ingest_wall, 2),
                 "query_p50_cpu_ms": round(float(np.percentile(latencies, 50)), 2),
                 "query_p95_cpu_ms": round(float(np.percentile(latencies, 95)), 2),
+                "measured": dt.date.today().isoformat(),
+                "loadavg": round(os.getloadavg()[0], 2),
+                "cache": "its own, empty at the start of its ingest",
             }
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    return {
+    out: dict[str, Any] = {
         "strategies": list(COST_STRATEGIES),
         "questions": len(corpus.questions),
         "chunks": {name: row["chunks"] for name, row in per.items() if name != "semantic"},
-        "semantic_chunks": per["semantic"]["chunks"],
-        "cache": "empty at the start: every text embedded once, as on a first ingest",
+        "cache": "empty at the start of each ingest: every text embedded once, as on a first ingest",
         "per_strategy": per,
     }
+    if "semantic" in per:
+        out["semantic_chunks"] = per["semantic"]["chunks"]
+    return out
+
+
+def merge_costs(stored: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
+    """The stored costs section with the configurations of ``measured`` replaced or added.
+
+    Rows measured on another machine (CPU model or core count) are not mixed with the stored
+    ones: ``ValueError`` asks for every configuration to be measured again.
+    """
+    keys = ("cpu", "cores", "torch_threads")
+    if {k: stored["machine"].get(k) for k in keys} != {k: measured["machine"].get(k) for k in keys}:
+        raise ValueError(
+            f"the stored costs were measured on {stored['machine'].get('description')!r}, these on "
+            f"{measured['machine'].get('description')!r}: measure every configuration (no --strategies)"
+        )
+    per = {**stored.get("per_strategy", {}), **measured["per_strategy"]}
+    merged = {
+        **stored,
+        **{k: v for k, v in measured.items() if k not in ("per_strategy", "chunks", "machine")},
+    }
+    merged["per_strategy"] = {n: per[n] for n in COST_STRATEGIES if n in per}
+    merged["chunks"] = {n: row["chunks"] for n, row in merged["per_strategy"].items() if n != "semantic"}
+    if "semantic" in per:
+        merged["semantic_chunks"] = per["semantic"]["chunks"]
+    merged["cache"] = (
+        measured["cache"] + "; the rows without a 'cache' of their own were measured in one earlier run "
+        "that shared one cache, empty at its start"
+    )
+    merged["measured"] = max(stored["measured"], measured["measured"])
+    return merged
 
 
 # ------------------------------------------------------------------------------ chapter 7
@@ -327,6 +404,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--strategies",
+        nargs="+",
+        choices=COST_STRATEGIES,
+        help="costs: measure only these configurations, keep the stored others",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -336,8 +419,13 @@ def main(argv: list[str] | None = None) -> int:
     stored = load(args.out) if args.out.exists() else {}
     stored.setdefault("sections", {})
     for name in args.only:
-        section = {"measured": dt.date.today().isoformat(), "machine": machine(), **MEASURE[name]()}
+        partial = name == "costs" and args.strategies
+        measure = MEASURE[name]
+        values = measure(names=tuple(args.strategies)) if partial else measure()
+        section = {"measured": dt.date.today().isoformat(), "machine": machine(), **values}
         section["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+        if partial and "costs" in stored["sections"]:
+            section = merge_costs(stored["sections"]["costs"], section)
         stored["sections"][name] = section
         print(name, json.dumps({k: v for k, v in section.items() if k != "machine"}), flush=True)
     stored["benchmark"] = "benchmarks/book_timings.py"

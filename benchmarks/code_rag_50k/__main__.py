@@ -13,7 +13,7 @@ from chunklab.datasets import corpus as named_corpus
 from .chunking import chunking
 from .config import Config, parse_args
 from .report import render_markdown, write_results
-from .resources import Memory, machine
+from .resources import Memory, machine, measured
 from .retrieval import retrieval
 
 
@@ -51,6 +51,7 @@ def run(config: Config, save: Callable[[dict[str, Any]], None] | None = None) ->
         "projects": len(corpus.projects()),
         "source_mb": round(corpus.total_bytes / 1e6, 1),
         "machine": machine(),
+        "measured": measured(),
         "workers": config.workers,
         "code": {"chunklab": str(Path(sys.modules["chunklab"].__file__ or "").parent), "note": config.note},
     }

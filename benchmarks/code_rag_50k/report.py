@@ -58,6 +58,10 @@ def render_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: how a metric is written in the report (the rest: three decimals)
+_FORMATS = {"not_compiling": ".1%", "retrieved_chars": ",.0f"}
+
+
 def _cell(m: dict[str, Any], key: str, fmt: str) -> str:
     """A mean with its own 95 % interval when the result has one."""
     lo_hi = m.get("interval", {}).get(key)
@@ -74,14 +78,15 @@ def render_retrieval(rt: dict[str, Any]) -> list[str]:
         lines += [
             f"### {scope_name}: {scope['files']:,} files indexed, {scope['questions']} questions",
             "",
-            "| strategy | retriever | chunks | P@5 | R@5 | MRR | char recall | retrieved not compiling |",
-            "|---|---|---|---|---|---|---|---|",
+            "| strategy | retriever | chunks | P@5 | R@5 | MRR | char recall | retrieved not compiling "
+            "| chars returned |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for name, entry in scope["strategies"].items():
             for r, m in entry["retrievers"].items():
                 lines.append(
                     f"| {name} | {r} | {entry['chunks']:,} | "
-                    + " | ".join(_cell(m, k, ".1%" if k == "not_compiling" else ".3f") for k in METRIC_NAMES)
+                    + " | ".join(_cell(m, k, _FORMATS.get(k, ".3f")) for k in METRIC_NAMES if k in m)
                     + " |"
                 )
         lines += [

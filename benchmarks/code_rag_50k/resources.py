@@ -20,6 +20,22 @@ def machine() -> dict[str, Any]:
     }
 
 
+def measured() -> dict[str, Any]:
+    """When and where the run was measured: the block the book's pages name (``chunklab.book.provenance``)."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            model = next(
+                (ln.split(":", 1)[1].strip() for ln in cpuinfo if ln.startswith("model name")), model
+            )
+    except OSError:
+        pass
+    return {
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": {"cpu": model, "cores": os.cpu_count()},
+    }
+
+
 class Memory:
     """Peak resident memory of this process, its largest finished worker and the whole process tree.
 

@@ -263,7 +263,9 @@ def ann_tradeoff(
 
 
 def score(index: CodeIndex, questions: list[Any], ranked: list[list[int]], k: int) -> dict[str, np.ndarray]:
-    """Per question: P@k, R@k, MRR (span hits), character recall, share of top-k chunks not compiling."""
+    """Per question: P@k, R@k, MRR (span hits), character recall, share of top-k chunks not compiling,
+    and the characters the top-k chunks hold (``retrieved_chars``, as :class:`chunklab.evaluate.Benchmark`
+    counts them: every chunk's length, overlaps included)."""
     cols = {m: np.zeros(len(questions)) for m in METRIC_NAMES}
     for j, (q, top) in enumerate(zip(questions, ranked)):
         gold = [(q.doc_id, s, e) for s, e in q.gold_spans]
@@ -272,6 +274,7 @@ def score(index: CodeIndex, questions: list[Any], ranked: list[list[int]], k: in
         cols["precision"][j], cols["recall"][j], cols["mrr"][j] = m["precision"], m["recall"], m["mrr"]
         cols["char_recall"][j] = span_metrics(spans, gold)["recall"]
         cols["not_compiling"][j] = float(np.mean(~index.compiles[top])) if top else 0.0
+        cols["retrieved_chars"][j] = float(sum(end - start for _, start, end in spans))
     return cols
 
 

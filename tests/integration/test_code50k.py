@@ -324,6 +324,11 @@ def test_benchmark_quick_path_on_a_few_hundred_installed_files(tmp_path):
     for entry in full["strategies"].values():
         for metrics in entry["retrievers"].values():
             interval = metrics.pop("interval")
+            assert (
+                interval["retrieved_chars"][0]
+                <= metrics.pop("retrieved_chars")
+                <= interval["retrieved_chars"][1]
+            )
             assert all(0 <= v <= 1 for v in metrics.values())
             assert all(interval[m][0] <= v <= interval[m][1] for m, v in metrics.items())
         timings = entry["timings"]
@@ -344,6 +349,26 @@ def test_benchmark_quick_path_on_a_few_hundred_installed_files(tmp_path):
         )
     for cmp in full["paired"].values():
         assert all(c["lo"] <= c["diff"] <= c["hi"] for c in cmp.values())
+
+
+def test_benchmark_scores_the_characters_each_question_retrieved():
+    """``retrieved_chars``: the lengths of the top-k chunks summed, as chapter 6's Benchmark counts them."""
+    import numpy as np
+
+    from benchmarks.code_rag_50k.retrieval import score
+    from chunklab.datasets.corpora.docs import Question
+
+    class Index:  # the two things score reads of a CodeIndex: chunk spans and whether they compile
+        spans = [("a.py", 0, 120), ("a.py", 100, 400), ("b.py", 0, 50)]
+        compiles = np.array([True, False, True])
+
+        def span(self, i):
+            return self.spans[i]
+
+    question = Question("q1", "what does f do?", "a.py", [(110, 300)], ["def f"], "function", "dev", False)
+    scores = score(Index(), [question, question], [[0, 1], [2]], k=5)
+    assert scores["retrieved_chars"].tolist() == [420.0, 50.0]  # overlap counted in both chunks
+    assert scores["recall"].tolist() == [1.0, 0.0]
 
 
 def test_benchmark_settings_are_one_frozen_picklable_config():

@@ -26,6 +26,11 @@ from chunklab.book import provenance as P
 ROOT = Path(__file__).resolve().parents[2]
 #: the numbered chapters: every number there is computed at build time or dated and machine-named
 CHAPTERS = sorted((ROOT / "chapters").glob("0*.md"))
+#: the "beyond the kit" pages: every number they read from benchmarks/results is dated and machine-named
+BEYOND = [
+    ROOT / "chapters" / f"{name}.md"
+    for name in ("your-documents", "scaling-out", "scaling-faults", "code-rag-50k")
+]
 RESULTS_READ = re.compile(r"""["'/]([\w.-]+\.json)["']""")
 
 
@@ -49,12 +54,12 @@ def test_the_chapters_read_stored_results() -> None:
     assert "pdf_elements.json" in read["03b-documents.md"]
 
 
-@pytest.mark.parametrize("page", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("page", CHAPTERS + BEYOND, ids=lambda p: p.stem)
 def test_every_results_file_a_chapter_reads_names_its_date_and_machine(page: Path) -> None:
     source = "\n".join(code_cells(page))
     for name in sorted(results_read(page)):
         date, machine = P.provenance(P.load_results(name))
-        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", date), (name, date)
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}(/\d{2})?", date), (name, date)  # a day, or two (12-02/03)
         assert machine, name
     if results_read(page) or "book_timings(" in source:
         assert "measured_on(" in source, (
@@ -141,3 +146,38 @@ def test_stored_timings_are_positive_numbers(stored: dict) -> None:
     assert all(isinstance(v, float | int) and math.isfinite(v) and v > 0 for v in values)
     assert set(speed["chunks_per_cpu_s"]) == {"MiniLM", "static", "BM25", "contextual BM25"}
     assert set(stored["costs"]["per_strategy"]) == set(BT.COST_STRATEGIES)
+
+
+def test_costs_remeasured_for_some_configurations_keep_the_others_and_refuse_another_machine() -> None:
+    """``--strategies``: the rows measured replace or join the stored ones, on the same machine only."""
+    box = {"cpu": "Xeon", "cores": 2, "torch_threads": 1, "description": "Xeon, 2 cores"}
+    stored = {
+        "measured": "2026-12-01",
+        "machine": box,
+        "strategies": ["fixed", "semantic"],
+        "per_strategy": {"fixed": {"chunks": 3}, "semantic": {"chunks": 5}},
+        "chunks": {"fixed": 3},
+        "semantic_chunks": 5,
+    }
+    measured = {
+        "measured": "2026-12-03",
+        "machine": {**box, "loadavg_start": [9.0]},
+        "strategies": list(BT.COST_STRATEGIES),
+        "per_strategy": {"leaf → parent": {"chunks": 9}},
+        "chunks": {"leaf → parent": 9},
+        "cache": "empty at the start of each ingest",
+    }
+    merged = BT.merge_costs(stored, measured)
+    assert list(merged["per_strategy"]) == ["fixed", "semantic", "leaf → parent"]  # the book's order
+    assert merged["chunks"] == {"fixed": 3, "leaf → parent": 9} and merged["semantic_chunks"] == 5
+    assert merged["machine"] == box and merged["measured"] == "2026-12-03"
+    with pytest.raises(ValueError, match="measure every configuration"):
+        BT.merge_costs(stored, {**measured, "machine": {**box, "cores": 16}})
+
+
+def test_cost_strategies_are_the_decision_tables_configurations() -> None:
+    built = BT.cost_strategies()
+    assert tuple(built) == BT.COST_STRATEGIES
+    assert built["leaf → parent"].postprocess is not None  # leaves searched, parents returned
+    with pytest.raises(ValueError, match="names must be among"):
+        BT.cost_strategies(("fixed", "nope"))
