@@ -46,6 +46,8 @@ __all__ = ["LATE_OVERLAP", "LateEncoder", "late_owners", "late_windows"]
 LATE_OVERLAP = 64
 #: windows per model batch
 LATE_BATCH = 16
+#: windows whose token embeddings are held at once (about 25 MB for MiniLM) before pooling
+GROUP_WINDOWS = 64
 
 
 class LateEncoder:
@@ -128,16 +130,19 @@ class LateEncoder:
                 self.cache_hits += len(spans)
             else:
                 todo.append(d)
-        if todo:
-            plans = [self._plan(docs[d][0]) for d in todo]
-            states = self._run([w for plan in plans for w in plan.window_ids])
-            at = 0
-            for d, plan in zip(todo, plans, strict=True):
-                hidden = states[at : at + len(plan.window_ids)]
-                at += len(plan.window_ids)
-                out[d][:] = self._pool(docs[d][0], docs[d][1], plan, hidden)
-                if cache is not None:
-                    cache.put_many(list(zip(keys[d], out[d], strict=True)))
+        group: list[tuple[int, _Plan]] = []
+        for n, d in enumerate(todo):  # documents in groups of about GROUP_WINDOWS windows: memory stays flat
+            group.append((d, self._plan(docs[d][0])))
+            if n == len(todo) - 1 or sum(len(p.window_ids) for _, p in group) >= GROUP_WINDOWS:
+                states = self._run([w for _, plan in group for w in plan.window_ids])
+                at = 0
+                for g, plan in group:
+                    hidden = states[at : at + len(plan.window_ids)]
+                    at += len(plan.window_ids)
+                    out[g][:] = self._pool(docs[g][0], docs[g][1], plan, hidden)
+                    if cache is not None:
+                        cache.put_many(list(zip(keys[g], out[g], strict=True)))
+                group = []
         return out
 
     def _key(self, text: str, start: int, end: int) -> bytes:

@@ -132,9 +132,12 @@ def test_every_chunk_of_a_long_document_gets_a_finite_unit_vector(encoder):
     assert np.mean(own) > np.mean(vecs[:-1] @ alone.T)
 
 
-def test_windows_of_several_documents_run_together_and_match_one_by_one(encoder):
-    texts = ["Short note about bees.", "Rail timetables change in May. " * 40]
-    spans = [[(0, 10), (11, 22)], [(0, 31), (31 * 20, 31 * 21)]]
+def test_windows_of_several_documents_run_together_and_match_one_by_one(encoder, monkeypatch):
+    from chunklab.embed import late as late_module
+
+    monkeypatch.setattr(late_module, "GROUP_WINDOWS", 2)  # groups of documents: one, then two
+    texts = ["Rail timetables change in May. " * 40, "Short note about bees.", "Bake at 250 degrees."]
+    spans = [[(0, 31), (31 * 20, 31 * 21)], [(0, 10), (11, 22)], [(0, 4)]]
     together = LateEncoder(encoder).encode_documents(list(zip(texts, spans, strict=True)))
     for text, sp, vecs in zip(texts, spans, together, strict=True):
         np.testing.assert_allclose(vecs, LateEncoder(encoder).encode_spans(text, sp), atol=1e-5)
