@@ -12,7 +12,7 @@ Cost: the chunks of every size embedded cold (no cache) both ways on ``--threads
 model already loaded: CPU seconds (``time.process_time``) and wall seconds per 1,000 chunks, with
 the load average before and after (a shared machine).
 
-    nice .venv/bin/python benchmarks/late_chunking.py  # all 40 documents, 411 questions: minutes of CPU
+    .venv/bin/python benchmarks/late_chunking.py --docs 20  # 196 questions: about two CPU minutes
 """
 
 from __future__ import annotations
