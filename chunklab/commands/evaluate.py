@@ -79,6 +79,12 @@ def add_parser(subparsers) -> None:
     )
     add_model_argument(p)
     p.add_argument(
+        "--late",
+        action="store_true",
+        help="embed the chunks by late chunking: each document read by MiniLM in windows of its "
+        "max_seq_length tokens, each chunk's token embeddings pooled (instead of each chunk alone)",
+    )
+    p.add_argument(
         "--tokenizer",
         metavar="PATH",
         help="a tokenizer.json (Hugging Face tokenizers format): every strategy measures its sizes "
@@ -130,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
     from chunklab.ingest.report import document_notes
 
     check_positive_int(args.k, "--k")
+    if args.late and args.model != "minilm":
+        raise ValueError(f"--late needs --model minilm (token embeddings), got --model {args.model}")
     strategies = build_strategies(args)
     if args.questions is not None and args.corpus is None:
         raise ValueError("--questions needs --corpus DIR (the documents the questions are about)")
@@ -160,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         n_resamples=args.resamples,
         seed=args.seed,
         convention=args.convention,
+        late=args.late,
     )
     result = bench.run(progress=not args.no_progress)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 40):

@@ -77,7 +77,10 @@ class Benchmark:
     :func:`chunklab.embed.get_encoder`. Each strategy is indexed in its own collection under
     ``store_dir`` (a temporary folder removed after the run when not given). ``convention``
     chooses how span metrics count retrieved characters (see
-    :func:`chunklab.evaluate.metrics.span_metrics`).
+    :func:`chunklab.evaluate.metrics.span_metrics`). ``late=True`` embeds the chunks by **late
+    chunking** (:class:`chunklab.embed.late.LateEncoder`: each document run through MiniLM in
+    windows of its ``max_seq_length`` tokens, each chunk's token embeddings mean-pooled) instead of
+    each chunk alone; the questions are embedded as usual.
     """
 
     def __init__(
@@ -91,6 +94,8 @@ class Benchmark:
         seed: int = 0,
         min_gold_overlap: float = MIN_GOLD_OVERLAP,
         convention: str = "union",
+        *,
+        late: bool = False,
     ) -> None:
         self.k = check_positive_int(k, "k")
         self.n_resamples = check_positive_int(n_resamples, "n_resamples")
@@ -109,6 +114,9 @@ class Benchmark:
         self.encoder = encoder
         self.store_dir = Path(store_dir) if store_dir is not None else None
         self.seed = seed
+        if not isinstance(late, bool):
+            raise ValueError(f"late must be True or False, got {late!r}")
+        self.late = late
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -250,8 +258,28 @@ class Benchmark:
         leaves = strategy.index_chunks(chunks)
         leaves = list({c.id: c for c in leaves}.values())
         t1 = time.perf_counter()
-        store.add(leaves, show_progress=progress and len(leaves) >= 2000)
+        vectors = self.late_vectors(leaves, encoder) if self.late else None
+        store.add(leaves, show_progress=progress and len(leaves) >= 2000, vectors=vectors)
         return Indexed(chunks, leaves, store, chunk_s, chunk_s + time.perf_counter() - t1, chunker_texts)
+
+    def late_vectors(self, leaves: Sequence[Chunk], encoder: EncoderLike) -> np.ndarray:
+        """Late-chunked vectors of ``leaves`` (aligned with them): each document's windows run once."""
+        from chunklab.embed import Encoder
+        from chunklab.embed.late import LateEncoder
+
+        if not isinstance(encoder, Encoder):
+            raise ValueError(f"late=True needs a MiniLM chunklab.embed.Encoder, got {encoder!r:.80}")
+        texts = {d.doc_id: d.text for d in self.documents}
+        by_doc: dict[str, list[int]] = {}
+        for i, c in enumerate(leaves):
+            by_doc.setdefault(c.doc_id, []).append(i)
+        vecs = LateEncoder(encoder).encode_documents(
+            [(texts[doc], [(leaves[i].start, leaves[i].end) for i in rows]) for doc, rows in by_doc.items()]
+        )
+        out = np.empty((len(leaves), encoder.dim), dtype=np.float32)
+        for rows, block in zip(by_doc.values(), vecs, strict=True):
+            out[rows] = block
+        return out
 
     def retrieve(
         self, strategy: Strategy, indexed: Indexed, query_vecs: np.ndarray
@@ -330,7 +358,8 @@ class Benchmark:
         embedded = [store.embedded_text(c) for c in indexed.leaves]
         token_counts = _token_counts(embedded)
         window = getattr(encoder, "max_seq_length", 256)
-        limit = int(window) - 2 if window else None  # [CLS] and [SEP]; a static model has no window
+        # [CLS] and [SEP]; a static model has no window, and late chunking pools every token of a chunk
+        limit = int(window) - 2 if window and not self.late else None
         truncated = sum(n > limit for n in token_counts) if limit is not None else 0
         return {
             "chunks": len({c.id for c in indexed.chunks}),
