@@ -1,0 +1,158 @@
+"""Layout from the page itself (issue 36, Deliver 2), on PDFs generated at test time (tests/support/docgen).
+
+Columns are found below and between full-width blocks, running headers and footers are learned
+from what repeats across pages (per chapter, with page numbers in them, outside a fixed band),
+and font sizes and weights are checked against the glyphs' own boxes and the document's
+distribution instead of being taken from the font's claims.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from chunklab.documents import load_document
+from tests.support import docgen
+
+PARA = (
+    "Operators check the coolant level every morning before the first shift begins, and they "
+    "write the reading in the log book kept beside the main control panel of the plant."
+)
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+@pytest.mark.parametrize("gutter", [4.0, 6.0, 10.0])
+def test_columns_under_a_full_width_title_and_abstract_and_around_a_wide_caption_read_in_order(
+    tmp_path, gutter
+):
+    """Old: a many-line full-width abstract hid the gutter (the page read as a table of interleaved
+    lines), and a gutter narrower than 1.5 font sizes joined the two columns' lines into one."""
+    abstract = f"Abstract. {PARA} {PARA} {PARA} {PARA}"
+    caption = "Figure 1: A caption set across the whole page, under a figure that spans both columns."
+    blocks = [
+        abstract,
+        ([f"Alpha {PARA}"], [f"Beta {PARA}"]),
+        caption,
+        ([f"Gamma {PARA}"], [f"Delta {PARA}"]),
+    ]
+    doc = load_document(
+        docgen.pdf_column_blocks(tmp_path / "c.pdf", blocks, title="A wide title", gutter=gutter)
+    )
+    expected = " ".join(["A wide title", abstract, f"Alpha {PARA}", f"Beta {PARA}", caption])
+    expected += f" Gamma {PARA} Delta {PARA}"
+    assert _words(doc.text) == _words(expected)
+    kinds = [(doc.text[e.start : e.end].split()[0], e.type) for e in doc.elements]
+    assert kinds == [
+        ("A", "heading"),
+        ("Abstract.", "paragraph"),
+        ("Alpha", "paragraph"),
+        ("Beta", "paragraph"),
+        ("Figure", "caption"),
+        ("Gamma", "paragraph"),
+        ("Delta", "paragraph"),
+    ]
+
+
+CHAPTERS = [
+    ("Getting started", [f"Opening {k} {PARA}" for k in range(4)]),
+    ("The Why3 API", [f"Middle {k} {PARA}" for k in range(5)]),
+    ("Proof sessions", [f"Closing {k} {PARA}" for k in range(4)]),
+]
+
+
+def test_running_headers_that_change_per_chapter_and_carry_the_page_number_are_removed(tmp_path):
+    """Old: a header repeated on fewer than half the pages (one chapter's), or lying just outside the
+    fixed 9 % band, and page numbers at 0.88 of the page height were all kept as body text."""
+    doc = load_document(docgen.pdf_chapters(tmp_path / "book.pdf", CHAPTERS))
+    headings = [f"Chapter {c}. {t}" for c, (t, _) in enumerate(CHAPTERS, 1)]
+    expected = [
+        text for heading, (_, pages) in zip(headings, CHAPTERS, strict=True) for text in (heading, *pages)
+    ]
+    assert _words(doc.text) == _words(" ".join(expected))
+    removed = doc.metadata["removed"]
+    assert sorted(r["page"] for r in removed if r["role"] == "page_number") == list(range(1, 14))
+    running = [(r["page"], r["text"]) for r in removed if r["role"] == "header"]
+    opening = {1, 5, 10}  # a chapter's first page has no running header
+    assert [p for p, _ in running] == [p for p in range(1, 14) if p not in opening]
+    assert all(text.startswith(f"{page} Chapter ") for page, text in running)
+    heads = [doc.text[e.start : e.end] for e in doc.elements if e.type == "heading"]
+    assert heads == headings
+
+
+def _lines(text: str, width: int = 70) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width)
+
+
+BODY = _lines(f"{PARA} {PARA} All levels are logged in full, and the log is filed each Friday.")
+
+
+def test_sizes_come_from_the_drawn_glyphs_when_every_font_claims_size_one(tmp_path):
+    """Old: a PDF that sets every glyph at size 1 and scales it by the text matrix (as Distiller
+    writes) had no headings, since every run claimed the same size."""
+    lines = [("R", "Measuring the coolant", 18.0, 1.0)]
+    lines += [("R", line, 10.0, 1.0) for line in BODY]
+    lines += [("R", "Reading the log", 18.0, 1.0)]
+    lines += [("R", line, 10.0, 1.0) for line in BODY]
+    doc = load_document(docgen.pdf_font_claims(tmp_path / "d.pdf", lines))
+    assert _words(doc.text) == _words(" ".join(text for _, text, _, _ in lines))
+    heads = [(doc.text[e.start : e.end], e.level) for e in doc.elements if e.type == "heading"]
+    assert heads == [("Measuring the coolant", 1), ("Reading the log", 1)]
+    assert {e.style for e in doc.elements if e.type == "paragraph"} == {"10.0pt"}
+
+
+def test_a_weight_the_glyphs_do_not_bear_out_makes_no_headings(tmp_path):
+    """Old: body text in a font whose descriptor claims weight 744 (Ghostscript's CMR10) was bold,
+    so every short line of it became a heading; a heading in a really bold face stays one."""
+    lines = [("B", "Measuring the coolant", 10.0, 10.0)]
+    lines += [("W", line, 10.0, 10.0) for line in BODY]
+    lines += [("B", "Reading the log", 10.0, 10.0)]
+    lines += [("W", line, 10.0, 10.0) for line in BODY[:3]]
+    doc = load_document(docgen.pdf_font_claims(tmp_path / "w.pdf", lines))
+    assert _words(doc.text) == _words(" ".join(text for _, text, _, _ in lines))
+    heads = [doc.text[e.start : e.end] for e in doc.elements if e.type == "heading"]
+    assert heads == ["Measuring the coolant", "Reading the log"]
+    assert [e.type for e in doc.elements].count("paragraph") == 2
+
+
+def test_a_line_end_hyphen_stays_where_the_document_writes_the_word_with_it(tmp_path):
+    """Old: every hyphen at a line end was taken for a broken word, so "camera-" + "ready" became
+    "cameraready" even where the same page writes "camera-ready"; "experi-" + "ment" is still mended."""
+    lines = [
+        "The camera-ready copy is due on Monday, and each camera-",
+        "ready copy is final; the experi-",
+        "ment ran.",
+    ]
+    doc = load_document(docgen.pdf_lines(tmp_path / "h.pdf", lines))
+    assert " ".join(doc.text.split()) == (
+        "The camera-ready copy is due on Monday, and each camera-ready copy is final; the experiment ran."
+    )
+
+
+def test_a_superscript_footnote_mark_stays_in_its_sentence(tmp_path):
+    """Old: a raised footnote mark got a baseline of its own, so it was read before its line as a
+    paragraph of its own ("12"), splitting the sentence from its mark."""
+    runs = [
+        ("LINE", "The pump was replaced in May"),
+        ("SUP", "12"),
+        ("LINE", f" and the valve later. {PARA}"),
+    ]
+    doc = load_document(docgen.pdf_marked(tmp_path / "s.pdf", runs))
+    assert " ".join(doc.text.split()) == f"The pump was replaced in May12 and the valve later. {PARA}"
+    assert [e.type for e in doc.elements] == ["paragraph"]
+
+
+def test_a_line_of_running_text_that_starts_like_a_caption_is_not_one(tmp_path):
+    """Old: any line opening "table 1)" or "Figure 2," (case aside) was a caption, cutting the
+    paragraph it belongs to; a caption is written "Table 1:", "FIGURE 2.", "Fig. 3 —"."""
+    lines = [
+        "The pumps are listed in the appendix, as",
+        "table 1) of the report, and as Figure 2, which",
+        "plots them.",
+    ]
+    doc = load_document(docgen.pdf_lines(tmp_path / "t.pdf", lines))
+    assert [e.type for e in doc.elements] == ["paragraph"]
+    assert " ".join(doc.text.split()) == " ".join(lines)
