@@ -313,16 +313,21 @@ class RemovedMargin(TypedDict):
     bbox: tuple[float, float, float, float]
 
 
-def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> list[RemovedMargin]:
-    """Drop running headers, footers and page numbers from ``pages``; return what was dropped.
+def _remove_margins(
+    pages: list[list[Seg]],
+    sizes: list[tuple[float, float]],
+) -> list[RemovedMargin]:
+    """Drop running headers, footers and page numbers from ``pages``; return them.
 
-    A margin line lies in the fixed band near the top or bottom edge (9 % of the page height),
-    or, wherever it lies within a fifth of the page from an edge, in the page's edge block: the
-    lines between that edge and the first vertical gap wider than the document's body rows are
-    spaced, with body text beyond the gap (:func:`_edge_blocks`), so the bands are measured on
-    each page of each document. A margin line is left out when it is a page number (:func:`_page_numbers`), or
-    when its text (digits aside) recurs in its band on half the pages, or on three pages or
-    more of one run (each within two pages of the last: a chapter's running header).
+    A margin line lies in the fixed band near the top or bottom edge (9 % of the page
+    height), or, wherever it lies within a fifth of the page from an edge, in the page's
+    edge block: the lines between that edge and the first vertical gap wider than the
+    document's body rows are spaced, with body text beyond the gap
+    (:func:`_edge_blocks`), so the bands are measured on each page of each document.
+    A margin line is left out when it is a page number (:func:`_page_numbers`), or when
+    its text (digits aside) recurs in its band on half the pages, or on three pages or
+    more of one run (each within two pages of the last: a chapter's running header,
+    :func:`_longest_run`).
     """
     keyed: list[list[tuple[Seg, tuple[str, str] | None]]] = []
     pages_of: dict[tuple[str, str], list[int]] = {}
@@ -339,13 +344,17 @@ def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) ->
                 if s.top > (1 - _MARGIN) * height or id(s) in bottom_block
                 else ""
             )
-            key = (band, re.sub(r"\d+", "#", " ".join(s.text.lower().split()))) if band else None
+            text = " ".join(s.text.lower().split())
+            key = (band, re.sub(r"\d+", "#", text)) if band else None
             row.append((s, key))
         keyed.append(row)
         for key in {k for _, k in row if k is not None}:
             pages_of.setdefault(key, []).append(i)
     need = max(2, (len(pages) + 1) // 2)
-    running = {key for key, on in pages_of.items() if len(on) >= need or _longest_run(on) >= 3}
+    running: set[tuple[str, str]] = set()
+    for key, on in pages_of.items():
+        if len(on) >= need or _longest_run(on) >= 3:
+            running.add(key)
     numbered = _page_numbers(keyed)
     removed: list[RemovedMargin] = []
     for i, row in enumerate(keyed):
@@ -359,14 +368,21 @@ def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) ->
             if role is None:
                 keep.append(s)
             else:
-                bbox = (round(s.x0, 1), round(s.top, 1), round(s.x1, 1), round(s.bottom, 1))
-                removed.append({"page": s.page, "role": role, "text": s.text, "bbox": bbox})
+                removed.append(
+                    {"page": s.page, "role": role, "text": s.text, "bbox": _box(s)},
+                )
         pages[i] = keep
     return removed
 
 
+def _box(s: Seg) -> tuple[float, float, float, float]:
+    """The segment's box (x0, top, x1, bottom) in points, to 0.1."""
+    return round(s.x0, 1), round(s.top, 1), round(s.x1, 1), round(s.bottom, 1)
+
+
 def _longest_run(on: list[int]) -> int:
-    """The most pages in one run of ``on`` (sorted page indexes) where each is within two of the last."""
+    """The most pages in one run of ``on`` (sorted page indexes), each within two
+    of the last: pages 4, 5 and 7 are a run of three; 1, 4 and 7 three runs of one."""
     best = run = 0
     for k, page in enumerate(on):
         run = run + 1 if k and page - on[k - 1] <= 2 else 1
@@ -429,12 +445,14 @@ def _edge_blocks(
 
 
 def _page_numbers(keyed: list[list[tuple[Seg, tuple[str, str] | None]]]) -> set[int]:
-    """Margin lines that are page numbers: named ("Page 3", "3 of 10", "Página 3 de 10", "Seite 3
-    von 10") or bare numbers, digits or roman numerals, that advance with the pages.
+    """Margin lines that are page numbers: named ("Page 3", "3 of 10", "Página 3 de
+    10", "Seite 3 von 10") or bare numbers, digits or roman numerals, that advance with
+    the pages.
 
-    A bare number counts only when its offset from the page index is shared by another page's
-    bare number of its kind (or the document has one page), so a table cell "42", or a word of
-    roman letters that is a numeral ("mix", 1009), that lands in the margin stays text.
+    A bare number counts only when its offset from the page index is shared by another
+    page's bare number of its kind (or the document has one page), so a table cell "42",
+    or a word of roman letters that is a numeral ("mix", 1009), that lands in the margin
+    stays text.
     """
     found: set[int] = set()
     bare: list[tuple[tuple[bool, int], int, Seg]] = []
