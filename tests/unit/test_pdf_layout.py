@@ -156,3 +156,80 @@ def test_a_line_of_running_text_that_starts_like_a_caption_is_not_one(tmp_path):
     doc = load_document(docgen.pdf_lines(tmp_path / "t.pdf", lines))
     assert [e.type for e in doc.elements] == ["paragraph"]
     assert " ".join(doc.text.split()) == " ".join(lines)
+
+
+def _two_sides(path, left: list[tuple[float, str]], right: list[tuple[float, str, str]]):
+    """One page, line k of each side on one baseline: ``left`` as (x, text), ``right`` as (x, text,
+    align): "L" sets the text from x, "R" ends it at x (a flush-right label)."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.set_auto_page_break(False)
+    pdf.add_font("dv", "", docgen.TTF)
+    pdf.add_page()
+    pdf.set_font("dv", "", 9)
+    for k in range(max(len(left), len(right))):
+        y = 30 + 4.5 * k
+        if k < len(left):
+            pdf.set_xy(left[k][0], y)
+            pdf.cell(0, 4.5, left[k][1])
+        if k < len(right):
+            x, text, align = right[k]
+            width = pdf.get_string_width(text)
+            pdf.set_xy(x if align == "L" else x - width, y)
+            pdf.cell(width, 4.5, text)
+    pdf.output(str(path))
+    return path
+
+
+def test_a_column_of_indented_code_beside_prose_is_read_after_the_prose(tmp_path):
+    """Old: a right column of code (lines starting at several indents, ending ragged) was taken
+    for flush-right labels, so a TUGboat page read its prose and its code interleaved line by line."""
+    from fpdf import FPDF
+
+    measure = FPDF()
+    measure.add_font("dv", "", docgen.TTF)
+    measure.add_page()
+    measure.set_font("dv", "", 9)
+    prose = measure.multi_cell(78, 4.5, " ".join([PARA] * 4), dry_run=True, output="LINES")
+    code = [
+        (0, "\\def\\btxlanguagenameaustrian{%"),
+        (6, "\\foreignlanguage{#1}{german}}%"),
+        (0, "\\def\\btxlanguagenamefrench{%"),
+        (6, "\\foreignlanguage{#1}{french}}%"),
+        (2, "."),
+        (2, "."),
+        (0, "\\def\\btxeditorshort##1{%"),
+        (6, "\\foreignlanguage{#1}{ed##1{}}}%"),
+        (0, "\\ifbbbblanguagenames"),
+        (3, "\\def\\btxlanguagenameUKenglish{%"),
+        (9, "\\foreignlanguage{#1}{english}}%"),
+        (3, "\\fi"),
+    ] * 2
+    doc = load_document(
+        _two_sides(tmp_path / "t.pdf", [(20, t) for t in prose], [(112 + dx, t, "L") for dx, t in code])
+    )
+    assert _words(doc.text) == _words(" ".join(prose) + " " + " ".join(t for _, t in code))
+
+
+def test_flush_right_labels_stay_on_the_line_they_label(tmp_path):
+    """Texinfo's '[Method on ...]' labels end at one x and start wherever their length puts them:
+    they are no column, each stays after the signature it labels."""
+    rows = [
+        ("int dim1 (void) const, the rows of the array", "[Method on Array2<T>]"),
+        ("Array2<T> (int n, int m, const T &val = T ())", "[Constructor]"),
+        ("T& elem (int i, int j), the element at row i", "[Method on DiagArray<T>]"),
+        ("T& operator () (int i, int j), checked or not", "[Indexing on Array2<T>]"),
+        ("void resize (int n, int m, const T &val = T ())", "[Method on Array<T>]"),
+        ("Array2<T>& operator = (const Array2<T> &a)", "[Assignment on Array2<T>]"),
+        ("DiagArray<T> (int r, int c, const T &val = T ())", "[Constructor]"),
+        ("int rows (void) const, the number of rows held", "[Method on Array2<T>]"),
+        ("const T* data (void) const, the first element", "[Method on Array<T>]"),
+        ("T& checkelem (int i, int j, int k) with checks", "[Method on Array3<T>]"),
+        ("DiagArray<T> (const Array<T> &a), its diagonal", "[Constructor]"),
+        ("void fill (const T &val), every element set", "[Method on DiagArray<T>]"),
+    ]
+    doc = load_document(
+        _two_sides(tmp_path / "l.pdf", [(25, s) for s, _ in rows], [(190, label, "R") for _, label in rows])
+    )
+    assert _words(doc.text) == _words(" ".join(f"{s} {label}" for s, label in rows))

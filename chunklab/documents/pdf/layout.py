@@ -131,24 +131,30 @@ def _gutter(segs: list[Seg], width: float) -> float | None:
         rights: list[tuple[Seg, float]] = []
         crossing: list[Seg] = []
         starts: list[tuple[float, str, bool]] = []  # each right piece: where it begins, its text, whether cut
+        ends: list[float] = []  # where each right piece ends
         for s in segs:
             if s.x1 <= g:
                 lefts.append((s, s.x1 - s.x0))
             elif s.x0 >= g:
                 rights.append((s, s.x1 - s.x0))
                 starts.append((s.x0, s.text, False))
+                ends.append(s.x1)
             elif (cut := _gap_at(s, g)) is not None:
                 lefts.append((s, cut[0] - s.x0))
                 rights.append((s, s.x1 - cut[1]))
                 starts.append((cut[1], "".join(s.chars[cut[2] :]), True))
+                ends.append(s.x1)
             else:
                 crossing.append(s)
         if len(lefts) < 3 or len(rights) < 3:
             continue
         aligned = max(([t for x, t, _ in starts if abs(x - x0) <= 2] for x0, _, _ in starts), key=len)
         few_cross = len(crossing) + sum(1 for *_, cut in starts if cut) <= 0.2 * len(segs)  # the old test
-        if len(aligned) < 0.5 * len(starts) or (not few_cross and len(set(aligned)) < 0.5 * len(aligned)):
-            continue  # right pieces not starting at one x, or one repeated text: flush-right labels
+        # flush-right labels: right pieces ending at one x but not starting at one (a code column's
+        # indented lines start at several x and end ragged), or one text repeated
+        flush_right = len(aligned) < 0.5 * len(starts) and _largest_group(ends) >= 0.5 * len(ends)
+        if flush_right or (not few_cross and len(set(aligned)) < 0.5 * len(aligned)):
+            continue
         lo, hi = min(s.x0 for s, _ in lefts), max(s.x1 for s, _ in rights)
         if statistics.median(w for _, w in lefts) < 0.6 * (g - lo):
             continue  # short pieces on the left: table cells, not a column
@@ -166,6 +172,11 @@ def _gutter(segs: list[Seg], width: float) -> float | None:
         if best is None or cand < best:
             best = cand
     return best[2] if best else None
+
+
+def _largest_group(xs: list[float]) -> int:
+    """How many of ``xs`` lie within 2 pt of the one that has the most others that near."""
+    return max((sum(1 for y in xs if abs(x - y) <= 2) for x in xs), default=0)
 
 
 # --------------------------------------------------------------------------- blocks and text
