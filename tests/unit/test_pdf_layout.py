@@ -233,3 +233,38 @@ def test_flush_right_labels_stay_on_the_line_they_label(tmp_path):
         _two_sides(tmp_path / "l.pdf", [(25, s) for s, _ in rows], [(190, label, "R") for _, label in rows])
     )
     assert _words(doc.text) == _words(" ".join(f"{s} {label}" for s, label in rows))
+
+
+def test_a_slide_title_kept_over_its_overlays_is_a_heading_not_a_running_header(tmp_path):
+    """A Beamer frame title repeated on three overlay slides in a row is a run, as a chapter's
+    running header is; set in a heading's size it stays in the text, a heading on each slide."""
+    from fpdf import FPDF
+
+    pdf = FPDF(orientation="L", format=(96, 128))
+    pdf.set_auto_page_break(False)
+    pdf.add_font("dv", "", docgen.TTF)
+    titles = ["Why chunk at all"] * 3 + [
+        "Fixed windows",
+        "Recursive splits",
+        "Overlap",
+        "Sizes",
+        "Costs",
+        "End",
+    ]
+    for k, title in enumerate(titles):
+        pdf.add_page()
+        pdf.set_font("dv", "", 14)
+        pdf.set_xy(5, 5)
+        pdf.cell(0, 8, title)
+        pdf.set_font("dv", "", 9)
+        for j in range(min(k, 2) + 1):
+            pdf.set_xy(8, 22 + 8 * j)
+            pdf.cell(0, 6, f"Point {j} of slide {k + 1}: the text a slide holds.")
+        pdf.set_font("dv", "", 6)
+        pdf.set_xy(100, 90)
+        pdf.cell(0, 4, f"{k + 1} / {len(titles)}")
+    pdf.output(str(tmp_path / "deck.pdf"))
+    doc = load_document(tmp_path / "deck.pdf")
+    headings = [doc.text[e.start : e.end] for e in doc.elements if e.type == "heading"]
+    assert headings == titles
+    assert {r["role"] for r in doc.metadata["removed"]} == {"page_number"}

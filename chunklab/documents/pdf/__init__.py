@@ -327,12 +327,15 @@ def _remove_margins(
     A margin line is left out when it is a page number (:func:`_page_numbers`), or when
     its text (digits aside) recurs in its band on half the pages, or on three pages or
     more of one run (each within two pages of the last: a chapter's running header,
-    :func:`_longest_run`).
+    :func:`_longest_run`) unless it is set in a heading's size (a slide's title over
+    its overlays).
     """
     keyed: list[list[tuple[Seg, tuple[str, str] | None]]] = []
     pages_of: dict[tuple[str, str], list[int]] = {}
+    large: dict[tuple[str, str], bool] = {}  # every line of the key in a heading's size
     pages_rows = [_rows(segs) for segs in pages]
     spacing = _body_spacing(pages_rows)
+    body = _body_size([s for segs in pages for s in segs])
     for i, (segs, (_, height)) in enumerate(zip(pages, sizes, strict=True)):
         top_block, bottom_block = _edge_blocks(pages_rows[i], height, spacing)
         row = []
@@ -347,13 +350,15 @@ def _remove_margins(
             text = " ".join(s.text.lower().split())
             key = (band, re.sub(r"\d+", "#", text)) if band else None
             row.append((s, key))
+            if key is not None:
+                large[key] = large.get(key, True) and s.size >= 1.15 * body
         keyed.append(row)
         for key in {k for _, k in row if k is not None}:
             pages_of.setdefault(key, []).append(i)
     need = max(2, (len(pages) + 1) // 2)
     running: set[tuple[str, str]] = set()
     for key, on in pages_of.items():
-        if len(on) >= need or _longest_run(on) >= 3:
+        if len(on) >= need or (_longest_run(on) >= 3 and not large[key]):
             running.add(key)
     numbered = _page_numbers(keyed)
     removed: list[RemovedMargin] = []
