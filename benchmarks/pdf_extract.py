@@ -2,7 +2,9 @@
 
 Speed: pages per second on real PDFs (the paths given, else the PDF manuals Debian ships in
 /usr/share/doc). Text quality: on PDFs generated with known text (one column with running
-headers, footers and page numbers; two columns; hyphenated line breaks; ligatures), the word
+headers, footers and page numbers; two columns; hyphenated line breaks; ligatures; two columns
+under a wide abstract and around a wide caption with a 4 mm gutter; running headers that change
+per chapter with page numbers outside the 9 % bands; every glyph at size 1), the word
 sequence similarity (difflib ratio) to the known reading-order text, and how many header,
 footer and page-number words leak into the text.
 
@@ -18,6 +20,7 @@ import glob
 import json
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -103,6 +106,44 @@ def known_cases(folder: Path) -> list[tuple[str, Path, str, list[str]]]:
             "hyphenation, ligatures",
             docgen.pdf_lines(folder / "hy.pdf", lines),
             "The experiment shows that a hyphenated word is one word, and the file flow is",
+            [],
+        )
+    )
+    abstract = f"Abstract. {PARA} {PARA} {PARA}"
+    caption = "Figure 1: A caption set across the whole page, under a figure that spans both columns."
+    blocks: list[str | tuple[list[str], list[str]]] = [
+        abstract,
+        ([f"Alpha {PARA}"], [f"Beta {PARA}"]),
+        caption,
+        ([f"Gamma {PARA}"], [f"Delta {PARA}"]),
+    ]
+    cases.append(
+        (
+            "columns under a wide abstract, around a wide caption, 4 mm gutter",
+            docgen.pdf_column_blocks(folder / "cols.pdf", blocks, title="A wide title", gutter=4.0),
+            " ".join(["A wide title", abstract, f"Alpha {PARA}", f"Beta {PARA}", caption])
+            + f" Gamma {PARA} Delta {PARA}",
+            [],
+        )
+    )
+    chapters = [(f"Part{c}", [f"Body{c}x{k} {PARA}" for k in range(4)]) for c in range(1, 4)]
+    cases.append(
+        (
+            "running headers per chapter, page numbers at 0.88 of the page",
+            docgen.pdf_chapters(folder / "book.pdf", chapters),
+            " ".join(
+                t for c, (title, pages) in enumerate(chapters, 1) for t in (f"Chapter {c}. {title}", *pages)
+            ),
+            [],  # the headers' words are the chapter headings' words: leaks show in the similarity
+        )
+    )
+    lines = [("R", "Measuring the coolant", 18.0, 1.0)]
+    lines += [("R", line, 10.0, 1.0) for line in textwrap.wrap(f"{PARA} {PARA}", 70)]
+    cases.append(
+        (
+            "every glyph set at size 1 and scaled by the text matrix",
+            docgen.pdf_font_claims(folder / "size1.pdf", lines),
+            " ".join(text for _, text, _, _ in lines),
             [],
         )
     )

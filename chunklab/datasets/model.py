@@ -197,9 +197,13 @@ def locate_quote(text: str, quote: str) -> tuple[int, int]:
     tolerated: any run of whitespace in the quote matches any run of whitespace in the text (a line
     break where the reader typed a space, two spaces for one); two letters typed together also match a
     word hyphenated at a line end ("hyphen-" at the end of a line and "ation" on the next, or a soft
-    hyphen); a hyphen typed between two letters matches one followed by a line break, or none at all (an
-    extraction that joined a line-broken "camera-" "ready" into "cameraready"); straight and curly
-    quotation marks and apostrophes match each other; spaces around the quote are ignored. The span is
+    hyphen), and a word the text writes with a hyphen between two letters ("well-structured": a reader
+    who saw "well-" end a line cannot tell it from hyphenation); a hyphen typed between two letters
+    matches one followed by a line break, or none at all (an extraction that joined a line-broken
+    "camera-" "ready" into "cameraready"); a footnote mark the text carries right after a word (one or
+    two digits, or one of * ∗ † ‡ § ¶, before a space, punctuation or the end: "introduced1 .") may be
+    left out of the quote; straight and curly quotation marks and apostrophes match each other; spaces
+    around the quote are ignored. The span is
     always the text's own characters: ``text[start:end]`` is the source as written (with its line breaks
     and hyphen), never the quote. ValueError unless the quote occurs exactly once;
     :class:`QuoteNotFoundError` when it does not occur, with the nearest miss (the longest start of the
@@ -221,19 +225,28 @@ def locate_quote(text: str, quote: str) -> tuple[int, int]:
 
 #: characters a reader may type for one another: straight and curly quotation marks, apostrophes
 _TYPED_ALIKE = {c: group for group in ("'\u2018\u2019\u02bc", '"\u201c\u201d') for c in group}
-#: what may lie between two letters a reader typed together: a soft hyphen, or a hyphen ending a line
+#: what may lie between two letters or digits typed together: a soft hyphen, or a hyphen ending a line
 _LINE_END_HYPHEN = r"(?:\u00ad\s*|[-\u2010][ \t]*\r?\n\s*)?"
+#: between two letters also a hyphen the text keeps inside the word ("well-structured" typed "wellstructured")
+_WORD_HYPHEN = r"(?:\u00ad\s*|[-\u2010](?:[ \t]*\r?\n\s*)?)?"
+#: a footnote mark the text may carry right after a word that the quote leaves out
+_FOOTNOTE_MARK = r"(?:[0-9\u00b9\u00b2\u00b3\u2070-\u2079]{1,2}|[*\u2217\u2020\u2021\u00a7\u00b6])?"
 
 
 def _typed(quote: str) -> re.Pattern[str]:
     """The pattern that finds ``quote`` as typed in a text (the rule of :func:`locate_quote`)."""
     parts: list[str] = []
     for i, ch in enumerate(quote):
+        after_letter = i > 0 and quote[i - 1].isalpha()
+        if after_letter and not ch.isalnum():
+            parts.append(_FOOTNOTE_MARK)
         if ch.isspace():
             if not quote[i - 1].isspace():
                 parts.append(r"\s+")
             continue
-        if i and quote[i - 1].isalnum() and ch.isalnum():
+        if after_letter and ch.isalpha():
+            parts.append(_WORD_HYPHEN)
+        elif i and quote[i - 1].isalnum() and ch.isalnum():
             parts.append(_LINE_END_HYPHEN)
         if ch in _TYPED_ALIKE:
             parts.append(f"[{re.escape(_TYPED_ALIKE[ch])}]")

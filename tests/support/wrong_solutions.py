@@ -107,8 +107,20 @@ WRONG: dict[str, list[Wrong]] = {
         Wrong(
             "a margin line on one page is removed",
             "margins",
-            "pages_with[keys[i][j]] >= need",
-            "pages_with[keys[i][j]] >= 1",
+            "pages_with[key] >= need",
+            "pages_with[key] >= 1",
+        ),
+        Wrong(
+            "no running headers of a chapter: a title on three pages of ten stays",
+            "margins",
+            " or runs[key] >= RUN",
+            "",
+        ),
+        Wrong(
+            "a run counts pages of a key however far apart they are",
+            "margins",
+            "key in last and i - last[key] <= 2",
+            "key in last",
         ),
         Wrong(
             "a key counted per line, not per page",

@@ -260,6 +260,30 @@ def test_a_word_hyphenated_at_a_line_end_matches_the_word_typed_whole():
     assert locate_quote("a cameraready report", "a camera-ready report") == (0, 20)
 
 
+def test_a_hyphen_the_text_keeps_inside_a_word_matches_the_word_typed_whole():
+    # the loader keeps a line-end hyphen where the document writes the word with one; the reader
+    # saw "well-" end a line and typed the word whole
+    text = "help you produce well-structured class files"
+    start, end = locate_quote(text, "produce wellstructured class")
+    assert text[start:end] == "produce well-structured class"
+    # between digits only a line-end hyphen is hyphenation: "1995" is not "19-95"
+    with pytest.raises(QuoteNotFoundError):
+        locate_quote("in 19-95 and", "in 1995 and")
+
+
+def test_a_footnote_mark_after_a_word_may_be_left_out_of_the_quote():
+    # a raised footnote mark stays on its line ("introduced1"); a reader does not type it
+    text = "a new mechanism, \\rowcolor, has been introduced1 .\nIt takes"
+    start, end = locate_quote(text, "\\rowcolor, has been introduced .")
+    assert text[start:end] == "\\rowcolor, has been introduced1 ."
+    text = "the Team.\u2217 All rights reserved\u2020."
+    start, end = locate_quote(text, "All rights reserved.")
+    assert text[start:end] == "All rights reserved\u2020."
+    # only right after a word: a number standing on its own is text the quote must hold
+    with pytest.raises(QuoteNotFoundError):
+        locate_quote("runs at 40 rpm", "runs at rpm")
+
+
 def test_a_typed_quote_found_twice_is_ambiguous():
     with pytest.raises(ValueError, match="found 2 times"):
         locate_quote("open the\nvalve, then open  the\tvalve", "open the valve")

@@ -4,8 +4,9 @@ A document is a list of pages, each a list of ``[text, y]`` lines (``y`` from 0,
 page, to 1, its bottom), as the exercise defines it: running headers and footers, page numbers
 in every style the exercise names (named in four languages, bare from a random first number,
 dashed, roman), margin words made of roman letters, lines that sit in a margin on one page
-only, a chapter title that runs for fewer than half the pages, and content lines that repeat
-on every page but lie between the margins. Same seed, same documents. See
+only, a chapter title that runs for fewer than half the pages (a running header once it is on
+three pages close together), lines on pages spaced three apart (no run) or two apart (a run),
+and content lines that repeat on every page but lie between the margins. Same seed, same documents. See
 :mod:`chunklab.course.hidden.inputs` for the other notebooks' inputs.
 """
 
@@ -125,6 +126,15 @@ def margin_inputs(rng: random.Random) -> Cases:
     cases.append(("a bare number twice on one page", {"pages": doubled}))
     default = page_document(rng, rng.randint(2, 10), rng.choice(list(_NUMBERS)), 0.09)
     cases.append(("the default margin", {"pages": default}))
+    n = rng.randint(9, 14)  # fewer than half the pages below: only the run rule can remove a line
+    runs = [[[random_text(rng, 5).replace("\n", " "), 0.5]] for _ in range(n)]
+    chapter, spaced = f"{rng.randint(1, 9)} {rng.choice(_TITLES)}", rng.choice(_FOOTERS)
+    start = rng.randint(0, n - 5)
+    for k in (start, start + 2, start + 4):  # each within two pages of the last: a run of three
+        _insert(runs[k], chapter, _header_y(rng, 0.09))
+    for k in range(rng.randint(0, 2), n, 3)[:4]:  # three pages apart: runs of one
+        _insert(runs[k], spaced, _footer_y(rng, 0.09))
+    cases.append(("a header on every other page of a run, a footer every third page", {"pages": runs}))
     return cases
 
 

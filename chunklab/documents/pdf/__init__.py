@@ -1,13 +1,23 @@
 """PDF files to one canonical text with a page-and-box map, read with pypdfium2 (PDFium).
 
-:func:`extract_pdf` reads every character of the text layer with its box, baseline, font size
-and weight, groups characters into segments (runs on one baseline), finds the page's columns
-(a gutter no body line crosses) and reads each band column by column, groups lines into
-blocks (headings by font size and weight, list items by their bullet, table rows by cells
-aligned on one baseline, captions by "Table n" / "Figure n"), and joins words hyphenated
-across lines. Lines repeated at the top or bottom of most pages (headers, footers) and page
-numbers ("Page 3 of 10" in English, Spanish, French or German; bare digits or roman numerals
-that advance with the pages) are left out of the text and recorded in ``metadata["removed"]``.
+:func:`extract_pdf` reads every character of the text layer with its box, baseline, size and
+weight, groups characters into segments (runs on one baseline; a smaller raised or lowered
+glyph, a footnote mark, stays in its run), finds the page's columns (a gutter no body line
+crosses, below and between full-width titles, abstracts and captions; a run PDFium joined
+across a narrow gutter is cut at its wide gap) and reads each band column by column, groups
+lines into blocks (headings by font size and weight, list items by their bullet, table rows by
+cells aligned on one baseline, captions by "Table n:" / "Figure n."), and joins words
+hyphenated across lines (keeping the hyphen of a word the document writes with one,
+"camera-ready"). Font claims are checked against the page: a glyph's size is the size the font
+states times the text matrix's scale, checked against its advance box (a PDF may set every
+glyph at size 1), and a bold claim (weight, name) stands only when the font is not the body's
+own and its stems (the ink width of l, I, |) are wider than the body font's. Margins are
+learned from what repeats: a line in the 9 % bands at the top or bottom, or in a page's edge
+block (set apart from the body by more than body rows are from each other, within a fifth of
+the page), is left out when its text (digits aside) recurs there on half the pages or on three
+pages of one run (a chapter's running header), or when it is a page number ("Page 3 of 10" in
+English, Spanish, French or German; bare digits or roman numerals that advance with the
+pages); each is recorded in ``metadata["removed"]``.
 Ligature code points are normalized (NFKC, for those code points only); a character outside the BMP,
 which PDFium gives as two UTF-16 halves, is read as the one character they encode; TeX's separate
 accent glyphs are composed ("M´etro" is "Métro",
@@ -25,13 +35,21 @@ import re
 import statistics
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from chunklab.decoding import DocumentError
 from chunklab.documents.characters import surrogate_pair
 from chunklab.documents.layout import Element, Extracted
-from chunklab.documents.pdf.layout import Seg, block_text, blocks, has_images, reading_order
+from chunklab.documents.pdf.layout import (
+    Seg,
+    block_text,
+    blocks,
+    has_images,
+    hyphenated_words,
+    reading_order,
+)
 
 if TYPE_CHECKING:
     from pypdfium2 import PdfPage
@@ -56,7 +74,9 @@ _PAGE_NUMBER = re.compile(
 )
 #: TeX's symbol font (cmsy, OMS encoding): letters PDFium reports for its glyphs without a Unicode map
 _CMSY = {"h": "\u27e8", "i": "\u27e9", "f": "{", "g": "}", "j": "|"}
-_MARGIN = 0.09  # share of the page height where headers and footers live
+_STEMS = frozenset("lI|")  # glyphs drawn as one vertical stroke
+_MARGIN = 0.09  # share of the page height next to an edge where any repeated line is a header or footer
+_EDGE = 0.2  # how far from an edge a page's edge block (a learned header or footer band) may reach
 
 
 def extract_pdf(raw: bytes, name: str = "<pdf>", *, ocr: PageOcr | None = None) -> Extracted:
@@ -102,6 +122,7 @@ def extract_pdf(raw: bytes, name: str = "<pdf>", *, ocr: PageOcr | None = None) 
     if stats["unmapped"] > 0.25 * stats["chars"]:
         share = stats["unmapped"] / stats["chars"]
         raise DocumentError(name, "garbled", f"{share:.0%} of its characters have no Unicode mapping")
+    _check_bold(pages, _body_size([s for segs in pages for s in segs]))
     removed = _remove_margins(pages, sizes)
     text, elements = _assemble(pages, sizes)
     metadata: dict[str, object] = {
@@ -132,6 +153,7 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
         refs = [ctypes.byref(v) for v in box]
         loose = pr.FS_RECTF()
         loose_ref = ctypes.byref(loose)
+        matrix = pr.FS_MATRIX()
         fonts: dict[int | None, str] = {}
         segs: list[Seg] = []
         cur: Seg | None = None
@@ -164,22 +186,27 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                 ch = _symbol_font_char(ch, _font_name(pr, raw_tp, i, fonts))
             pr.FPDFText_GetCharBox(raw_tp, i, *refs)  # left, right, bottom, top: the glyph's ink
             pr.FPDFText_GetLooseCharBox(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
-            size = pr.FPDFText_GetFontSize(raw_tp, i) or 1.0
+            size = _rendered_size(pr, raw_tp, i, loose.top - loose.bottom, matrix)
             base = height - loose.bottom
             if cur is not None:
                 gap = loose.left - cur.advance
-                same_line = abs(base - cur.base) < 0.4 * max(size, last_size)
+                same_line = abs(base - cur.base) < 0.4 * max(size, last_size) or (
+                    size < 0.85 * cur.sizes[0] and abs(base - cur.base) < 0.7 * cur.sizes[0]
+                )  # a smaller glyph raised or lowered in the line: a footnote mark, an index
                 overdraw = (
                     gap < -0.5 * size and loose.left < cur.last_left - 0.5
                 )  # not a ligature's 2nd letter
                 if not same_line or overdraw or gap > (3.0 if cur.space else 1.5) * size:
                     cur = None
                 elif cur.space or gap > 0.2 * size:
+                    if gap > 0.8 * size:  # wider than a word space: a column gutter may lie here
+                        cur.cuts.append((cur.x1, loose.left, len(cur.chars), len(cur.sizes), cur.bold))
                     cur.chars.append(" ")
             if cur is None or size != last_size:
                 bold = _is_bold(pr, raw_tp, i, fonts)
             if cur is None:
                 cur = Seg(number, base=base)
+                cur.font = f"{_font_name(pr, raw_tp, i, fonts)}|{pr.FPDFText_GetFontWeight(raw_tp, i)}"
                 segs.append(cur)
             last_size = size
             cur.space = False
@@ -190,9 +217,60 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
             cur.top, cur.bottom = min(cur.top, height - top), max(cur.bottom, height - bottom)
             cur.sizes.append(size)
             cur.bold += bold
+            if ch in _STEMS:  # a glyph that is one vertical stroke: its ink width is the stem's
+                cur.stems.append((right - left) / size)
         return [s for s in segs if s.text]
     finally:
         tp.close()
+
+
+def _rendered_size(pr: ModuleType, raw_tp: Any, i: int, loose_height: float, m: Any) -> float:
+    """Character ``i``'s size on the page: the font size it claims times the scale of its text
+    matrix (a PDF may set every glyph at size 1 and scale it by the matrix), checked against the
+    height of its advance box; where the two disagree by more than a factor of two the box wins."""
+    size = pr.FPDFText_GetFontSize(raw_tp, i) or 1.0
+    if pr.FPDFText_GetMatrix(raw_tp, i, ctypes.byref(m)):
+        scale = abs(m.a * m.d - m.b * m.c) ** 0.5
+        size *= scale if scale > 0 else 1.0
+    if loose_height > 0 and not 0.5 <= loose_height / size <= 2.5:
+        size = loose_height / 1.15  # an advance box is about 1.15 font sizes high (ascent + descent)
+    return round(size, 2)
+
+
+def _check_bold(pages: list[list[Seg]], body: float) -> None:
+    """Bold claims (font weight, font name) checked against the glyphs and the document: a font
+    whose runs claim bold is not bold when it is the body text's own font, or when its stems (the
+    ink width of l, I, | over the size) are no wider than the body font's.
+
+    Ghostscript writes a regular TeX font with a weight of 744; taken at its word, every short
+    line of the document would be a heading.
+    """
+    chars: Counter[str] = Counter()
+    stems: dict[str, list[float]] = {}
+    claims: Counter[str] = Counter()
+    for segs in pages:
+        for s in segs:
+            stems.setdefault(s.font, []).extend(s.stems)
+            claims[s.font] += s.bold
+            if abs(s.size - body) < 0.1 * body:
+                chars[s.font] += len(s.sizes)
+    if not chars:
+        return
+    body_font = chars.most_common(1)[0][0]
+    thin = statistics.median(stems[body_font]) if len(stems[body_font]) >= 5 else None
+    false = {
+        font
+        for font in claims
+        if claims[font]
+        and (
+            font == body_font
+            or (thin is not None and len(stems[font]) >= 3 and statistics.median(stems[font]) < 1.15 * thin)
+        )
+    }
+    for segs in pages:
+        for s in segs:
+            if s.font in false:
+                s.bold = 0
 
 
 def _is_bold(pr: ModuleType, raw_tp: Any, i: int, fonts: dict[int | None, str]) -> bool:
@@ -235,25 +313,53 @@ class RemovedMargin(TypedDict):
     bbox: tuple[float, float, float, float]
 
 
-def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> list[RemovedMargin]:
-    """Drop repeated top/bottom lines and bare page numbers from ``pages``; return what was dropped."""
+def _remove_margins(
+    pages: list[list[Seg]],
+    sizes: list[tuple[float, float]],
+) -> list[RemovedMargin]:
+    """Drop running headers, footers and page numbers from ``pages``; return them.
+
+    A margin line lies in the fixed band near the top or bottom edge (9 % of the page
+    height), or, wherever it lies within a fifth of the page from an edge, in the page's
+    edge block: the lines between that edge and the first vertical gap wider than the
+    document's body rows are spaced, with body text beyond the gap
+    (:func:`_edge_blocks`), so the bands are measured on each page of each document.
+    A margin line is left out when it is a page number (:func:`_page_numbers`), or when
+    its text (digits aside) recurs in its band on half the pages, or on three pages or
+    more of one run (each within two pages of the last: a chapter's running header,
+    :func:`_longest_run`) unless it is set in a heading's size (a slide's title over
+    its overlays).
+    """
     keyed: list[list[tuple[Seg, tuple[str, str] | None]]] = []
-    counts: Counter[tuple[str, str]] = Counter()
-    for segs, (_, height) in zip(pages, sizes, strict=True):
+    pages_of: dict[tuple[str, str], list[int]] = {}
+    large: dict[tuple[str, str], bool] = {}  # every line of the key in a heading's size
+    pages_rows = [_rows(segs) for segs in pages]
+    spacing = _body_spacing(pages_rows)
+    body = _body_size([s for segs in pages for s in segs])
+    for i, (segs, (_, height)) in enumerate(zip(pages, sizes, strict=True)):
+        top_block, bottom_block = _edge_blocks(pages_rows[i], height, spacing)
         row = []
         for s in segs:
             band = (
                 "header"
-                if s.bottom < _MARGIN * height
+                if s.bottom < _MARGIN * height or id(s) in top_block
                 else "footer"
-                if s.top > (1 - _MARGIN) * height
+                if s.top > (1 - _MARGIN) * height or id(s) in bottom_block
                 else ""
             )
-            key = (band, re.sub(r"\d+", "#", " ".join(s.text.lower().split()))) if band else None
+            text = " ".join(s.text.lower().split())
+            key = (band, re.sub(r"\d+", "#", text)) if band else None
             row.append((s, key))
+            if key is not None:
+                large[key] = large.get(key, True) and s.size >= 1.15 * body
         keyed.append(row)
-        counts.update({k for _, k in row if k is not None})
+        for key in {k for _, k in row if k is not None}:
+            pages_of.setdefault(key, []).append(i)
     need = max(2, (len(pages) + 1) // 2)
+    running: set[tuple[str, str]] = set()
+    for key, on in pages_of.items():
+        if len(on) >= need or (_longest_run(on) >= 3 and not large[key]):
+            running.add(key)
     numbered = _page_numbers(keyed)
     removed: list[RemovedMargin] = []
     for i, row in enumerate(keyed):
@@ -262,24 +368,96 @@ def _remove_margins(pages: list[list[Seg]], sizes: list[tuple[float, float]]) ->
             role = None
             if id(s) in numbered:
                 role = "page_number"
-            elif key is not None and counts[key] >= need:
+            elif key is not None and key in running:
                 role = key[0]
             if role is None:
                 keep.append(s)
             else:
-                bbox = (round(s.x0, 1), round(s.top, 1), round(s.x1, 1), round(s.bottom, 1))
-                removed.append({"page": s.page, "role": role, "text": s.text, "bbox": bbox})
+                removed.append(
+                    {"page": s.page, "role": role, "text": s.text, "bbox": _box(s)},
+                )
         pages[i] = keep
     return removed
 
 
-def _page_numbers(keyed: list[list[tuple[Seg, tuple[str, str] | None]]]) -> set[int]:
-    """Margin lines that are page numbers: named ("Page 3", "3 of 10", "Página 3 de 10", "Seite 3
-    von 10") or bare numbers, digits or roman numerals, that advance with the pages.
+def _box(s: Seg) -> tuple[float, float, float, float]:
+    """The segment's box (x0, top, x1, bottom) in points, to 0.1."""
+    return round(s.x0, 1), round(s.top, 1), round(s.x1, 1), round(s.bottom, 1)
 
-    A bare number counts only when its offset from the page index is shared by another page's
-    bare number of its kind (or the document has one page), so a table cell "42", or a word of
-    roman letters that is a numeral ("mix", 1009), that lands in the margin stays text.
+
+def _longest_run(on: list[int]) -> int:
+    """The most pages in one run of ``on`` (sorted page indexes), each within two
+    of the last: pages 4, 5 and 7 are a run of three; 1, 4 and 7 three runs of one."""
+    best = run = 0
+    for k, page in enumerate(on):
+        run = run + 1 if k and page - on[k - 1] <= 2 else 1
+        best = max(best, run)
+    return best
+
+
+def _rows(segs: list[Seg]) -> list[tuple[float, float, list[Seg]]]:
+    """The page's segments grouped into rows (overlapping vertical extents): (top, bottom, segments)."""
+    rows: list[tuple[float, float, list[Seg]]] = []
+    for s in sorted(segs, key=lambda s: s.top):
+        if rows and s.top < rows[-1][1]:
+            rows[-1] = (rows[-1][0], max(rows[-1][1], s.bottom), [*rows[-1][2], s])
+        else:
+            rows.append((s.top, s.bottom, [s]))
+    return rows
+
+
+def _body_spacing(pages_rows: list[list[tuple[float, float, list[Seg]]]]) -> float | None:
+    """The document's wide spacing between body rows: the 90th percentile of the gaps between rows
+    that are neither a page's first nor its last (None with fewer than five such gaps)."""
+    gaps = sorted(b[0] - a[1] for rows in pages_rows for a, b in zip(rows[1:-2], rows[2:-1], strict=True))
+    return gaps[int(0.9 * (len(gaps) - 1))] if len(gaps) >= 5 else None
+
+
+def _edge_blocks(
+    rows: list[tuple[float, float, list[Seg]]], height: float, spacing: float | None
+) -> tuple[set[int], set[int]]:
+    """The ids of the segments in the page's top and bottom edge blocks (see :func:`_remove_margins`).
+
+    From each edge, rows are taken while they lie within ``_EDGE`` of the page height from it, up
+    to the first gap wider than the row's height and than 1.5 times the document's ``spacing``
+    (:func:`_body_spacing`): a header is set apart from the body more than body rows are from
+    each other. A block counts only when that gap is found and body text (outside the fixed
+    bands) lies between the two blocks; without a measured spacing there are no blocks.
+    """
+    if spacing is None:
+        return set(), set()
+
+    def block(order: list[int], near: Callable[[int], bool], gap: Callable[[int, int], float]) -> int:
+        """How many rows, in ``order`` from the edge, form its block (0: none)."""
+        for k, r in enumerate(order[:-1]):
+            if not near(r):
+                return 0
+            if gap(r, order[k + 1]) > max(rows[r][1] - rows[r][0], 1.5 * spacing):
+                return k + 1
+        return 0
+
+    idx = list(range(len(rows)))
+    n_top = block(idx, lambda r: rows[r][0] < _EDGE * height, lambda a, b: rows[b][0] - rows[a][1])
+    n_bottom = block(
+        idx[::-1], lambda r: rows[r][1] > (1 - _EDGE) * height, lambda a, b: rows[a][0] - rows[b][1]
+    )
+    middle = range(n_top, len(rows) - n_bottom)
+    if not any(_MARGIN * height < (rows[r][0] + rows[r][1]) / 2 < (1 - _MARGIN) * height for r in middle):
+        return set(), set()  # no body text between the blocks: nothing to set them apart from
+    top = {id(s) for r in rows[:n_top] for s in r[2]}
+    bottom = {id(s) for r in rows[len(rows) - n_bottom :] for s in r[2]}
+    return top, bottom
+
+
+def _page_numbers(keyed: list[list[tuple[Seg, tuple[str, str] | None]]]) -> set[int]:
+    """Margin lines that are page numbers: named ("Page 3", "3 of 10", "Página 3 de
+    10", "Seite 3 von 10") or bare numbers, digits or roman numerals, that advance with
+    the pages.
+
+    A bare number counts only when its offset from the page index is shared by another
+    page's bare number of its kind (or the document has one page), so a table cell "42",
+    or a word of roman letters that is a numeral ("mix", 1009), that lands in the margin
+    stays text.
     """
     found: set[int] = set()
     bare: list[tuple[tuple[bool, int], int, Seg]] = []
@@ -311,6 +489,7 @@ def _assemble(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> tuple
     allsegs = [s for segs in pages for s in segs]
     body = _body_size(allsegs)
     heading_sizes = sorted({round(s.size) for s in allsegs if s.size >= 1.15 * body}, reverse=True)
+    hyphenated = hyphenated_words(allsegs)
     parts: list[str] = []
     elements: list[Element] = []
     pos = 0
@@ -318,7 +497,7 @@ def _assemble(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> tuple
     for segs, (width, _) in zip(pages, sizes, strict=True):
         page_blocks, tables = blocks(reading_order(segs, width), body, tables)
         for b in page_blocks:
-            piece = block_text(b)
+            piece = block_text(b, hyphenated)
             if not piece:
                 continue
             if parts:

@@ -20,10 +20,15 @@ if TYPE_CHECKING:
 
 from chunklab.documents.characters import compose_accents
 
-__all__ = ["Block", "Seg", "block_text", "blocks", "reading_order"]
+__all__ = ["Block", "Seg", "block_text", "blocks", "hyphenated_words", "reading_order"]
 
 _BULLET = re.compile(r"^(?:[•◦▪‣∙·*\-–—]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
-_CAPTION = re.compile(r"^(?:Table|Figure|Fig\.|Tabla|Figura)\s*\d+", re.I)
+#: a caption's opening: "Table 3:", "FIGURE 2.1.", "Fig. 4 —", as a caption is written (capitalized or in
+#: capitals), the number followed by its punctuation, a space or the line's end: not a line of running
+#: text that starts "table 1) lists" or "figure 2, which"
+_CAPTION = re.compile(
+    r"^(?:(?:Table|Figure|Fig\.|Tabla|Figura)|(?:TABLE|FIGURE|FIG\.|TABLA|FIGURA))\s*\d+(?:\.\d+)*(?:[.:\s—–-]|$)"
+)
 
 
 @dataclass
@@ -42,6 +47,13 @@ class Seg:
     space: bool = False
     last_left: float = 0.0
     advance: float = 0.0
+    #: wide gaps inside the run where a column gutter may lie: (ink right before it, left of the next
+    #: glyph, index into ``chars``, into ``sizes``, the bold count before it)
+    cuts: list[tuple[float, float, int, int, int]] = field(default_factory=list)
+    #: ink width over size of each glyph drawn as one vertical stroke (l, I, |): how heavy the face is
+    stems: list[float] = field(default_factory=list)
+    #: the font of the run's first character, "name|weight" as PDFium reports them
+    font: str = ""
 
     @cached_property
     def text(self) -> str:
@@ -60,11 +72,17 @@ class Seg:
 
 
 def reading_order(segs: list[Seg], width: float) -> list[Seg]:
-    """The page's segments in reading order: bands top to bottom, each band column by column."""
+    """The page's segments in reading order: bands top to bottom, each band column by column.
+
+    A full-width line (a title, an abstract, a figure caption across both columns) closes the
+    band above it, so columns are read below and between full-width blocks; a run that PDFium
+    gave across a narrow gutter (one baseline, a wide gap) is cut there first.
+    """
     segs = sorted(segs, key=lambda s: (round(s.base), s.x0))
     gutter = _gutter(segs, width)
     if gutter is None:
         return segs
+    segs = [piece for s in segs for piece in _cut_at(s, gutter)]
     out: list[Seg] = []
     left: list[Seg] = []
     right: list[Seg] = []
@@ -79,27 +97,86 @@ def reading_order(segs: list[Seg], width: float) -> list[Seg]:
     return out + left + right
 
 
+def _gap_at(s: Seg, g: float) -> tuple[float, float, int, int, int] | None:
+    """The wide gap inside ``s`` that ``x = g`` falls in, if any."""
+    return next((c for c in s.cuts if c[0] <= g <= c[1]), None)
+
+
+def _cut_at(s: Seg, g: float) -> list[Seg]:
+    """``s`` as it lies on each side of the gutter at ``g``: itself, or two segments cut at its gap there."""
+    cut = _gap_at(s, g) if s.x0 < g < s.x1 else None
+    if cut is None:
+        return [s]
+    ink_right, next_left, ci, si, bi = cut
+    a = Seg(s.page, s.chars[:ci], s.x0, ink_right, s.top, s.bottom, s.base, s.sizes[:si], bi)
+    b = Seg(s.page, s.chars[ci:], next_left, s.x1, s.top, s.bottom, s.base, s.sizes[si:], s.bold - bi)
+    a.cuts = [c for c in s.cuts if c[2] < ci]
+    b.cuts = [(c[0], c[1], c[2] - ci, c[3] - si, c[4] - bi) for c in s.cuts if c[2] > ci]
+    return [p for p in (a, b) if p.text]
+
+
 def _gutter(segs: list[Seg], width: float) -> float | None:
-    """An x that no body line crosses, with full columns (lines that fill them) on both sides."""
+    """An x that no body line crosses (or crosses only at a wide gap), with full columns on both sides.
+
+    The columns must lie side by side: between the top and the bottom that both columns reach,
+    at most a fifth of the lines may cross the gutter (full-width lines above, below or between
+    column blocks are bands of their own, however many there are).
+    """
     if len(segs) < 6:
         return None
     best: tuple[int, float, float] | None = None
     for step in range(30, 71):
         g = width * step / 100
-        crossing = sum(1 for s in segs if s.x0 < g < s.x1)
-        lefts = [s for s in segs if s.x1 <= g]
-        rights = [s for s in segs if s.x0 >= g]
-        if crossing > 0.2 * len(segs) or len(lefts) < 3 or len(rights) < 3:
+        lefts: list[tuple[Seg, float]] = []  # (segment, width of its piece on that side)
+        rights: list[tuple[Seg, float]] = []
+        crossing: list[Seg] = []
+        starts: list[tuple[float, str, bool]] = []  # each right piece: where it begins, its text, whether cut
+        ends: list[float] = []  # where each right piece ends
+        for s in segs:
+            if s.x1 <= g:
+                lefts.append((s, s.x1 - s.x0))
+            elif s.x0 >= g:
+                rights.append((s, s.x1 - s.x0))
+                starts.append((s.x0, s.text, False))
+                ends.append(s.x1)
+            elif (cut := _gap_at(s, g)) is not None:
+                lefts.append((s, cut[0] - s.x0))
+                rights.append((s, s.x1 - cut[1]))
+                starts.append((cut[1], "".join(s.chars[cut[2] :]), True))
+                ends.append(s.x1)
+            else:
+                crossing.append(s)
+        if len(lefts) < 3 or len(rights) < 3:
             continue
-        lo, hi = min(s.x0 for s in lefts), max(s.x1 for s in rights)
-        if statistics.median(s.x1 - s.x0 for s in lefts) < 0.6 * (g - lo):
+        aligned = max(([t for x, t, _ in starts if abs(x - x0) <= 2] for x0, _, _ in starts), key=len)
+        few_cross = len(crossing) + sum(1 for *_, cut in starts if cut) <= 0.2 * len(segs)  # the old test
+        # flush-right labels: right pieces ending at one x but not starting at one (a code column's
+        # indented lines start at several x and end ragged), or one text repeated
+        flush_right = len(aligned) < 0.5 * len(starts) and _largest_group(ends) >= 0.5 * len(ends)
+        if flush_right or (not few_cross and len(set(aligned)) < 0.5 * len(aligned)):
+            continue
+        lo, hi = min(s.x0 for s, _ in lefts), max(s.x1 for s, _ in rights)
+        if statistics.median(w for _, w in lefts) < 0.6 * (g - lo):
             continue  # short pieces on the left: table cells, not a column
-        if statistics.median(s.x1 - s.x0 for s in rights) < 0.6 * (hi - g):
+        if statistics.median(w for _, w in rights) < 0.6 * (hi - g):
             continue
-        cand = (crossing, abs(step - 50), g)
+        top = max(min(s.top for s, _ in lefts), min(s.top for s, _ in rights))
+        bottom = min(max(s.bottom for s, _ in lefts), max(s.bottom for s, _ in rights))
+        if bottom <= top:
+            continue  # one block above the other: not side by side
+        inside = sum(1 for s in crossing if top < (s.top + s.bottom) / 2 < bottom)
+        beside = sum(1 for s, _ in lefts + rights if top <= (s.top + s.bottom) / 2 <= bottom)
+        if inside > 0.2 * (inside + beside):
+            continue
+        cand = (inside, abs(step - 50), g)
         if best is None or cand < best:
             best = cand
     return best[2] if best else None
+
+
+def _largest_group(xs: list[float]) -> int:
+    """How many of ``xs`` lie within 2 pt of the one that has the most others that near."""
+    return max((sum(1 for y in xs if abs(x - y) <= 2) for x in xs), default=0)
 
 
 # --------------------------------------------------------------------------- blocks and text
@@ -183,18 +260,43 @@ def _continues(prev: Block, line: list[Seg], kind: str, body: float) -> bool:
     return kind == "paragraph" and same_style
 
 
-def block_text(block: Block) -> str:
+def block_text(block: Block, hyphenated: frozenset[str] = frozenset()) -> str:
+    """The block's text: its lines joined by newlines (a table row's cells by tabs), each word
+    hyphenated across a line break mended, unless the document writes that word with its hyphen
+    elsewhere ("camera-ready" in ``hyphenated``, see :func:`hyphenated_words`)."""
     sep = "\t" if block.type == "table_row" else " "
     out = ""
     for line in block.lines:
         text = sep.join(s.text for s in line)
         if not out:
             out = text
-        elif re.search(r"[^\W\d_]-$", out) and text[:1].islower():
-            out = out[:-1] + text  # a word hyphenated across the line break
+        elif re.search(r"[^\W\d_]-$", out) and text[:1].islower():  # a word hyphenated across the line break
+            out = (out if _keeps_hyphen(out, text, hyphenated) else out[:-1]) + text
         else:
             out += "\n" + text
     return out
+
+
+_WORD_END = re.compile(r"([^\W\d_][\w-]*-)$")
+_WORD_START = re.compile(r"^[\w-]+")
+
+
+def _keeps_hyphen(before: str, after: str, hyphenated: frozenset[str]) -> bool:
+    """Whether the word split as ``before``'s last word and ``after``'s first is one the document
+    spells with this hyphen inside a line."""
+    head, tail = _WORD_END.search(before), _WORD_START.match(after)
+    return bool(head and tail) and f"{head[1]}{tail[0]}".lower() in hyphenated  # type: ignore[index]
+
+
+def hyphenated_words(segs: list[Seg]) -> frozenset[str]:
+    """The lower-case words the document writes with a hyphen inside a line ("camera-ready"): where
+    one of them is split at that hyphen across a line break, the hyphen is kept."""
+    return frozenset(
+        w.lower()
+        for s in segs
+        for w in re.findall(r"[^\W\d_][\w]*(?:-[\w]+)+", s.text)
+        if not w.endswith("-")
+    )
 
 
 def has_images(page: PdfPage) -> bool:
