@@ -162,7 +162,9 @@ def run(args: argparse.Namespace, gen: object) -> dict[str, object]:
 
             strategies[name] = llm_chunks
         else:
-            strategies[name] = get_strategy(name, **({"size": args.size} if name != "structural" else {}))
+            # the size limit under each strategy's own parameter name (structural cuts at headings)
+            sized = {"structural": {}, "semantic": {"max_chars": args.size}}.get(name, {"size": args.size})
+            strategies[name] = get_strategy(name, **sized)
 
     model_cost: dict[str, dict[str, float]] = {}
     t0 = time.perf_counter()

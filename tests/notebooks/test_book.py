@@ -141,13 +141,24 @@ def test_chapter_follows_the_capsule_rhythm(name):
     assert matched == sorted(matched), f"{name}: capsule sections out of order: {heads}"
 
 
+def exercise_of(name: str) -> str:
+    """A chapter's exercise notebook: its own name, else the one exercises.md's CHAPTER_OF gives it."""
+    text = (ROOT / "exercises.md").read_text(encoding="utf-8")
+    listed = re.findall(r'"([^"]+)"', re.search(r"^EXERCISES = \[(.*?)\]", text, re.S | re.M).group(1))
+    chapter_of = ast.literal_eval(re.search(r"^CHAPTER_OF = (\{.*?\})$", text, re.M).group(1))
+    stem = Path(name).stem
+    if stem in listed:
+        return stem
+    return next((notebook for notebook, chapter in chapter_of.items() if chapter == stem), stem)
+
+
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_exercise_section_points_to_the_chapters_notebook(name):
     text = page_path(name).read_text(encoding="utf-8")
     if "Placeholder" in text:
         pytest.skip("placeholder chapter")
-    stem = Path(name).stem
-    assert f"exercises/{stem}.ipynb" in text, f"{name} must point to exercises/{stem}.ipynb"
+    notebook = exercise_of(name)
+    assert f"exercises/{notebook}.ipynb" in text, f"{name} must point to exercises/{notebook}.ipynb"
 
 
 @pytest.mark.parametrize("name", ["intro", *CHAPTERS, *PAGES])
@@ -304,7 +315,7 @@ def test_every_chapter_has_a_numbered_exercise_box(name):
     info, body = exercises[0]
     assert info.split(None, 1)[1:], f"{name}: the exercise box needs a title"
     assert re.search(r"^:label: ex-[a-z-]+$", body, re.M), f"{name}: the exercise box needs a :label:"
-    assert f"exercises/{Path(name).stem}.ipynb" in body
+    assert f"exercises/{exercise_of(name)}.ipynb" in body
 
 
 def test_the_exercises_page_lists_every_solution_notebook_in_order_each_with_a_page_of_the_book():

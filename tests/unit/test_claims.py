@@ -185,6 +185,7 @@ WORDING_PAGES = (
     "chapters/05-hierarchical",
     "chapters/06-evaluation",
     "chapters/07-retrieval",
+    "chapters/08-llm",
 )
 
 
