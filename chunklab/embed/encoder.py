@@ -21,14 +21,24 @@ import time
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from chunklab._validate import check_positive_int
-from chunklab.embed.models import MODELS, load_minilm, load_static, resolve_device, set_torch_threads
+from chunklab.embed.models import (
+    MODELS,
+    load_minilm,
+    load_minilm_numpy,
+    load_static,
+    resolve_device,
+    set_torch_threads,
+)
 from chunklab.paths import cache_dir as resolve_cache_dir
 from chunklab.units import count_tokens
+
+if TYPE_CHECKING:
+    from chunklab.embed.numpy_minilm import NumpyMiniLM
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -47,6 +57,8 @@ DIM = 384
 MAX_SEQ_LENGTH = 256
 #: batches at least this large show a progress bar when ``show_progress`` is None
 PROGRESS_MIN = 256
+#: at most this many texts, before torch is loaded, are embedded by the NumPy MiniLM (``numpy_queries``)
+NUMPY_QUERY_MAX = 16
 
 
 class EmbeddingCache:
@@ -181,6 +193,12 @@ class Encoder:
     share the CPU (:func:`chunklab.embed.models.torch_threads_for_workers`). ``show_progress``
     None shows a bar for batches of at least 256 texts. ``model_calls`` counts the texts
     actually sent to the model and ``cache_hits`` those answered from the cache.
+
+    ``numpy_queries`` (the packaged MiniLM on ``"auto"`` or ``"cpu"``): a call of at most
+    :data:`NUMPY_QUERY_MAX` texts made before torch is loaded is embedded by the same weights in
+    NumPy (:mod:`chunklab.embed.numpy_minilm`: the same vectors to float precision, without the
+    seconds torch takes to import and load), so a one-shot query process never imports torch;
+    larger batches load torch, which embeds every later call. False: always torch.
     """
 
     def __init__(
@@ -193,6 +211,7 @@ class Encoder:
         batch_size: int = 64,
         show_progress: bool | None = None,
         threads: int | None = None,
+        numpy_queries: bool = True,
     ) -> None:
         if model not in MODELS:
             raise ValueError(f"model must be one of {', '.join(MODELS)}; got {model!r}")
@@ -212,6 +231,7 @@ class Encoder:
         self._device: str | None = None
         self.show_progress = show_progress
         self.threads = threads if threads is not None else _env_threads()
+        self.numpy_queries = bool(numpy_queries)
         self._cache_arg = False if model == "static" else cache_dir
         self._root_dir = None if isinstance(cache_dir, bool) else cache_dir
         self._cache: EmbeddingCache | None = None
@@ -297,7 +317,9 @@ class Encoder:
         cache = self.cache
         if cache is not None and cache.disabled:
             cache = None
-        cache_name = self.name + ("|fp16" if self.device.startswith("cuda") else "")
+        numpy_model = self._numpy_model(len(texts))
+        fp16 = numpy_model is None and self.device.startswith("cuda")  # the NumPy model runs in float32
+        cache_name = self.name + ("|fp16" if fp16 else "")
         keys = [EmbeddingCache.key(cache_name, t) for t in texts] if cache is not None else []
         found = cache.get_many(keys) if cache is not None else {}
         out = np.empty((len(texts), self.dim), dtype=np.float32)
@@ -314,7 +336,13 @@ class Encoder:
             progress = show_progress if show_progress is not None else self.show_progress
             if progress is None:
                 progress = len(todo) >= PROGRESS_MIN
-            vecs = self._embed(todo, progress, batch_size or self.batch_size)
+            if numpy_model is not None:
+                t0 = time.perf_counter()
+                vecs = numpy_model.encode(todo)
+                self.embed_seconds += time.perf_counter() - t0
+                self.model_calls += len(todo)
+            else:
+                vecs = self._embed(todo, progress, batch_size or self.batch_size)
             for t, v in zip(todo, vecs, strict=True):
                 out[missing[t]] = v
             if cache is not None:
@@ -322,6 +350,19 @@ class Encoder:
                     [(EmbeddingCache.key(cache_name, t), v) for t, v in zip(todo, vecs, strict=True)]
                 )
         return out
+
+    def _numpy_model(self, n_texts: int) -> NumpyMiniLM | None:
+        """The NumPy MiniLM when it embeds this call (see ``numpy_queries``), else None (torch or static)."""
+        if (
+            not self.numpy_queries
+            or self.model_kind != "minilm"
+            or self._model_path is not None
+            or self._model is not None
+            or n_texts > NUMPY_QUERY_MAX
+            or self._device_arg not in ("auto", "cpu")
+        ):
+            return None
+        return load_minilm_numpy(self.max_seq_length or MAX_SEQ_LENGTH)
 
     def _embed(self, texts: list[str], progress: bool, batch_size: int) -> np.ndarray:
         model = self.model

@@ -347,3 +347,18 @@ def test_static_model_is_distilled_locally_once_and_reused(tiny_source, tmp_path
     assert result.returncode == 0, result.stderr
     assert "distilling" not in result.stderr and "building the static model" not in result.stderr
     assert (target / "config.json").stat().st_mtime_ns == stamp
+
+
+def test_the_static_model_opens_as_from_pretrained_would(tiny_source, tmp_path):
+    from model2vec import StaticModel
+
+    enc = Encoder("static", model_path=tiny_source, cache_dir=tmp_path)
+    texts = ["parse the config file", "", "École 東京 🙂", "word " * 900, "[UNK] zzqx"]
+    ours = enc.encode(texts)
+    reference = StaticModel.from_pretrained(static_model_dir(tiny_source, tmp_path), normalize=True)
+    model = enc.model  # opened from the folder's files, without model2vec.persistence (huggingface_hub)
+    assert model.config == reference.config and model.max_length == reference.max_length
+    assert model.normalize and np.array_equal(model.embedding, reference.embedding)
+    vecs = np.asarray(reference.encode(texts, max_length=None), dtype=np.float32)
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    assert np.array_equal(ours, vecs / np.where(norms > 0, norms, 1.0))
