@@ -21,7 +21,7 @@ import time
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -36,9 +36,6 @@ from chunklab.embed.models import (
 )
 from chunklab.paths import cache_dir as resolve_cache_dir
 from chunklab.units import count_tokens
-
-if TYPE_CHECKING:
-    from chunklab.embed.numpy_minilm import NumpyMiniLM
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -57,8 +54,8 @@ DIM = 384
 MAX_SEQ_LENGTH = 256
 #: batches at least this large show a progress bar when ``show_progress`` is None
 PROGRESS_MIN = 256
-#: at most this many texts, before torch is loaded, are embedded by the NumPy MiniLM (``numpy_queries``)
-NUMPY_QUERY_MAX = 16
+#: the first texts an encoder embeds, up to this many, go through the NumPy MiniLM (``numpy_queries``)
+NUMPY_QUERY_MAX = 32
 
 
 class EmbeddingCache:
@@ -194,11 +191,12 @@ class Encoder:
     None shows a bar for batches of at least 256 texts. ``model_calls`` counts the texts
     actually sent to the model and ``cache_hits`` those answered from the cache.
 
-    ``numpy_queries`` (the packaged MiniLM on ``"auto"`` or ``"cpu"``): a call of at most
-    :data:`NUMPY_QUERY_MAX` texts made before torch is loaded is embedded by the same weights in
-    NumPy (:mod:`chunklab.embed.numpy_minilm`: the same vectors to float precision, without the
-    seconds torch takes to import and load), so a one-shot query process never imports torch;
-    larger batches load torch, which embeds every later call. False: always torch.
+    ``numpy_queries`` (the packaged MiniLM on ``"auto"`` or ``"cpu"``): the first
+    :data:`NUMPY_QUERY_MAX` texts the encoder embeds, in calls no larger, are embedded by the
+    same weights in NumPy (:mod:`chunklab.embed.numpy_minilm`: the same vectors to float
+    precision, without the seconds torch takes to import and load), so a one-shot query process
+    never imports torch; a larger call, or any call after those, loads torch, which embeds every
+    later call (a bulk run is never left on the slower per-text path). False: always torch.
     """
 
     def __init__(
@@ -232,6 +230,7 @@ class Encoder:
         self.show_progress = show_progress
         self.threads = threads if threads is not None else _env_threads()
         self.numpy_queries = bool(numpy_queries)
+        self._numpy_texts = 0  # texts the NumPy MiniLM embedded (see numpy_queries)
         self._cache_arg = False if model == "static" else cache_dir
         self._root_dir = None if isinstance(cache_dir, bool) else cache_dir
         self._cache: EmbeddingCache | None = None
@@ -317,8 +316,8 @@ class Encoder:
         cache = self.cache
         if cache is not None and cache.disabled:
             cache = None
-        numpy_model = self._numpy_model(len(texts))
-        fp16 = numpy_model is None and self.device.startswith("cuda")  # the NumPy model runs in float32
+        by_numpy = self._numpy_embeds(len(texts))
+        fp16 = not by_numpy and self.device.startswith("cuda")  # the NumPy model runs in float32
         cache_name = self.name + ("|fp16" if fp16 else "")
         keys = [EmbeddingCache.key(cache_name, t) for t in texts] if cache is not None else []
         found = cache.get_many(keys) if cache is not None else {}
@@ -336,11 +335,12 @@ class Encoder:
             progress = show_progress if show_progress is not None else self.show_progress
             if progress is None:
                 progress = len(todo) >= PROGRESS_MIN
-            if numpy_model is not None:
+            if by_numpy:
                 t0 = time.perf_counter()
-                vecs = numpy_model.encode(todo)
+                vecs = load_minilm_numpy(self.max_seq_length or MAX_SEQ_LENGTH).encode(todo)
                 self.embed_seconds += time.perf_counter() - t0
                 self.model_calls += len(todo)
+                self._numpy_texts += len(todo)
             else:
                 vecs = self._embed(todo, progress, batch_size or self.batch_size)
             for t, v in zip(todo, vecs, strict=True):
@@ -351,18 +351,16 @@ class Encoder:
                 )
         return out
 
-    def _numpy_model(self, n_texts: int) -> NumpyMiniLM | None:
-        """The NumPy MiniLM when it embeds this call (see ``numpy_queries``), else None (torch or static)."""
-        if (
-            not self.numpy_queries
-            or self.model_kind != "minilm"
-            or self._model_path is not None
-            or self._model is not None
-            or n_texts > NUMPY_QUERY_MAX
-            or self._device_arg not in ("auto", "cpu")
-        ):
-            return None
-        return load_minilm_numpy(self.max_seq_length or MAX_SEQ_LENGTH)
+    def _numpy_embeds(self, n_texts: int) -> bool:
+        """Whether the NumPy MiniLM embeds a call of ``n_texts`` texts (see ``numpy_queries``)."""
+        return (
+            self.numpy_queries
+            and self.model_kind == "minilm"
+            and self._model_path is None
+            and self._model is None
+            and self._numpy_texts + n_texts <= NUMPY_QUERY_MAX
+            and self._device_arg in ("auto", "cpu")
+        )
 
     def _embed(self, texts: list[str], progress: bool, batch_size: int) -> np.ndarray:
         model = self.model

@@ -60,14 +60,18 @@ def test_numpy_minilm_vectors_equal_the_torch_models_on_nasty_queries(torch_enco
     assert cosines.min() >= 0.9999, dict(zip(NASTY, cosines.round(6), strict=True))
 
 
-def test_a_small_call_before_torch_loads_uses_numpy_and_a_large_one_loads_torch(tmp_path):
+def test_the_first_few_texts_go_through_numpy_and_then_torch_loads(tmp_path):
     enc = Encoder(device="cpu", cache_dir=tmp_path)
-    enc.encode(["parse a date string"] * NUMPY_QUERY_MAX)
+    enc.encode(["parse a date string"] * 3)
     assert enc._model is None and enc.model_calls == 1  # the NumPy model embedded it; torch not loaded
-    enc.encode([f"text {i}" for i in range(NUMPY_QUERY_MAX + 1)])
-    assert enc._model is not None  # a batch loads torch, which then embeds every call
-    assert Encoder(device="cpu", cache_dir=False, numpy_queries=False)._numpy_model(1) is None
-    assert Encoder(device="cuda", cache_dir=False)._numpy_model(1) is None  # an explicit GPU keeps torch
+    assert not enc._numpy_embeds(NUMPY_QUERY_MAX)  # a bulk run never stays on the per-text path
+    enc.encode([f"text {i}" for i in range(NUMPY_QUERY_MAX)])
+    assert enc._model is not None  # torch loaded, and embeds every later call
+    assert not enc._numpy_embeds(1)
+    assert not Encoder(device="cpu", cache_dir=False)._numpy_embeds(NUMPY_QUERY_MAX + 1)
+    assert not Encoder(device="cpu", cache_dir=False, numpy_queries=False)._numpy_embeds(1)
+    assert not Encoder(device="cuda", cache_dir=False)._numpy_embeds(1)  # an explicit GPU keeps torch
+    assert not Encoder("static", cache_dir=False)._numpy_embeds(1)
 
 
 def test_search_results_are_identical_with_either_model(torch_encoder):
