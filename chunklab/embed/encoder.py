@@ -31,6 +31,7 @@ from chunklab.embed.models import (
     load_minilm,
     load_minilm_numpy,
     load_static,
+    load_static_table,
     resolve_device,
     set_torch_threads,
 )
@@ -191,12 +192,12 @@ class Encoder:
     None shows a bar for batches of at least 256 texts. ``model_calls`` counts the texts
     actually sent to the model and ``cache_hits`` those answered from the cache.
 
-    ``numpy_queries`` (the packaged MiniLM on ``"auto"`` or ``"cpu"``): the first
-    :data:`NUMPY_QUERY_MAX` texts the encoder embeds, in calls no larger, are embedded by the
-    same weights in NumPy (:mod:`chunklab.embed.numpy_minilm`: the same vectors to float
-    precision, without the seconds torch takes to import and load), so a one-shot query process
-    never imports torch; a larger call, or any call after those, loads torch, which embeds every
-    later call (a bulk run is never left on the slower per-text path). False: always torch.
+    ``numpy_queries``: the first :data:`NUMPY_QUERY_MAX` texts the encoder embeds, in calls no
+    larger, are embedded in NumPy from the same weights (:mod:`chunklab.embed.numpy_minilm`: the
+    packaged MiniLM on ``"auto"`` or ``"cpu"``, or the static table), the same vectors to float
+    precision without the seconds torch (or model2vec) takes to import and load, so a one-shot
+    query process imports neither; a larger call, or any call after those, loads the model,
+    which embeds every later call (a bulk run never stays on the per-text path). False: never.
     """
 
     def __init__(
@@ -255,6 +256,8 @@ class Encoder:
     @property
     def dim(self) -> int:
         """Vector dimensions (384 for the packaged MiniLM; read from the model otherwise)."""
+        if self._dim is None and self.model_kind == "static" and self._numpy_embeds(1):
+            self._dim = load_static_table(self._model_path, resolve_cache_dir(self._root_dir)).dim
         if self._dim is None:
             model = self.model
             if self.model_kind == "static":
@@ -337,7 +340,7 @@ class Encoder:
                 progress = len(todo) >= PROGRESS_MIN
             if by_numpy:
                 t0 = time.perf_counter()
-                vecs = load_minilm_numpy(self.max_seq_length or MAX_SEQ_LENGTH).encode(todo)
+                vecs = self._numpy_encode(todo)
                 self.embed_seconds += time.perf_counter() - t0
                 self.model_calls += len(todo)
                 self._numpy_texts += len(todo)
@@ -352,14 +355,21 @@ class Encoder:
         return out
 
     def _numpy_embeds(self, n_texts: int) -> bool:
-        """Whether the NumPy MiniLM embeds a call of ``n_texts`` texts (see ``numpy_queries``)."""
+        """Whether NumPy embeds a call of ``n_texts`` texts (see ``numpy_queries``)."""
+        packaged_on_cpu = self._model_path is None and self._device_arg in ("auto", "cpu")
         return (
             self.numpy_queries
-            and self.model_kind == "minilm"
-            and self._model_path is None
+            and (self.model_kind == "static" or packaged_on_cpu)
             and self._model is None
             and self._numpy_texts + n_texts <= NUMPY_QUERY_MAX
-            and self._device_arg in ("auto", "cpu")
+        )
+
+    def _numpy_encode(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` from the NumPy MiniLM or the static table (see ``numpy_queries``)."""
+        if self.model_kind == "minilm":
+            return load_minilm_numpy(self.max_seq_length or MAX_SEQ_LENGTH).encode(texts)
+        return _unit_rows(
+            load_static_table(self._model_path, resolve_cache_dir(self._root_dir)).encode(texts)
         )
 
     def _embed(self, texts: list[str], progress: bool, batch_size: int) -> np.ndarray:
@@ -386,9 +396,7 @@ class Encoder:
             vecs = model.encode(
                 texts, max_length=None, batch_size=1024, show_progress_bar=False, use_multiprocessing=False
             )
-            vecs = np.asarray(vecs, dtype=np.float32)
-            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            return vecs / np.where(norms > 0, norms, 1.0)  # a text of unknown tokens only stays a zero row
+            return _unit_rows(vecs)
         vecs = model.encode(
             texts,
             batch_size=batch_size,
@@ -397,6 +405,13 @@ class Encoder:
             show_progress_bar=False,
         )
         return np.asarray(vecs, dtype=np.float32)
+
+
+def _unit_rows(vecs: np.ndarray) -> np.ndarray:
+    """The static model's rows as float32 unit vectors (a text of unknown tokens only stays a zero row)."""
+    vecs = np.asarray(vecs, dtype=np.float32)
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs / np.where(norms > 0, norms, 1.0)
 
 
 def _env_threads() -> int | None:

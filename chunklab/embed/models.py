@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from model2vec import StaticModel
     from sentence_transformers import SentenceTransformer
 
-    from chunklab.embed.numpy_minilm import NumpyMiniLM
+    from chunklab.embed.numpy_minilm import NumpyMiniLM, StaticTable
 
 __all__ = [
     "MODELS",
@@ -41,6 +41,7 @@ __all__ = [
     "load_minilm",
     "load_minilm_numpy",
     "load_static",
+    "load_static_table",
     "resolve_device",
     "set_torch_threads",
     "static_model_dir",
@@ -56,6 +57,7 @@ STATIC_PCA_DIMS = 256
 _MINILM: dict[tuple[str, str], SentenceTransformer] = {}
 _STATIC: dict[str, StaticModel] = {}
 _NUMPY: dict[int, NumpyMiniLM] = {}
+_TABLES: dict[str, StaticTable] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -177,6 +179,24 @@ def load_static(source: Path | None, cache_root: Path) -> StaticModel:
                 _distill_into(source, target)
             _STATIC[key] = _open_static(StaticModel, target)
         return _STATIC[key]
+
+
+def load_static_table(source: Path | None, cache_root: Path) -> StaticTable:
+    """The static model distilled from ``source`` as a bare :class:`~chunklab.embed.numpy_minilm.StaticTable`.
+
+    Distilled on first use as for :func:`load_static`; what :class:`chunklab.embed.Encoder` embeds
+    its first few texts with, so a one-shot query never imports model2vec.
+    """
+    target = static_model_dir(source, cache_root)
+    key = str(target)
+    with _MODELS_LOCK:
+        if key not in _TABLES:
+            from chunklab.embed.numpy_minilm import StaticTable
+
+            if not (target / "config.json").is_file():
+                _distill_into(source, target)
+            _TABLES[key] = StaticTable(target)
+        return _TABLES[key]
 
 
 def _open_static(model_class: type[StaticModel], folder: Path) -> StaticModel:

@@ -9,7 +9,8 @@ the mean of the token vectors and L2 normalisation, in float32. Texts are embedd
 time, unpadded, so no attention mask is needed. The vectors equal the torch model's to float
 precision (``tests/integration/test_numpy_minilm.py`` holds them to a cosine of 0.9999 and the same
 search results); :class:`chunklab.embed.Encoder` uses it only for small batches before torch
-is loaded, and torch for everything else.
+is loaded, and torch for everything else. :class:`StaticTable` does the same for the static
+model: its table and tokenizer read directly, without importing model2vec.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["NumpyMiniLM"]
+__all__ = ["NumpyMiniLM", "StaticTable"]
 
 _PREFIX = "encoder.layer."
 
@@ -125,3 +126,46 @@ def _erf(x: np.ndarray) -> np.ndarray:
         poly = poly * t + c
     erfc = t * np.exp(poly - z * z)
     return np.where(x >= 0, 1.0 - erfc, erfc - 1.0)
+
+
+class StaticTable:
+    """A distilled static model read from its folder: a text's vector is the mean of its tokens' rows.
+
+    What model2vec's ``StaticModel.encode`` computes for a model the kit distilled (tokens without
+    special tokens, unknown tokens dropped, no truncation; a text of unknown tokens only is a zero
+    row), without importing model2vec (and joblib). A folder holding
+    quantisation weights or a token mapping is a ValueError: those need model2vec itself.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+
+        folder = Path(folder)
+        with safe_open(str(folder / "model.safetensors"), framework="numpy") as tensors:
+            extra = sorted(set(tensors.keys()) - {"embeddings"})
+            if extra:
+                raise ValueError(f"StaticTable reads a plain table; {folder} also holds {extra}")
+            self.embedding = tensors.get_tensor("embeddings")
+        if not np.issubdtype(self.embedding.dtype, np.floating):
+            raise ValueError(f"StaticTable reads a float table; {folder} holds {self.embedding.dtype}")
+        self.dim = int(self.embedding.shape[1])
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        unk = getattr(self.tokenizer.model, "unk_token", None)
+        self.unk_id = self.tokenizer.token_to_id(unk) if unk is not None else None
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The normalised mean of each text's token rows, in the table's precision, one row per text.
+
+        As model2vec computes it with ``normalize=True``: the mean and the result in the table's
+        dtype (float16 for the kit's distilled model), the norm taken in float32.
+        """
+        out = np.zeros((len(texts), self.dim), dtype=self.embedding.dtype)
+        for i, encoding in enumerate(self.tokenizer.encode_batch(list(texts), add_special_tokens=False)):
+            ids = [t for t in encoding.ids if t != self.unk_id]
+            if ids:
+                out[i] = self.embedding[np.asarray(ids, dtype=np.int64)].mean(axis=0)
+        out32 = out.astype(np.float32)
+        return (out32 / (np.linalg.norm(out32, axis=1, keepdims=True) + 1e-32)).astype(out.dtype)

@@ -71,7 +71,6 @@ def test_the_first_few_texts_go_through_numpy_and_then_torch_loads(tmp_path):
     assert not Encoder(device="cpu", cache_dir=False)._numpy_embeds(NUMPY_QUERY_MAX + 1)
     assert not Encoder(device="cpu", cache_dir=False, numpy_queries=False)._numpy_embeds(1)
     assert not Encoder(device="cuda", cache_dir=False)._numpy_embeds(1)  # an explicit GPU keeps torch
-    assert not Encoder("static", cache_dir=False)._numpy_embeds(1)
 
 
 def test_search_results_are_identical_with_either_model(torch_encoder):
