@@ -6,7 +6,9 @@ static table distilled locally from that MiniLM (see :mod:`chunklab.embed.models
 times faster at some cost in quality. ``device="auto"`` uses CUDA (fp16) when torch sees a
 GPU, else the CPU. Models load lazily on first use. MiniLM vectors are cached in a SQLite
 file keyed by the model name and a hash of the text, so re-running a chapter, an exercise or
-an ingest embeds nothing twice; the cache folder is :func:`chunklab.paths.cache_dir`.
+an ingest embeds nothing twice; the cache folder is :func:`chunklab.paths.cache_dir`. An
+encoder's first few texts (a query) are embedded in NumPy from the same weights, the same
+vectors without importing torch or model2vec (``numpy_queries``).
 Importing this module has no side effects.
 """
 
