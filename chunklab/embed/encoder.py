@@ -6,7 +6,9 @@ static table distilled locally from that MiniLM (see :mod:`chunklab.embed.models
 times faster at some cost in quality. ``device="auto"`` uses CUDA (fp16) when torch sees a
 GPU, else the CPU. Models load lazily on first use. MiniLM vectors are cached in a SQLite
 file keyed by the model name and a hash of the text, so re-running a chapter, an exercise or
-an ingest embeds nothing twice; the cache folder is :func:`chunklab.paths.cache_dir`.
+an ingest embeds nothing twice; the cache folder is :func:`chunklab.paths.cache_dir`. An
+encoder's first few texts (a query) are embedded in NumPy from the same weights, the same
+vectors without importing torch or model2vec (``numpy_queries``).
 Importing this module has no side effects.
 """
 
@@ -26,7 +28,15 @@ from typing import Any
 import numpy as np
 
 from chunklab._validate import check_positive_int
-from chunklab.embed.models import MODELS, load_minilm, load_static, resolve_device, set_torch_threads
+from chunklab.embed.models import (
+    MODELS,
+    load_minilm,
+    load_minilm_numpy,
+    load_static,
+    load_static_table,
+    resolve_device,
+    set_torch_threads,
+)
 from chunklab.paths import cache_dir as resolve_cache_dir
 from chunklab.units import count_tokens
 
@@ -47,6 +57,8 @@ DIM = 384
 MAX_SEQ_LENGTH = 256
 #: batches at least this large show a progress bar when ``show_progress`` is None
 PROGRESS_MIN = 256
+#: the first texts an encoder embeds, up to this many, go through the NumPy MiniLM (``numpy_queries``)
+NUMPY_QUERY_MAX = 32
 
 
 class EmbeddingCache:
@@ -181,6 +193,13 @@ class Encoder:
     share the CPU (:func:`chunklab.embed.models.torch_threads_for_workers`). ``show_progress``
     None shows a bar for batches of at least 256 texts. ``model_calls`` counts the texts
     actually sent to the model and ``cache_hits`` those answered from the cache.
+
+    ``numpy_queries``: the first :data:`NUMPY_QUERY_MAX` texts the encoder embeds, in calls no
+    larger, are embedded in NumPy from the same weights (:mod:`chunklab.embed.numpy_minilm`: the
+    packaged MiniLM on ``"auto"`` or ``"cpu"``, or the static table), the same vectors to float
+    precision without the seconds torch (or model2vec) takes to import and load, so a one-shot
+    query process imports neither; a larger call, or any call after those, loads the model,
+    which embeds every later call (a bulk run never stays on the per-text path). False: never.
     """
 
     def __init__(
@@ -193,6 +212,7 @@ class Encoder:
         batch_size: int = 64,
         show_progress: bool | None = None,
         threads: int | None = None,
+        numpy_queries: bool = True,
     ) -> None:
         if model not in MODELS:
             raise ValueError(f"model must be one of {', '.join(MODELS)}; got {model!r}")
@@ -212,6 +232,8 @@ class Encoder:
         self._device: str | None = None
         self.show_progress = show_progress
         self.threads = threads if threads is not None else _env_threads()
+        self.numpy_queries = bool(numpy_queries)
+        self._numpy_texts = 0  # texts the NumPy MiniLM embedded (see numpy_queries)
         self._cache_arg = False if model == "static" else cache_dir
         self._root_dir = None if isinstance(cache_dir, bool) else cache_dir
         self._cache: EmbeddingCache | None = None
@@ -236,6 +258,8 @@ class Encoder:
     @property
     def dim(self) -> int:
         """Vector dimensions (384 for the packaged MiniLM; read from the model otherwise)."""
+        if self._dim is None and self.model_kind == "static" and self._numpy_embeds(1):
+            self._dim = load_static_table(self._model_path, resolve_cache_dir(self._root_dir)).dim
         if self._dim is None:
             model = self.model
             if self.model_kind == "static":
@@ -297,7 +321,9 @@ class Encoder:
         cache = self.cache
         if cache is not None and cache.disabled:
             cache = None
-        cache_name = self.name + ("|fp16" if self.device.startswith("cuda") else "")
+        by_numpy = self._numpy_embeds(len(texts))
+        fp16 = not by_numpy and self.device.startswith("cuda")  # the NumPy model runs in float32
+        cache_name = self.name + ("|fp16" if fp16 else "")
         keys = [EmbeddingCache.key(cache_name, t) for t in texts] if cache is not None else []
         found = cache.get_many(keys) if cache is not None else {}
         out = np.empty((len(texts), self.dim), dtype=np.float32)
@@ -314,7 +340,14 @@ class Encoder:
             progress = show_progress if show_progress is not None else self.show_progress
             if progress is None:
                 progress = len(todo) >= PROGRESS_MIN
-            vecs = self._embed(todo, progress, batch_size or self.batch_size)
+            if by_numpy:
+                t0 = time.perf_counter()
+                vecs = self._numpy_encode(todo)
+                self.embed_seconds += time.perf_counter() - t0
+                self.model_calls += len(todo)
+                self._numpy_texts += len(todo)
+            else:
+                vecs = self._embed(todo, progress, batch_size or self.batch_size)
             for t, v in zip(todo, vecs, strict=True):
                 out[missing[t]] = v
             if cache is not None:
@@ -322,6 +355,24 @@ class Encoder:
                     [(EmbeddingCache.key(cache_name, t), v) for t, v in zip(todo, vecs, strict=True)]
                 )
         return out
+
+    def _numpy_embeds(self, n_texts: int) -> bool:
+        """Whether NumPy embeds a call of ``n_texts`` texts (see ``numpy_queries``)."""
+        packaged_on_cpu = self._model_path is None and self._device_arg in ("auto", "cpu")
+        return (
+            self.numpy_queries
+            and (self.model_kind == "static" or packaged_on_cpu)
+            and self._model is None
+            and self._numpy_texts + n_texts <= NUMPY_QUERY_MAX
+        )
+
+    def _numpy_encode(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` from the NumPy MiniLM or the static table (see ``numpy_queries``)."""
+        if self.model_kind == "minilm":
+            return load_minilm_numpy(self.max_seq_length or MAX_SEQ_LENGTH).encode(texts)
+        return _unit_rows(
+            load_static_table(self._model_path, resolve_cache_dir(self._root_dir)).encode(texts)
+        )
 
     def _embed(self, texts: list[str], progress: bool, batch_size: int) -> np.ndarray:
         model = self.model
@@ -347,9 +398,7 @@ class Encoder:
             vecs = model.encode(
                 texts, max_length=None, batch_size=1024, show_progress_bar=False, use_multiprocessing=False
             )
-            vecs = np.asarray(vecs, dtype=np.float32)
-            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            return vecs / np.where(norms > 0, norms, 1.0)  # a text of unknown tokens only stays a zero row
+            return _unit_rows(vecs)
         vecs = model.encode(
             texts,
             batch_size=batch_size,
@@ -358,6 +407,13 @@ class Encoder:
             show_progress_bar=False,
         )
         return np.asarray(vecs, dtype=np.float32)
+
+
+def _unit_rows(vecs: np.ndarray) -> np.ndarray:
+    """The static model's rows as float32 unit vectors (a text of unknown tokens only stays a zero row)."""
+    vecs = np.asarray(vecs, dtype=np.float32)
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs / np.where(norms > 0, norms, 1.0)
 
 
 def _env_threads() -> int | None:

@@ -33,11 +33,15 @@ if TYPE_CHECKING:
     from model2vec import StaticModel
     from sentence_transformers import SentenceTransformer
 
+    from chunklab.embed.numpy_minilm import NumpyMiniLM, StaticTable
+
 __all__ = [
     "MODELS",
     "STATIC_PCA_DIMS",
     "load_minilm",
+    "load_minilm_numpy",
     "load_static",
+    "load_static_table",
     "resolve_device",
     "set_torch_threads",
     "static_model_dir",
@@ -52,6 +56,8 @@ STATIC_PCA_DIMS = 256
 #: the loaded models, one per (folder, device) for MiniLM and one per distilled folder for the static model
 _MINILM: dict[tuple[str, str], SentenceTransformer] = {}
 _STATIC: dict[str, StaticModel] = {}
+_NUMPY: dict[int, NumpyMiniLM] = {}
+_TABLES: dict[str, StaticTable] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -117,6 +123,20 @@ def load_minilm(path: Path | None, device: str) -> SentenceTransformer:
         return _MINILM[key]
 
 
+def load_minilm_numpy(max_seq_length: int) -> NumpyMiniLM:
+    """The packaged MiniLM evaluated with NumPy (:mod:`chunklab.embed.numpy_minilm`), loaded once.
+
+    What :class:`chunklab.embed.Encoder` embeds a few queries with before torch is loaded: the same
+    weights and vectors, without importing torch, transformers or sentence-transformers.
+    """
+    with _MODELS_LOCK:
+        if max_seq_length not in _NUMPY:
+            from chunklab.embed.numpy_minilm import NumpyMiniLM
+
+            _NUMPY[max_seq_length] = NumpyMiniLM(model_path(), max_seq_length)
+        return _NUMPY[max_seq_length]
+
+
 def static_model_dir(source: Path | None, cache_root: Path) -> Path:
     """Where the static model distilled from ``source`` (default: the packaged MiniLM) is cached.
 
@@ -157,8 +177,57 @@ def load_static(source: Path | None, cache_root: Path) -> StaticModel:
                 ) from exc
             if not (target / "config.json").is_file():
                 _distill_into(source, target)
-            _STATIC[key] = StaticModel.from_pretrained(target, normalize=True, force_download=False)
+            _STATIC[key] = _open_static(StaticModel, target)
         return _STATIC[key]
+
+
+def load_static_table(source: Path | None, cache_root: Path) -> StaticTable:
+    """The static model distilled from ``source`` as a bare :class:`~chunklab.embed.numpy_minilm.StaticTable`.
+
+    Distilled on first use as for :func:`load_static`; what :class:`chunklab.embed.Encoder` embeds
+    its first few texts with, so a one-shot query never imports model2vec.
+    """
+    target = static_model_dir(source, cache_root)
+    key = str(target)
+    with _MODELS_LOCK:
+        if key not in _TABLES:
+            from chunklab.embed.numpy_minilm import StaticTable
+
+            if not (target / "config.json").is_file():
+                _distill_into(source, target)
+            _TABLES[key] = StaticTable(target)
+        return _TABLES[key]
+
+
+def _open_static(model_class: type[StaticModel], folder: Path) -> StaticModel:
+    """The distilled model in ``folder``, built with ``StaticModel``'s constructor from its three files.
+
+    What ``StaticModel.from_pretrained(folder, normalize=True)`` returns for a folder this module
+    wrote (the same table, tokenizer, config and maximum length; the model card's name and
+    language are left out), without importing ``model2vec.persistence`` and with it
+    ``huggingface_hub``: a third of a second of a first query's CPU.
+    """
+    import json
+
+    from model2vec.model import DEFAULT_MAX_LENGTH
+    from safetensors import safe_open
+    from tokenizers import Tokenizer
+
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    with safe_open(str(folder / "model.safetensors"), framework="numpy") as tensors:
+        names = set(tensors.keys())
+        vectors = tensors.get_tensor("embeddings")
+        weights = tensors.get_tensor("weights") if "weights" in names else None
+        mapping = tensors.get_tensor("mapping") if "mapping" in names else None
+    return model_class(
+        vectors=vectors,
+        tokenizer=Tokenizer.from_file(str(folder / "tokenizer.json")),
+        config=config,
+        normalize=True,
+        weights=weights,
+        token_mapping=mapping,
+        max_length=config.get("max_length", DEFAULT_MAX_LENGTH),
+    )
 
 
 def _say(message: str) -> None:

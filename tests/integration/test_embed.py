@@ -339,11 +339,31 @@ def test_static_model_is_distilled_locally_once_and_reused(tiny_source, tmp_path
     result = _run(
         f"""
         from chunklab.embed import Encoder
+        import sys
         encoder = Encoder("static", model_path={str(tiny_source)!r}, cache_dir={str(tmp_path)!r})
-        print(encoder.encode(["x y"]).shape)
+        print(encoder.encode(["x y"]).shape, "model2vec" in sys.modules)
         """,
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     assert "distilling" not in result.stderr and "building the static model" not in result.stderr
     assert (target / "config.json").stat().st_mtime_ns == stamp
+    assert result.stdout.split()[-1] == "False"  # a first query reads the table without importing model2vec
+
+
+def test_the_static_model_opens_as_from_pretrained_would(tiny_source, tmp_path):
+    from model2vec import StaticModel
+
+    enc = Encoder("static", model_path=tiny_source, cache_dir=tmp_path)
+    texts = ["parse the config file", "", "École 東京 🙂", "word " * 900, "[UNK] zzqx"]
+    ours = enc.encode(texts)  # the first few texts: the table read by chunklab.embed.numpy_minilm.StaticTable
+    assert enc._model is None
+    reference = StaticModel.from_pretrained(static_model_dir(tiny_source, tmp_path), normalize=True)
+    model = enc.model  # opened from the folder's files, without model2vec.persistence (huggingface_hub)
+    assert model.config == reference.config and model.max_length == reference.max_length
+    assert model.normalize and np.array_equal(model.embedding, reference.embedding)
+    vecs = np.asarray(reference.encode(texts, max_length=None), dtype=np.float32)
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    assert np.array_equal(ours, vecs / np.where(norms > 0, norms, 1.0))
+    by_model2vec = Encoder("static", model_path=tiny_source, cache_dir=tmp_path, numpy_queries=False)
+    assert np.array_equal(by_model2vec.encode(texts), ours)
