@@ -22,9 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SANITIZE = ROOT / "solutions" / "nbval_sanitize.cfg"
 
-#: solution notebooks nbval'd at once, each in its own ``pytest --nbval`` process and kernel: on two
-#: cores the runs take about half the wall time, since the test process only waits on them
-NBVAL_JOBS = 2
+#: how many notebooks a test runs at once, in its grading batches and its nbval runs (``$TEST_GRADE_JOBS``,
+#: default 1): each still alone in its own sealed kernel or nbval process, so the verdicts are the same
+TEST_JOBS = int(os.environ.get("TEST_GRADE_JOBS", "1"))
+#: solution notebooks nbval'd at once
+NBVAL_JOBS = TEST_JOBS
 
 _RUNS: dict[Path, subprocess.CompletedProcess[str]] = {}
 _LOCKS: dict[Path, threading.Lock] = {}

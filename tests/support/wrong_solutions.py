@@ -19,7 +19,7 @@ from chunklab.course.generate import make_exercise
 from chunklab.course.grader import GradeOptions, grade_notebooks
 from chunklab.course.notebooks import is_checkpoint, read_notebook
 from chunklab.course.results import GradeResult
-from tests.support.nbval import nbval_run
+from tests.support.nbval import TEST_JOBS, nbval_run
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = {p.stem: p for p in sorted((ROOT / "solutions").glob("*.ipynb"))}
@@ -387,9 +387,8 @@ CHEATS: dict[str, tuple[Wrong, ...]] = {
 }
 
 #: how many notebooks of a test's grading batch run at once (``grade_notebooks(jobs=...)``, the grader's
-#: own ``--jobs``): each still in its own sealed kernel, so the verdicts are those of one at a time; on two
-#: cores the batch takes about half the wall time, since the test process itself only waits on the kernels
-GRADE_JOBS = 2
+#: own ``--jobs``; ``$TEST_GRADE_JOBS``, default 1): each still in its own sealed kernel, same verdicts
+GRADE_JOBS = TEST_JOBS
 
 #: the seed of the hidden checks' inputs in a ``graded_late`` batch: the honest reference and the cheat
 #: get the same inputs, so the reference passing them and the cheat failing them are one comparison
