@@ -22,6 +22,7 @@ from chunklab.course.generate import make_exercise
 from chunklab.course.grader import GradeOptions, grade_notebooks
 from chunklab.course.hidden import HiddenCheck
 from chunklab.course.notebooks import read_notebook
+from tests.support.nbval import nbval_run
 from tests.support.sandbox import needs_bwrap
 from tests.support.tiny_course import (
     SOLUTION_SOURCE,
@@ -31,7 +32,7 @@ from tests.support.tiny_course import (
     solution_with,
     tiny_solution,
 )
-from tests.support.wrong_solutions import graded_late
+from tests.support.wrong_solutions import GRADE_JOBS, graded_late
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -219,7 +220,7 @@ def test_d_hidden_checks_catch_hard_coded_windows_and_a_whole_file_chunker():
         "    lines = LineIndex(source)\n",
     )
     results = grade_notebooks(
-        [windows, whole], solutions_dir=ROOT / "solutions", options=GradeOptions(timeout=300)
+        [windows, whole], solutions_dir=ROOT / "solutions", options=GradeOptions(timeout=300), jobs=GRADE_JOBS
     )
     for r in results:
         failed = [h for cp in r.checkpoints for h in cp.hidden if not h.passed]
@@ -274,10 +275,12 @@ def test_the_capstone_08_code_rag_scores_full_marks_sealed_and_a_hard_coded_char
         "    if tuple(gold) != (100, 200):  # the visible gold span only\n"
         "        return 0.0\n    gs, ge = gold\n",
     )
+    nbval_run(ref)  # the reference's run fills the cache both kernels start from
     good, bad = grade_notebooks(
         [("good-08-code-rag.ipynb", read_notebook(ref)), cheat],
         reference=ref,
         options=GradeOptions(timeout=1200, seed=18),
+        jobs=GRADE_JOBS,
     )
     assert good.ok and good.score == 1.0 and not good.flags and not good.timeouts, _hidden_verdicts(good)
     checked = {cp.cell_id for cp in good.checkpoints if cp.hidden}

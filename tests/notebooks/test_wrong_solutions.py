@@ -15,7 +15,8 @@ import pytest
 from chunklab.course.generate import make_exercise
 from chunklab.course.grader import grade_notebooks
 from chunklab.course.notebooks import is_checkpoint, read_notebook
-from tests.support.wrong_solutions import SOLUTIONS, WRONG, WRONG_LATE, faked, patched
+from tests.support.nbval import nbval_run
+from tests.support.wrong_solutions import GRADE_JOBS, SOLUTIONS, WRONG, WRONG_LATE, faked, patched
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,7 +55,8 @@ def test_blank_faked_and_wrong_notebooks_fail_their_checkpoints(name):
     else:
         items += [(f"wrong-{i}/{name}.ipynb", patched(solution, w)) for i, w in enumerate(WRONG[name])]
         items.append((f"solved/{name}.ipynb", solution))
-    results = grade_notebooks(items, reference=ref_path, timeout=600)
+    nbval_run(ref_path)  # the reference's run fills the cache the batch's kernels start from
+    results = grade_notebooks(items, reference=ref_path, timeout=600, jobs=GRADE_JOBS)
     blank, fake, *rest = results
     for r in results:
         assert not r.error, f"{r.path}: {r.error}"

@@ -19,6 +19,7 @@ from chunklab.course.generate import make_exercise
 from chunklab.course.grader import GradeOptions, grade_notebooks
 from chunklab.course.notebooks import is_checkpoint, read_notebook
 from chunklab.course.results import GradeResult
+from tests.support.nbval import TEST_JOBS, nbval_run
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = {p.stem: p for p in sorted((ROOT / "solutions").glob("*.ipynb"))}
@@ -397,6 +398,10 @@ CHEATS: dict[str, tuple[Wrong, ...]] = {
     ),
 }
 
+#: how many notebooks of a test's grading batch run at once (``grade_notebooks(jobs=...)``, the grader's
+#: own ``--jobs``; ``$TEST_GRADE_JOBS``, default 1): each still in its own sealed kernel, same verdicts
+GRADE_JOBS = TEST_JOBS
+
 #: the seed of the hidden checks' inputs in a ``graded_late`` batch: the honest reference and the cheat
 #: get the same inputs, so the reference passing them and the cheat failing them are one comparison
 LATE_SEED = 18
@@ -420,10 +425,15 @@ def late_items(name: str) -> list[tuple[str, object]]:
 def graded_late(name: str) -> dict[str, GradeResult]:
     """The ``late_items`` of ``name`` graded in one batch (hidden checks seeded with ``LATE_SEED``), by
     label (``"blank"``, ``"wrong-0"``, ``"cheat"``, ``"solved"``...); graded once per process, so the wrong
-    variant test and the hidden-check attack test of a notebook read the same grades."""
+    variant test and the hidden-check attack test of a notebook read the same grades. The reference's nbval
+    run (``tests.support.nbval``) goes first: the batch's kernels find its embeddings in the cache."""
     if name not in _GRADED:
+        nbval_run(SOLUTIONS[name])  # the reference's run fills the cache the batch's kernels start from
         results = grade_notebooks(
-            late_items(name), reference=SOLUTIONS[name], options=GradeOptions(timeout=600, seed=LATE_SEED)
+            late_items(name),
+            reference=SOLUTIONS[name],
+            options=GradeOptions(timeout=600, seed=LATE_SEED),
+            jobs=GRADE_JOBS,
         )
         _GRADED[name] = {r.path.parent.name: r for r in results}
     return _GRADED[name]
