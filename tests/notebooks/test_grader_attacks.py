@@ -298,10 +298,11 @@ def test_the_capstone_08_code_rag_scores_full_marks_sealed_and_a_hard_coded_char
     "attack", ["import os\nos._exit(0)", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"]
 )
 def test_kernel_death_is_detected_at_once_and_named(course, attack):
-    t0 = time.monotonic()
     (r,) = grade(course, ("dies", solution_with(attack)), options=GradeOptions(timeout=120))
-    assert time.monotonic() - t0 < 60  # not the 120 s limit
+    # "died" is only reported when the kernel's death is seen before the cell's limit (else: "timed
+    # out"), so the reason itself says it was caught at once, however slow the machine is
     assert 'kernel died in code cell 2 under "Tiny"' in r.stopped
+    assert not r.timeouts
     assert r.passed == 0 and all("not run: the kernel died" in c.detail for c in r.checkpoints)
 
 
@@ -359,9 +360,7 @@ def test_a_cell_that_swallows_the_interrupt_ends_the_run_with_its_reason(course)
         "    except KeyboardInterrupt:\n        pass"
     )
     opts = GradeOptions(timeout=3, notebook_timeout=60, seed=7, interrupt_grace=2)
-    t0 = time.monotonic()
     (r,) = grade(course, ("stubborn", solution_with(stubborn)), options=opts)
-    assert time.monotonic() - t0 < 40
     assert r.stopped == (
         'timed out: code cell 2 under "Tiny" ran past the 3 s time limit per cell '
         "and did not stop when interrupted"
