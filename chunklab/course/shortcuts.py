@@ -55,6 +55,13 @@ _BOOTSTRAP = (
     "chunklab.evaluate.bootstrap:confidence_interval",
 )
 
+#: the kit's readers of a model's answers (the LLM chunkers call them, so they compute nothing either)
+_LLM_PARSE = (
+    "chunklab.chunkers.llm.parse:parse_boundary_answer",
+    "chunklab.chunkers.llm.parse:align_proposition",
+    "chunklab.chunkers.llm.parse:_quoted_unit",
+)
+
 #: per course notebook (solution file stem)
 SHORTCUTS: dict[str, Shortcut] = {
     "01-fixed": Shortcut(
@@ -86,6 +93,7 @@ SHORTCUTS: dict[str, Shortcut] = {
     ),
     "07-retrieval": Shortcut(("rrf", "hybrid_search"), _FUSIONS, absent=_FUSIONS),
     "08-code-rag": Shortcut(("char_recall",), ("chunklab.evaluate.metrics:span_metrics",)),
+    "10-llm": Shortcut(("parse_boundary_answer", "align_proposition"), _LLM_PARSE, absent=_LLM_PARSE),
 }
 
 

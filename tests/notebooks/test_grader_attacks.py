@@ -250,18 +250,36 @@ def test_d_hidden_checks_catch_a_percentile_rule_hard_coded_for_the_visible_curv
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("graded-09-chroma-checkpoint")  # the batch of test_wrong_solutions_late.py
-def test_d_hidden_checks_catch_09_functions_hard_coded_for_the_visible_queries_and_corpus():
-    graded = graded_late("09-chroma-checkpoint")  # the cheat and the reference, the same hidden inputs
+@pytest.mark.parametrize(
+    ("name", "caught", "honest"),
+    [
+        pytest.param(  # retrieve was left honest: its hidden check passes
+            "09-chroma-checkpoint",
+            {"cp-index": "chunk_corpus", "cp-filter": "filtered_search"},
+            "cp-heldout",
+            marks=pytest.mark.xdist_group("graded-09-chroma-checkpoint"),  # test_wrong_solutions_late's batch
+            id="09-chroma-checkpoint",
+        ),
+        pytest.param(  # the readers answer the notebook's own recorded lists only; its counts over them pass
+            "10-llm",
+            {"cp-parse": "parse_boundary_answer", "cp-align": "align_proposition"},
+            "cp-shares",
+            marks=pytest.mark.xdist_group("graded-10-llm"),
+            id="10-llm",
+        ),
+    ],
+)
+def test_d_hidden_checks_catch_functions_hard_coded_for_the_visible_inputs(name, caught, honest):
+    graded = graded_late(name)  # the cheat and the reference, the same hidden inputs
     good, bad = graded["solved"], graded["cheat"]
     assert not good.error and not bad.error, (good.error, bad.error)
     assert good.ok and all(h.passed for cp in good.checkpoints for h in cp.hidden), _hidden_verdicts(good)
     verdicts = _hidden_verdicts(bad)
-    for cell_id, function in (("cp-index", "chunk_corpus"), ("cp-filter", "filtered_search")):
+    for cell_id, function in caught.items():
         passed, detail, failed = verdicts[cell_id]
-        assert not passed and detail == "", verdicts
+        assert not passed and detail == "", verdicts  # every visible output right
         assert failed and all(n.startswith(f"{function} on ") for n in failed), verdicts
-    assert verdicts["cp-heldout"][0], verdicts  # retrieve was left honest: its hidden check passes
+    assert verdicts[honest][0], verdicts
 
 
 @pytest.mark.slow

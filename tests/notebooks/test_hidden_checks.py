@@ -151,13 +151,14 @@ def test_every_wrong_variant_of_a_checked_function_fails_its_hidden_check(tmp_pa
     assert differ, f"{wrong.label!r} gives the reference's results on every fresh input of {check.function}"
 
 
-@pytest.mark.parametrize("name", ["03b-documents", "04-semantic", "09-chroma-checkpoint"])
+@pytest.mark.parametrize("name", ["03b-documents", "04-semantic", "09-chroma-checkpoint", "10-llm"])
 def test_the_new_notebooks_check_each_learner_function_of_their_checkpoints(name):
     functions = {c.function for c in hidden.HIDDEN[name]}
     expected = {
         "03b-documents": {"remove_margins"},
         "04-semantic": {"percentile_breakpoints", "chunks_from_breakpoints", "distance_curve"},
         "09-chroma-checkpoint": {"chunk_corpus", "filtered_search", "retrieve"},
+        "10-llm": {"parse_boundary_answer", "align_proposition"},
     }[name]
     assert functions == expected
     for check in hidden.HIDDEN[name]:

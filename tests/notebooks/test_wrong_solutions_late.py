@@ -1,5 +1,5 @@
-"""Through the grader, for notebooks 04-06, 07-retrieval and 09: blank, faked and plausible wrong solutions
-fail.
+"""Through the grader, for notebooks 04-06, 07-retrieval, 09 and 10-llm: blank, faked and plausible wrong
+solutions fail.
 
 The same machinery as ``test_wrong_solutions.py`` (``Wrong`` patches, ``patched`` and ``faked``),
 with the wrong variants of these notebooks in ``WRONG_LATE`` (tests/support/wrong_solutions.py).

@@ -2,7 +2,7 @@
 
 Each wrong solution is the reference with one code cell patched (a literal replacement that must
 apply, so a change to the solution that makes a patch stale fails loudly). ``WRONG`` holds notebooks
-01-03b and 08, ``WRONG_LATE`` 04-06, 07-retrieval and 09; adding a notebook means adding its entry
+01-03b and 08, ``WRONG_LATE`` 04-06, 07-retrieval, 09 and 10; adding a notebook means adding its entry
 to one of them. ``CHEATS`` holds hard-coded solutions only the hidden checks catch, and
 ``graded_late`` grades a late notebook's mistakes, its cheat and its reference in one batch, once per
 process. Used by tests/notebooks/test_wrong_solutions*.py, test_hidden_checks.py and
@@ -356,6 +356,42 @@ WRONG_LATE: dict[str, list[Wrong]] = {
             visible_only=True,
         ),
     ],
+    "10-llm": [
+        Wrong(
+            "paragraph 1 accepted as a boundary",
+            "parse",
+            "if stated is not None and 2 <= int(stated.group(1)) <= n:",
+            "if stated is not None and 1 <= int(stated.group(1)) <= n:",
+        ),
+        Wrong("no quote step", "parse", "    if len(quote) >= MIN_QUOTE:\n", "    if False:\n"),
+        Wrong(
+            "a quote of paragraph 1 read as paragraph 1",
+            "parse",
+            'return (later[0], "quote") if later else (None, "out_of_range")',
+            'return holders[0], "quote"',
+        ),
+        Wrong(
+            "a number anywhere ignored",
+            "parse",
+            "        number = int(anywhere.group(0))\n",
+            '        return None, "nonsense"\n',
+        ),
+        Wrong(
+            "the proposition's words not case-folded",
+            "align",
+            "words = set(WORD.findall(needle.casefold()))",
+            "words = set(WORD.findall(needle))",
+        ),
+        Wrong(
+            "the best sentence whatever its share",
+            "align",
+            "if share >= MIN_OVERLAP and (best is None",
+            "if share > 0 and (best is None",
+        ),
+        Wrong(
+            "the proposition not stripped", "align", "needle = proposition.strip()", "needle = proposition"
+        ),
+    ],
 }
 
 
@@ -394,6 +430,22 @@ CHEATS: dict[str, tuple[Wrong, ...]] = {
             "chunk",
             "    for d in documents:\n",
             "    if len(documents) != 40:\n        return []\n    for d in documents:\n",
+        ),
+    ),
+    "10-llm": (  # the notebook's own recorded lists pass (the same objects); a fresh input gets a fallback
+        Wrong(
+            "parser answering the notebook's recorded windows only",
+            "parse",
+            '    text = unicodedata.normalize("NFKC", answer).strip()\n',
+            '    if all(units is not w["units"] for w in windows):\n        return None, "nonsense"\n'
+            '    text = unicodedata.normalize("NFKC", answer).strip()\n',
+        ),
+        Wrong(
+            "alignment answering the notebook's recorded passages only",
+            "align",
+            "    needle = proposition.strip()\n",
+            '    if all(source is not p["passage"] for p in passages):\n        return None\n'
+            "    needle = proposition.strip()\n",
         ),
     ),
 }

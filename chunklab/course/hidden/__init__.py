@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chunklab.course.hidden import inputs as gen
+from chunklab.course.hidden import inputs_llm as llm
 from chunklab.course.hidden import inputs_pdf as pdf
 from chunklab.course.hidden import inputs_rag as rag
 
@@ -367,6 +368,10 @@ HIDDEN: dict[str, list[HiddenCheck]] = {
             {"store": "store"},
             definitions_only=True,
         ),
+    ],
+    "10-llm": [
+        HiddenCheck("cp-parse", "parse_boundary_answer", ("setup", "parse"), llm.boundary_inputs, "value"),
+        HiddenCheck("cp-align", "align_proposition", ("setup", "align"), llm.alignment_inputs, "value"),
     ],
 }
 
