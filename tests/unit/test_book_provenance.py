@@ -59,7 +59,8 @@ def test_every_results_file_a_chapter_reads_names_its_date_and_machine(page: Pat
     source = "\n".join(code_cells(page))
     for name in sorted(results_read(page)):
         date, machine = P.provenance(P.load_results(name))
-        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}(/\d{2})?", date), (name, date)  # a day, or two (12-02/03)
+        # a day, or two (12-02/03), or a day and its UTC time (2026-12-03 17:07 UTC)
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}(/\d{2}| \d{2}:\d{2} UTC)?", date), (name, date)
         assert machine, name
     if results_read(page) or "book_timings(" in source:
         assert "measured_on(" in source, (
