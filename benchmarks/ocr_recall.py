@@ -17,7 +17,7 @@ the digital pages are left out (listed); quotes not found anywhere in the OCR te
 file are listed as what OCR lost. The interval is the 95% paired cluster bootstrap
 (documents as clusters) of :mod:`chunklab.evaluate.bootstrap` on OCR minus digital.
 
-    python -m benchmarks.ocr_recall [--pages 30] [--seed 0] [--corpus-dir DIR] [--model static]
+    python -m benchmarks.ocr_recall [--pages 60] [--seed 0] [--corpus-dir DIR] [--model static]
     # benchmarks/results/ocr_recall.json and .md
 """
 
@@ -122,6 +122,17 @@ def paired_summary(
             "ci95": [round(float(low[i]), 4), round(float(high[i]), 4)],
         }
     out["clusters"] = len(set(clusters))
+    return out
+
+
+def by_kind(rows: Sequence[Mapping[str, Any]], per_q: Mapping[str, Sequence[float]]) -> dict[str, Any]:
+    """Per question kind (``fact``, ``table``, ``multi``): how many, and mean recall on each side."""
+    out: dict[str, Any] = {}
+    for kind in sorted({r["kind"] for r in rows}):
+        idx = [i for i, r in enumerate(rows) if r["kind"] == kind]
+        out[kind] = {"questions": len(idx)} | {
+            side: round(sum(per_q[side][i] for i in idx) / len(idx), 4) for side in ("digital", "ocr")
+        }
     return out
 
 
@@ -242,6 +253,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ranked = retrieve(docs, questions, args.model, args.cache_dir)
         per_q[name] = [float(hit(rk, r["path"], quotes_of(r))) for rk, r in zip(ranked, kept, strict=True)]
     summary = paired_summary(per_q["digital"], per_q["ocr"], [r["path"] for r in kept], args.seed)
+    gone = {row["id"] for row in lost}
+    whole = [i for i, r in enumerate(kept) if r["id"] not in gone]
+    summary_whole = (
+        paired_summary(
+            [per_q["digital"][i] for i in whole],
+            [per_q["ocr"][i] for i in whole],
+            [kept[i]["path"] for i in whole],
+            args.seed,
+        )
+        if whole
+        else None
+    )
     confidences = [p["confidence"] for d in ocr.values() for p in d.metadata.get("ocr", [])]
     return {
         "machine": machine(),
@@ -256,8 +279,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "questions": len(kept),
         "questions_left_out": left_out,
         "recall_at_5": summary,
+        "recall_at_5_quotes_kept_by_ocr": summary_whole,
+        "recall_at_5_by_kind": by_kind(kept, per_q),
         "per_question": [
-            {"id": r["id"], "digital": d, "ocr": o}
+            {"id": r["id"], "kind": r["kind"], "digital": d, "ocr": o, "quote_lost_by_ocr": r["id"] in gone}
             for r, d, o in zip(kept, per_q["digital"], per_q["ocr"], strict=True)
         ],
         "quotes_lost_by_ocr": lost,
@@ -299,6 +324,23 @@ def markdown(result: Mapping[str, Any]) -> str:
     lines += [
         f"| OCR minus digital | {s['ocr_minus_digital']['mean']:+.3f} | {ci[0]:+.3f} to {ci[1]:+.3f} |",
         "",
+    ]
+    w = result["recall_at_5_quotes_kept_by_ocr"]
+    if w is not None:
+        wq = result["questions"] - len(result["quotes_lost_by_ocr"])
+        wci = w["ocr_minus_digital"]["ci95"]
+        lines += [
+            f"On the {wq} questions whose quotes OCR kept (retrieval alone): "
+            f"digital {w['digital']['mean']:.3f}, "
+            f"OCR {w['ocr']['mean']:.3f}, OCR minus digital {w['ocr_minus_digital']['mean']:+.3f} "
+            f"({wci[0]:+.3f} to {wci[1]:+.3f}).",
+            "",
+        ]
+    lines += ["| kind | questions | digital | OCR |", "| --- | --- | --- | --- |"]
+    for kind, row in result["recall_at_5_by_kind"].items():
+        lines.append(f"| {kind} | {row['questions']} | {row['digital']:.3f} | {row['ocr']:.3f} |")
+    lines += [
+        "",
         f"Quotes not found in the OCR text of their file: {len(result['quotes_lost_by_ocr'])} questions "
         f"of {result['questions']}. Mean OCR confidence {result['ocr_confidence_mean']}.",
         "",
@@ -318,7 +360,7 @@ def markdown(result: Mapping[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the measurement; write the JSON and Markdown results and print the table."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--pages", type=int, default=30, help="pages drawn (default 30)")
+    p.add_argument("--pages", type=int, default=60, help="pages drawn (default 60)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--corpus-dir", help="the fetched pdf-docs folder (default: the kit's cache)")
     p.add_argument("--model", default="static", help="encoder model: static (default) or minilm")

@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks.ocr_recall import (
     RESULTS,
+    by_kind,
     hit,
     markdown,
     page_texts_of,
@@ -90,6 +91,15 @@ def test_the_paired_interval_is_zero_for_equal_sides_and_below_zero_for_a_loss()
         paired_summary([1, 0], [1], ["a", "b"])
 
 
+def test_recall_by_kind_counts_each_kind_on_each_side():
+    rows = [{"kind": "fact"}, {"kind": "table"}, {"kind": "fact"}]
+    got = by_kind(rows, {"digital": [1.0, 1.0, 0.0], "ocr": [1.0, 0.0, 0.0]})
+    assert got == {
+        "fact": {"questions": 2, "digital": 0.5, "ocr": 0.5},
+        "table": {"questions": 1, "digital": 1.0, "ocr": 0.0},
+    }
+
+
 def test_the_committed_result_is_its_json_rendered():
     if not RESULTS.is_file():
         pytest.skip("benchmarks/results/ocr_recall.json has not been made (make bench-ocr-recall)")
@@ -100,3 +110,5 @@ def test_the_committed_result_is_its_json_rendered():
     for name in ("digital", "ocr"):
         rows = [q[name] for q in result["per_question"]]
         assert s[name]["mean"] == pytest.approx(sum(rows) / len(rows), abs=1e-4)
+    lost = {row["id"] for row in result["quotes_lost_by_ocr"]}
+    assert lost == {q["id"] for q in result["per_question"] if q["quote_lost_by_ocr"]}
