@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k code-poly-retrieval bench-pdf bench-ocr first-query screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k code-poly-retrieval bench-pdf bench-ocr bench-ocr-recall first-query screenshots clean distclean help
 
 all: test
 
@@ -241,6 +241,12 @@ bench-pdf: $(STAMP)
 # truth: CER, WER, pages/s, memory (benchmarks/results/ocr_engines.json). A few minutes.
 bench-ocr: $(STAMP) sysdeps
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python -m benchmarks.ocr_engines
+
+# recall@5 on pdf-docs pages read by the default OCR engine against their text layer, with a paired
+# interval and the quotes OCR lost (benchmarks/results/ocr_recall.json and .md). About 10 min.
+bench-ocr-recall: $(STAMP) sysdeps
+	$(BIN)/chunklab corpus fetch pdf-docs
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python -m benchmarks.ocr_recall
 
 code-rag-50k: corpus
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python -m benchmarks.code_rag_50k --workers 2
