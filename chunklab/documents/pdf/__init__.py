@@ -159,13 +159,17 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
         cur: Seg | None = None
         bold, last_size = False, -1.0
         n_chars, pair_low = tp.count_chars(), -1
+        # PDFium's calls bound once: a page makes several per character (the loop is the extraction's cost)
+        get_unicode, char_box = pr.FPDFText_GetUnicode, pr.FPDFText_GetCharBox
+        loose_box = pr.FPDFText_GetLooseCharBox
+        n_text = 0
         for i in range(n_chars):
             if i == pair_low:  # the low half of a surrogate pair, already read with its high half
                 continue
-            code = pr.FPDFText_GetUnicode(raw_tp, i)
+            code = get_unicode(raw_tp, i)
             ch = chr(code) if code else ""
             if 0xD800 <= code <= 0xDBFF and i + 1 < n_chars:  # a character outside the BMP, in halves
-                whole = surrogate_pair(code, pr.FPDFText_GetUnicode(raw_tp, i + 1))
+                whole = surrogate_pair(code, get_unicode(raw_tp, i + 1))
                 if whole is not None:
                     ch, code, pair_low = whole, ord(whole), i + 1
                     stats["surrogate_pairs"] += 1
@@ -176,7 +180,7 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                 if cur is not None:
                     cur.space = True
                 continue
-            stats["chars"] += 1
+            n_text += 1
             if ch == "\ufffd" or 0xE000 <= code <= 0xF8FF or code < 32:
                 stats["unmapped"] += 1
             if code in _HYPHENS:
@@ -184,23 +188,22 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
             ch = _LIGATURES.get(ch, ch)
             if ch in _CMSY:
                 ch = _symbol_font_char(ch, _font_name(pr, raw_tp, i, fonts))
-            pr.FPDFText_GetCharBox(raw_tp, i, *refs)  # left, right, bottom, top: the glyph's ink
-            pr.FPDFText_GetLooseCharBox(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
-            size = _rendered_size(pr, raw_tp, i, loose.top - loose.bottom, matrix)
-            base = height - loose.bottom
+            char_box(raw_tp, i, *refs)  # left, right, bottom, top: the glyph's ink
+            loose_box(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
+            l_left, l_right, l_bottom = loose.left, loose.right, loose.bottom
+            size = _rendered_size(pr, raw_tp, i, loose.top - l_bottom, matrix)
+            base = height - l_bottom
             if cur is not None:
-                gap = loose.left - cur.advance
+                gap = l_left - cur.advance
                 same_line = abs(base - cur.base) < 0.4 * max(size, last_size) or (
                     size < 0.85 * cur.sizes[0] and abs(base - cur.base) < 0.7 * cur.sizes[0]
                 )  # a smaller glyph raised or lowered in the line: a footnote mark, an index
-                overdraw = (
-                    gap < -0.5 * size and loose.left < cur.last_left - 0.5
-                )  # not a ligature's 2nd letter
+                overdraw = gap < -0.5 * size and l_left < cur.last_left - 0.5  # not a ligature's 2nd letter
                 if not same_line or overdraw or gap > (3.0 if cur.space else 1.5) * size:
                     cur = None
                 elif cur.space or gap > 0.2 * size:
                     if gap > 0.8 * size:  # wider than a word space: a column gutter may lie here
-                        cur.cuts.append((cur.x1, loose.left, len(cur.chars), len(cur.sizes), cur.bold))
+                        cur.cuts.append((cur.x1, l_left, len(cur.chars), len(cur.sizes), cur.bold))
                     cur.chars.append(" ")
             if cur is None or size != last_size:
                 bold = _is_bold(pr, raw_tp, i, fonts)
@@ -210,15 +213,16 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                 segs.append(cur)
             last_size = size
             cur.space = False
-            cur.last_left, cur.advance = loose.left, max(loose.right, loose.left)
+            cur.last_left, cur.advance = l_left, max(l_right, l_left)
             cur.chars.append(ch)
-            left, right, bottom, top = (v.value for v in box)
+            left, right, bottom, top = box[0].value, box[1].value, box[2].value, box[3].value
             cur.x0, cur.x1 = min(cur.x0, left), max(cur.x1, right)
             cur.top, cur.bottom = min(cur.top, height - top), max(cur.bottom, height - bottom)
             cur.sizes.append(size)
             cur.bold += bold
             if ch in _STEMS:  # a glyph that is one vertical stroke: its ink width is the stem's
                 cur.stems.append((right - left) / size)
+        stats["chars"] += n_text
         return [s for s in segs if s.text]
     finally:
         tp.close()
