@@ -161,7 +161,12 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
         n_chars, pair_low = tp.count_chars(), -1
         # PDFium's calls bound once: a page makes several per character (the loop is the extraction's cost)
         get_unicode, char_box = pr.FPDFText_GetUnicode, pr.FPDFText_GetCharBox
-        loose_box = pr.FPDFText_GetLooseCharBox
+        loose_box, font_size, get_matrix = (
+            pr.FPDFText_GetLooseCharBox,
+            pr.FPDFText_GetFontSize,
+            pr.FPDFText_GetMatrix,
+        )
+        matrix_ref = ctypes.byref(matrix)
         n_text = 0
         for i in range(n_chars):
             if i == pair_low:  # the low half of a surrogate pair, already read with its high half
@@ -191,11 +196,21 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
             char_box(raw_tp, i, *refs)  # left, right, bottom, top: the glyph's ink
             loose_box(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
             l_left, l_right, l_bottom = loose.left, loose.right, loose.bottom
-            size = _rendered_size(pr, raw_tp, i, loose.top - l_bottom, matrix)
+            # the size on the page: the font size the character claims times the scale of its text
+            # matrix (a PDF may set every glyph at size 1 and scale it by the matrix), checked against
+            # the height of its advance box; where the two disagree by more than a factor of two the
+            # box wins (an advance box is about 1.15 font sizes high: ascent + descent)
+            size, loose_height = font_size(raw_tp, i) or 1.0, loose.top - l_bottom
+            if get_matrix(raw_tp, i, matrix_ref):
+                scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+                size *= scale if scale > 0 else 1.0
+            if loose_height > 0 and not 0.5 <= loose_height / size <= 2.5:
+                size = loose_height / 1.15
+            size = round(size, 2)
             base = height - l_bottom
             if cur is not None:
                 gap = l_left - cur.advance
-                same_line = abs(base - cur.base) < 0.4 * max(size, last_size) or (
+                same_line = abs(base - cur.base) < 0.4 * (last_size if last_size > size else size) or (
                     size < 0.85 * cur.sizes[0] and abs(base - cur.base) < 0.7 * cur.sizes[0]
                 )  # a smaller glyph raised or lowered in the line: a footnote mark, an index
                 overdraw = gap < -0.5 * size and l_left < cur.last_left - 0.5  # not a ligature's 2nd letter
@@ -213,11 +228,18 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                 segs.append(cur)
             last_size = size
             cur.space = False
-            cur.last_left, cur.advance = l_left, max(l_right, l_left)
+            # min() and max() written out (what they return, the same values): they ran 6 times a character
+            cur.last_left, cur.advance = l_left, (l_left if l_left > l_right else l_right)
             cur.chars.append(ch)
             left, right, bottom, top = box[0].value, box[1].value, box[2].value, box[3].value
-            cur.x0, cur.x1 = min(cur.x0, left), max(cur.x1, right)
-            cur.top, cur.bottom = min(cur.top, height - top), max(cur.bottom, height - bottom)
+            if left < cur.x0:
+                cur.x0 = left
+            if right > cur.x1:
+                cur.x1 = right
+            if (ink_top := height - top) < cur.top:
+                cur.top = ink_top
+            if (ink_bottom := height - bottom) > cur.bottom:
+                cur.bottom = ink_bottom
             cur.sizes.append(size)
             cur.bold += bold
             if ch in _STEMS:  # a glyph that is one vertical stroke: its ink width is the stem's
@@ -226,19 +248,6 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
         return [s for s in segs if s.text]
     finally:
         tp.close()
-
-
-def _rendered_size(pr: ModuleType, raw_tp: Any, i: int, loose_height: float, m: Any) -> float:
-    """Character ``i``'s size on the page: the font size it claims times the scale of its text
-    matrix (a PDF may set every glyph at size 1 and scale it by the matrix), checked against the
-    height of its advance box; where the two disagree by more than a factor of two the box wins."""
-    size = pr.FPDFText_GetFontSize(raw_tp, i) or 1.0
-    if pr.FPDFText_GetMatrix(raw_tp, i, ctypes.byref(m)):
-        scale = abs(m.a * m.d - m.b * m.c) ** 0.5
-        size *= scale if scale > 0 else 1.0
-    if loose_height > 0 and not 0.5 <= loose_height / size <= 2.5:
-        size = loose_height / 1.15  # an advance box is about 1.15 font sizes high (ascent + descent)
-    return round(size, 2)
 
 
 def _check_bold(pages: list[list[Seg]], body: float) -> None:

@@ -99,7 +99,10 @@ def reading_order(segs: list[Seg], width: float) -> list[Seg]:
 
 def _gap_at(s: Seg, g: float) -> tuple[float, float, int, int, int] | None:
     """The wide gap inside ``s`` that ``x = g`` falls in, if any."""
-    return next((c for c in s.cuts if c[0] <= g <= c[1]), None)
+    for c in s.cuts:
+        if c[0] <= g <= c[1]:
+            return c
+    return None
 
 
 def _cut_at(s: Seg, g: float) -> list[Seg]:
