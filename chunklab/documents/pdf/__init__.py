@@ -150,7 +150,7 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
     try:
         raw_tp = tp.raw
         box = [ctypes.c_double() for _ in range(4)]
-        refs = [ctypes.byref(v) for v in box]
+        ref_l, ref_r, ref_b, ref_t = (ctypes.byref(v) for v in box)
         loose = pr.FS_RECTF()
         loose_ref = ctypes.byref(loose)
         matrix = pr.FS_MATRIX()
@@ -193,7 +193,7 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
             ch = _LIGATURES.get(ch, ch)
             if ch in _CMSY:
                 ch = _symbol_font_char(ch, _font_name(pr, raw_tp, i, fonts))
-            char_box(raw_tp, i, *refs)  # left, right, bottom, top: the glyph's ink
+            char_box(raw_tp, i, ref_l, ref_r, ref_b, ref_t)  # left, right, bottom, top: the glyph's ink
             loose_box(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
             l_left, l_right, l_bottom = loose.left, loose.right, loose.bottom
             # the size on the page: the font size the character claims times the scale of its text
