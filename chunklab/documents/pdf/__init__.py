@@ -150,7 +150,7 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
     try:
         raw_tp = tp.raw
         box = [ctypes.c_double() for _ in range(4)]
-        refs = [ctypes.byref(v) for v in box]
+        ref_l, ref_r, ref_b, ref_t = (ctypes.byref(v) for v in box)
         loose = pr.FS_RECTF()
         loose_ref = ctypes.byref(loose)
         matrix = pr.FS_MATRIX()
@@ -159,13 +159,22 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
         cur: Seg | None = None
         bold, last_size = False, -1.0
         n_chars, pair_low = tp.count_chars(), -1
+        # PDFium's calls bound once: a page makes several per character (the loop is the extraction's cost)
+        get_unicode, char_box = pr.FPDFText_GetUnicode, pr.FPDFText_GetCharBox
+        loose_box, font_size, get_matrix = (
+            pr.FPDFText_GetLooseCharBox,
+            pr.FPDFText_GetFontSize,
+            pr.FPDFText_GetMatrix,
+        )
+        matrix_ref = ctypes.byref(matrix)
+        n_text = 0
         for i in range(n_chars):
             if i == pair_low:  # the low half of a surrogate pair, already read with its high half
                 continue
-            code = pr.FPDFText_GetUnicode(raw_tp, i)
+            code = get_unicode(raw_tp, i)
             ch = chr(code) if code else ""
             if 0xD800 <= code <= 0xDBFF and i + 1 < n_chars:  # a character outside the BMP, in halves
-                whole = surrogate_pair(code, pr.FPDFText_GetUnicode(raw_tp, i + 1))
+                whole = surrogate_pair(code, get_unicode(raw_tp, i + 1))
                 if whole is not None:
                     ch, code, pair_low = whole, ord(whole), i + 1
                     stats["surrogate_pairs"] += 1
@@ -176,7 +185,7 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                 if cur is not None:
                     cur.space = True
                 continue
-            stats["chars"] += 1
+            n_text += 1
             if ch == "\ufffd" or 0xE000 <= code <= 0xF8FF or code < 32:
                 stats["unmapped"] += 1
             if code in _HYPHENS:
@@ -184,23 +193,32 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
             ch = _LIGATURES.get(ch, ch)
             if ch in _CMSY:
                 ch = _symbol_font_char(ch, _font_name(pr, raw_tp, i, fonts))
-            pr.FPDFText_GetCharBox(raw_tp, i, *refs)  # left, right, bottom, top: the glyph's ink
-            pr.FPDFText_GetLooseCharBox(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
-            size = _rendered_size(pr, raw_tp, i, loose.top - loose.bottom, matrix)
-            base = height - loose.bottom
+            char_box(raw_tp, i, ref_l, ref_r, ref_b, ref_t)  # left, right, bottom, top: the glyph's ink
+            loose_box(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
+            l_left, l_right, l_bottom = loose.left, loose.right, loose.bottom
+            # the size on the page: the font size the character claims times the scale of its text
+            # matrix (a PDF may set every glyph at size 1 and scale it by the matrix), checked against
+            # the height of its advance box; where the two disagree by more than a factor of two the
+            # box wins (an advance box is about 1.15 font sizes high: ascent + descent)
+            size, loose_height = font_size(raw_tp, i) or 1.0, loose.top - l_bottom
+            if get_matrix(raw_tp, i, matrix_ref):
+                scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+                size *= scale if scale > 0 else 1.0
+            if loose_height > 0 and not 0.5 <= loose_height / size <= 2.5:
+                size = loose_height / 1.15
+            size = round(size, 2)
+            base = height - l_bottom
             if cur is not None:
-                gap = loose.left - cur.advance
-                same_line = abs(base - cur.base) < 0.4 * max(size, last_size) or (
+                gap = l_left - cur.advance
+                same_line = abs(base - cur.base) < 0.4 * (last_size if last_size > size else size) or (
                     size < 0.85 * cur.sizes[0] and abs(base - cur.base) < 0.7 * cur.sizes[0]
                 )  # a smaller glyph raised or lowered in the line: a footnote mark, an index
-                overdraw = (
-                    gap < -0.5 * size and loose.left < cur.last_left - 0.5
-                )  # not a ligature's 2nd letter
+                overdraw = gap < -0.5 * size and l_left < cur.last_left - 0.5  # not a ligature's 2nd letter
                 if not same_line or overdraw or gap > (3.0 if cur.space else 1.5) * size:
                     cur = None
                 elif cur.space or gap > 0.2 * size:
                     if gap > 0.8 * size:  # wider than a word space: a column gutter may lie here
-                        cur.cuts.append((cur.x1, loose.left, len(cur.chars), len(cur.sizes), cur.bold))
+                        cur.cuts.append((cur.x1, l_left, len(cur.chars), len(cur.sizes), cur.bold))
                     cur.chars.append(" ")
             if cur is None or size != last_size:
                 bold = _is_bold(pr, raw_tp, i, fonts)
@@ -210,31 +228,26 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                 segs.append(cur)
             last_size = size
             cur.space = False
-            cur.last_left, cur.advance = loose.left, max(loose.right, loose.left)
+            # min() and max() written out (what they return, the same values): they ran 6 times a character
+            cur.last_left, cur.advance = l_left, (l_left if l_left > l_right else l_right)
             cur.chars.append(ch)
-            left, right, bottom, top = (v.value for v in box)
-            cur.x0, cur.x1 = min(cur.x0, left), max(cur.x1, right)
-            cur.top, cur.bottom = min(cur.top, height - top), max(cur.bottom, height - bottom)
+            left, right, bottom, top = box[0].value, box[1].value, box[2].value, box[3].value
+            if left < cur.x0:
+                cur.x0 = left
+            if right > cur.x1:
+                cur.x1 = right
+            if (ink_top := height - top) < cur.top:
+                cur.top = ink_top
+            if (ink_bottom := height - bottom) > cur.bottom:
+                cur.bottom = ink_bottom
             cur.sizes.append(size)
             cur.bold += bold
             if ch in _STEMS:  # a glyph that is one vertical stroke: its ink width is the stem's
                 cur.stems.append((right - left) / size)
+        stats["chars"] += n_text
         return [s for s in segs if s.text]
     finally:
         tp.close()
-
-
-def _rendered_size(pr: ModuleType, raw_tp: Any, i: int, loose_height: float, m: Any) -> float:
-    """Character ``i``'s size on the page: the font size it claims times the scale of its text
-    matrix (a PDF may set every glyph at size 1 and scale it by the matrix), checked against the
-    height of its advance box; where the two disagree by more than a factor of two the box wins."""
-    size = pr.FPDFText_GetFontSize(raw_tp, i) or 1.0
-    if pr.FPDFText_GetMatrix(raw_tp, i, ctypes.byref(m)):
-        scale = abs(m.a * m.d - m.b * m.c) ** 0.5
-        size *= scale if scale > 0 else 1.0
-    if loose_height > 0 and not 0.5 <= loose_height / size <= 2.5:
-        size = loose_height / 1.15  # an advance box is about 1.15 font sizes high (ascent + descent)
-    return round(size, 2)
 
 
 def _check_bold(pages: list[list[Seg]], body: float) -> None:

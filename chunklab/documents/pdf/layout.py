@@ -99,7 +99,10 @@ def reading_order(segs: list[Seg], width: float) -> list[Seg]:
 
 def _gap_at(s: Seg, g: float) -> tuple[float, float, int, int, int] | None:
     """The wide gap inside ``s`` that ``x = g`` falls in, if any."""
-    return next((c for c in s.cuts if c[0] <= g <= c[1]), None)
+    for c in s.cuts:
+        if c[0] <= g <= c[1]:
+            return c
+    return None
 
 
 def _cut_at(s: Seg, g: float) -> list[Seg]:
@@ -148,7 +151,9 @@ def _gutter(segs: list[Seg], width: float) -> float | None:
                 crossing.append(s)
         if len(lefts) < 3 or len(rights) < 3:
             continue
-        aligned = max(([t for x, t, _ in starts if abs(x - x0) <= 2] for x0, _, _ in starts), key=len)
+        near = _near_counts([x for x, _, _ in starts])
+        x0 = starts[max(range(len(near)), key=near.__getitem__)][0]
+        aligned = [t for x, t, _ in starts if abs(x - x0) <= 2]  # the first largest group's texts
         few_cross = len(crossing) + sum(1 for *_, cut in starts if cut) <= 0.2 * len(segs)  # the old test
         # flush-right labels: right pieces ending at one x but not starting at one (a code column's
         # indented lines start at several x and end ragged), or one text repeated
@@ -176,7 +181,26 @@ def _gutter(segs: list[Seg], width: float) -> float | None:
 
 def _largest_group(xs: list[float]) -> int:
     """How many of ``xs`` lie within 2 pt of the one that has the most others that near."""
-    return max((sum(1 for y in xs if abs(x - y) <= 2) for x in xs), default=0)
+    return max(_near_counts(xs), default=0)
+
+
+def _near_counts(xs: list[float]) -> list[int]:
+    """For each of ``xs``, how many of ``xs`` lie within 2 pt of it (``abs(x - y) <= 2``), by one
+    sliding window over the sorted values instead of comparing every pair: those near a value
+    are one run of the sorted list, and the run's ends only move right as the value grows."""
+    order = sorted(range(len(xs)), key=xs.__getitem__)
+    ordered = [xs[k] for k in order]
+    counts = [0] * len(xs)
+    lo = hi = 0
+    for r, k in enumerate(order):
+        x = ordered[r]
+        while abs(ordered[lo] - x) > 2:
+            lo += 1
+        hi = max(hi, r)
+        while hi + 1 < len(ordered) and abs(ordered[hi + 1] - x) <= 2:
+            hi += 1
+        counts[k] = hi - lo + 1
+    return counts
 
 
 # --------------------------------------------------------------------------- blocks and text
