@@ -225,12 +225,12 @@ llm-answers: $(STAMP)
 	  --docs $(or $(DOCS),1) --questions $(or $(QUESTIONS),5) --k 2 --answer-tokens 32 --label $(or $(LABEL),quick)
 
 # The same on the code question set (FILES standard-library files, no download): recursive, the code chunker
-# (structural) and llm-boundaries; the stored code-q8 run (6 files, 8 questions) is in benchmarks/results/.
+# (structural) and llm-boundaries; the stored code-q16 run (these defaults) took 14 min on one thread at load ~4.5.
 .PHONY: llm-answers-code
 llm-answers-code: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/llm_answers.py \
-	  --set code --files $(or $(FILES),6) --questions $(or $(QUESTIONS),8) --strategies recursive,structural,llm-boundaries \
-	  --k 2 --answer-tokens 32 --label $(or $(LABEL),code-quick)
+	  --set code --files $(or $(FILES),16) --questions $(or $(QUESTIONS),16) \
+	  --strategies recursive,structural,llm-boundaries --k 2 --answer-tokens 32 --label $(or $(LABEL),code-quick)
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k

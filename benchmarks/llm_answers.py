@@ -22,8 +22,8 @@ first sentence asks for its function). There ``structural`` is the code chunker 
 SHA-256 are recorded, so a replay knows whether its standard library is the one measured.
 
     nice .venv/bin/python benchmarks/llm_answers.py --docs 1 --questions 6 --label quick
-    nice .venv/bin/python benchmarks/llm_answers.py --set code --files 6 --questions 8 \
-        --strategies recursive,structural,llm-boundaries --k 2 --answer-tokens 32 --label code-q8
+    nice .venv/bin/python benchmarks/llm_answers.py --set code --files 16 --questions 16 \
+        --strategies recursive,structural,llm-boundaries --k 2 --answer-tokens 32 --label code-q16
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ SETS = ("docs", "code")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", default="docs", choices=SETS, help="the question set asked")
-    parser.add_argument("--files", type=int, default=6, help="code set: files drawn from the stdlib corpus")
-    parser.add_argument("--max-file-chars", type=int, default=12_000, help="code set: the largest file drawn")
+    parser.add_argument("--files", type=int, default=16, help="code set: files drawn from the stdlib corpus")
+    parser.add_argument("--max-file-chars", type=int, default=8_000, help="code set: the largest file drawn")
     parser.add_argument(
         "--docs", default="1", help="how many documents (the first by id), or their ids, comma-separated"
     )

@@ -2,7 +2,7 @@
 
 ``chunklab/data/recorded/smollm2-135m-answers.json`` holds what SmolLM2-135M-Instruct answered in
 the quick run, ``benchmarks/results/recorded/llm_answers-<label>.json`` in the docs1-q12 run and in
-the code-q8 run (the code question set over standard-library files: replayed only where this
+the code-q16 run (the code question set over standard-library files: replayed only where this
 interpreter's standard library gives the documents measured, by their SHA-256, else skipped).
 Replaying one through today's prompts must find every prompt recorded (a changed prompt means the
 recording and the result are stale: re-run ``make llm-answers`` and re-record) and must give back
@@ -36,9 +36,9 @@ RUNS = {
         RESULT.with_name("llm_answers-docs1-q12.json"),
         RESULT.parent / "recorded" / "llm_answers-docs1-q12.json",
     ),
-    "code-q8": (
-        RESULT.with_name("llm_answers-code-q8.json"),
-        RESULT.parent / "recorded" / "llm_answers-code-q8.json",
+    "code-q16": (
+        RESULT.with_name("llm_answers-code-q16.json"),
+        RESULT.parent / "recorded" / "llm_answers-code-q16.json",
     ),
 }
 
