@@ -36,6 +36,7 @@ help:
 	@echo "make first-query  a cold chunklab search on 10,000 chunks, static and MiniLM (benchmarks/results/)"
 	@echo "make llm-bench    cost and failure shares of the LLM strategies with the packaged model (DOCS=, CHARS=, LABEL=)"
 	@echo "make llm-answers  answers next to recall, contextual retrieval against title context (DOCS=, QUESTIONS=, LABEL=)"
+	@echo "make llm-answers-code  the same on the code question set over stdlib files (FILES=, QUESTIONS=, LABEL=)"
 	@echo "make late-bench   late chunking against each chunk alone: recall@5, MRR, CPU per 1,000 chunks (DOCS=, QUESTIONS=)"
 	@echo "make docsites     documentation-site furniture and retrieval on Python's HTML docs (MODEL=static)"
 	@echo "make faults-store kill -9, concurrent index runs and disk full on a folder store (benchmarks/results/)"
@@ -222,6 +223,14 @@ late-bench: $(STAMP)
 llm-answers: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/llm_answers.py \
 	  --docs $(or $(DOCS),1) --questions $(or $(QUESTIONS),5) --k 2 --answer-tokens 32 --label $(or $(LABEL),quick)
+
+# The same on the code question set (FILES standard-library files, no download): recursive, the code chunker
+# (structural) and llm-boundaries; the stored code-q16 run (these defaults) took 14 min on one thread at load ~4.5.
+.PHONY: llm-answers-code
+llm-answers-code: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/llm_answers.py \
+	  --set code --files $(or $(FILES),16) --questions $(or $(QUESTIONS),16) \
+	  --strategies recursive,structural,llm-boundaries --k 2 --answer-tokens 32 --label $(or $(LABEL),code-quick)
 
 corpus: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-50k

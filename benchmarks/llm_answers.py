@@ -14,7 +14,16 @@ model did for each strategy (prompts, generated tokens, seconds: while chunking 
 contexts, and while answering), on one thread of this machine, with the load average beside them.
 Generations are cached (``--cache``, default a fresh temporary folder: a cold run).
 
+``--set code`` asks the code question set instead (:func:`chunklab.datasets.questions.code.code_questions`
+over ``--files`` files of at most ``--max-file-chars`` drawn with seed 0 from the ``stdlib`` corpus: this
+interpreter's standard library, on every fresh clone with no download; docstrings stripped, a docstring's
+first sentence asks for its function). There ``structural`` is the code chunker (the catalog's
+``structural`` dispatches on the document's format) at ``--size`` characters too, and the documents'
+SHA-256 are recorded, so a replay knows whether its standard library is the one measured.
+
     nice .venv/bin/python benchmarks/llm_answers.py --docs 1 --questions 6 --label quick
+    nice .venv/bin/python benchmarks/llm_answers.py --set code --files 16 --questions 16 \
+        --strategies recursive,structural,llm-boundaries --k 2 --answer-tokens 32 --label code-q16
 """
 
 from __future__ import annotations
@@ -32,10 +41,14 @@ from llm_chunking import estimate_code_50k, machine_info  # a sibling: benchmark
 RESULTS = Path(__file__).resolve().parent / "results"
 ENRICHED = ("recursive+title", "recursive+llm-context")
 DEFAULT_STRATEGIES = "recursive,structural,llm-boundaries," + ",".join(ENRICHED)
+SETS = ("docs", "code")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", default="docs", choices=SETS, help="the question set asked")
+    parser.add_argument("--files", type=int, default=16, help="code set: files drawn from the stdlib corpus")
+    parser.add_argument("--max-file-chars", type=int, default=8_000, help="code set: the largest file drawn")
     parser.add_argument(
         "--docs", default="1", help="how many documents (the first by id), or their ids, comma-separated"
     )
@@ -122,13 +135,19 @@ def run(args: argparse.Namespace, gen: object) -> dict[str, object]:
         score_answer,
     )
 
-    data = load_dataset("docs")
-    ids = sorted(d.doc_id for d in data.documents)
-    wanted = ids[: int(args.docs)] if args.docs.isdigit() else args.docs.split(",")
-    docs = [data.doc(i) for i in wanted]
-    questions = [q for q in data.questions if q.doc_id in wanted]
-    subset = QuestionSet(f"docs:{'+'.join(wanted)}", docs, questions)
-    if args.questions and args.questions < len(questions):
+    source: dict[str, object] = {"set": args.set}
+    if args.set == "code":
+        source.update(code_source(args.files, args.max_file_chars))
+        subset = question_set(source)
+        source["sha256"] = documents_sha256(subset.documents)
+    else:
+        data = load_dataset("docs")
+        ids = sorted(d.doc_id for d in data.documents)
+        wanted = ids[: int(args.docs)] if args.docs.isdigit() else args.docs.split(",")
+        docs = [data.doc(i) for i in wanted]
+        questions = [q for q in data.questions if q.doc_id in wanted]
+        subset = QuestionSet(f"docs:{'+'.join(wanted)}", docs, questions)
+    if args.questions and args.questions < len(subset.questions):
         subset = subset.sample(args.questions, seed=0)
 
     recursive = get_strategy("recursive", size=args.size)
@@ -163,7 +182,11 @@ def run(args: argparse.Namespace, gen: object) -> dict[str, object]:
             strategies[name] = llm_chunks
         else:
             # the size limit under each strategy's own parameter name (structural cuts at headings)
-            sized = {"structural": {}, "semantic": {"max_chars": args.size}}.get(name, {"size": args.size})
+            # (the code chunker of a code set gets the same character budget as recursive)
+            structural = {"max_chars": args.size} if args.set == "code" else {}
+            sized = {"structural": structural, "semantic": {"max_chars": args.size}}.get(
+                name, {"size": args.size}
+            )
             strategies[name] = get_strategy(name, **sized)
 
     model_cost: dict[str, dict[str, float]] = {}
@@ -232,6 +255,7 @@ def run(args: argparse.Namespace, gen: object) -> dict[str, object]:
         },
         "model": gen.model_id,
         "dataset": subset.name,
+        "source": source,
         "questions": qids,
         "k": args.k,
         "answer_tokens": args.answer_tokens,
@@ -249,6 +273,33 @@ def run(args: argparse.Namespace, gen: object) -> dict[str, object]:
         "per_question": _per_question(retrieval, scored, recall_metrics),
         "wall_s": round(time.perf_counter() - t0, 1),
     }
+
+
+def code_source(files: int, max_file_chars: int) -> dict[str, object]:
+    """How the code set is drawn: ``files`` stdlib files of at most ``max_file_chars``, seed 0."""
+    if files < 1:
+        raise ValueError(f"files must be at least 1, got {files!r}")
+    return {"corpus": "stdlib", "n_files": files, "max_file_chars": max_file_chars, "seed": 0}
+
+
+def question_set(source: dict) -> object:
+    """The code question set a result's ``source`` names (its documents and every question)."""
+    from chunklab.datasets.questions.code import code_questions
+    from chunklab.datasets.registry import corpus
+
+    return code_questions(
+        n_files=source["n_files"],
+        seed=source["seed"],
+        max_file_chars=source["max_file_chars"],
+        corpus=corpus(source["corpus"]),
+    )
+
+
+def documents_sha256(documents: object) -> dict[str, str]:
+    """Each document's id and the SHA-256 of its (indexed) text."""
+    import hashlib
+
+    return {d.doc_id: hashlib.sha256(d.text.encode("utf-8")).hexdigest() for d in documents}
 
 
 def _per_question(retrieval: object, scored: object, recall_metrics: list[str]) -> list[dict[str, object]]:

@@ -1,7 +1,9 @@
 """The committed runs of benchmarks/llm_answers.py, replayed from the model outputs each recorded.
 
 ``chunklab/data/recorded/smollm2-135m-answers.json`` holds what SmolLM2-135M-Instruct answered in
-the quick run, ``benchmarks/results/recorded/llm_answers-docs1-q12.json`` in the docs1-q12 run.
+the quick run, ``benchmarks/results/recorded/llm_answers-<label>.json`` in the docs1-q12 run and in
+the code-q16 run (the code question set over standard-library files: replayed only where this
+interpreter's standard library gives the documents measured, by their SHA-256, else skipped).
 Replaying one through today's prompts must find every prompt recorded (a changed prompt means the
 recording and the result are stale: re-run ``make llm-answers`` and re-record) and must give back
 the answers, the scores and the failure counts the result says, so the tables' numbers are checked
@@ -10,6 +12,7 @@ offline.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -33,14 +36,38 @@ RUNS = {
         RESULT.with_name("llm_answers-docs1-q12.json"),
         RESULT.parent / "recorded" / "llm_answers-docs1-q12.json",
     ),
+    "code-q16": (
+        RESULT.with_name("llm_answers-code-q16.json"),
+        RESULT.parent / "recorded" / "llm_answers-code-q16.json",
+    ),
 }
+
+
+def question_set(result: dict) -> object:
+    """The question set a run asked: the docs set, or the code set its ``source`` says how to draw."""
+    source = result.get("source", {"set": "docs"})
+    if source["set"] == "docs":
+        return load_dataset("docs")
+    from chunklab.datasets.questions.code import code_questions
+    from chunklab.datasets.registry import corpus
+
+    data = code_questions(
+        n_files=source["n_files"],
+        seed=source["seed"],
+        max_file_chars=source["max_file_chars"],
+        corpus=corpus(source["corpus"]),
+    )
+    here = {d.doc_id: hashlib.sha256(d.text.encode("utf-8")).hexdigest() for d in data.documents}
+    if here != source["sha256"]:
+        pytest.skip(f"this interpreter's {source['corpus']} files are not the ones the run measured")
+    return data
 
 
 @pytest.fixture(scope="module", params=sorted(RUNS))
 def quick(request):
     result_path, recording = RUNS[request.param]
     result = json.loads(result_path.read_text(encoding="utf-8"))
-    return result, load_dataset("docs"), ReplayGenerator.from_file(recording)
+    return result, question_set(result), ReplayGenerator.from_file(recording)
 
 
 def test_the_recorded_answers_give_back_the_quick_pass_answers_and_scores(quick):
@@ -62,19 +89,25 @@ def test_the_recorded_answers_give_back_the_quick_pass_answers_and_scores(quick)
 
 def test_the_recorded_contexts_and_boundaries_answer_todays_prompts_on_the_real_document(quick):
     result, data, gen = quick
-    doc = data.doc(result["questions"][0].rsplit("-q", 1)[0])
-    chunks = get_strategy("recursive", size=result["size"])(doc)
-    stats = ContextStats()
+    doc = data.doc({q.id: q for q in data.questions}[result["questions"][0]].doc_id)
     before = gen.unrecorded
-    out = add_llm_context(chunks, doc.text, title=doc.title, markdown=True, generator=gen, stats=stats)
-    assert [(c.start, c.end) for c in out] == [(c.start, c.end) for c in chunks]
-    assert stats.as_dict() == result["context_stats"]
-    boundaries = chunk_llm_boundaries(doc.text, result["size"], doc.doc_id, generator=gen)
-    assert check_chunks(boundaries, doc.text, max_size=result["size"]) == []
-    for name, recorded in result.get("llm_stats", {}).items():  # the failure counts chapter 8 shows
+    if "recursive+llm-context" in result["model_cost"]:  # the code run wrote no contexts
+        chunks = get_strategy("recursive", size=result["size"])(doc)
+        stats = ContextStats()
+        out = add_llm_context(chunks, doc.text, title=doc.title, markdown=True, generator=gen, stats=stats)
+        assert [(c.start, c.end) for c in out] == [(c.start, c.end) for c in chunks]
+        assert stats.as_dict() == result["context_stats"]
+    if "llm-boundaries" in result["model_cost"]:
+        boundaries = chunk_llm_boundaries(doc.text, result["size"], doc.doc_id, generator=gen)
+        assert check_chunks(boundaries, doc.text, max_size=result["size"]) == []
+    # the failure counts chapter 8 shows, summed over every document the run chunked
+    searched = list(result.get("source", {}).get("sha256", {}))  # a code run: the files it drew
+    searched = searched or result["dataset"].split(":")[1].split("+")  # a docs run: "docs:<ids>[:sample]"
+    for name, recorded in result.get("llm_stats", {}).items():
         chunker = chunk_llm_boundaries if name == "llm-boundaries" else chunk_propositions
         counted = LLMStats()
-        chunks = chunker(doc.text, result["size"], doc.doc_id, generator=gen, stats=counted)
-        assert check_chunks(chunks, doc.text, max_size=result["size"]) == []
+        for one in map(data.doc, searched):
+            chunks = chunker(one.text, result["size"], one.doc_id, generator=gen, stats=counted)
+            assert check_chunks(chunks, one.text, max_size=result["size"]) == []
         assert counted.as_dict() == recorded, name
     assert gen.unrecorded == before
