@@ -202,9 +202,11 @@ def citation_scores(answer: Answer, doc_id: str, gold_spans: Sequence[tuple[int,
 
 
 def score_answer(answer: Answer, question: GoldQuestion) -> dict[str, float]:
-    """The :data:`ANSWER_METRICS` of one answer (the reference is the question's gold quotes, joined)."""
+    """The :data:`ANSWER_METRICS` of one answer (the reference is the question's gold
+    quotes, joined)."""
     if answer.question_id != question.id:
-        raise ValueError(f"answer is for question {answer.question_id!r}, not {question.id!r}")
+        given, asked = answer.question_id, question.id
+        raise ValueError(f"answer is for question {given!r}, not {asked!r}")
     reference = " ".join(question.answers)
     return {
         "answer_f1": token_f1(strip_citations(answer.text), reference),

@@ -20,6 +20,7 @@ import importlib.metadata
 import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -140,25 +141,37 @@ class Generator:
         return self._weights
 
     def generate(
-        self, prompts: Sequence[str], *, max_new_tokens: int = 64, stop: Sequence[str] = ()
+        self,
+        prompts: Sequence[str],
+        *,
+        max_new_tokens: int = 64,
+        stop: Sequence[str] = (),
     ) -> list[str]:
-        """The model's greedy answer to each prompt (a user message), cut at the first stop string."""
+        """The model's greedy answer to each prompt (a user message), cut at the first
+        stop string."""
         prompts = check_prompts(prompts, max_new_tokens)
         stop = tuple(stop)
-        params = {"max_new_tokens": max_new_tokens, "stop": list(stop), "greedy": True, "chat": True}
+        params = {
+            "max_new_tokens": max_new_tokens,
+            "stop": list(stop),
+            "greedy": True,
+            "chat": True,
+        }
+        cache = self.cache
         out: list[str] = []
         for prompt in prompts:
-            key = (
-                generation_key(self.model_id, self.weights, params, prompt) if self.cache is not None else ""
-            )
-            cached = self.cache.get(key) if self.cache is not None else None
+            key = ""
+            if cache is not None:
+                key = generation_key(self.model_id, self.weights, params, prompt)
+            cached = cache.get(key) if cache is not None else None
             if cached is not None:
                 self.cache_hits += 1
                 out.append(cached)
                 continue
             text, n_prompt, n_new = self._run(prompt, max_new_tokens, stop)
-            if self.cache is not None:
-                self.cache.put(key, text, model=self.model_id, params=params, prompt=prompt, tokens=n_new)
+            if cache is not None:
+                record = {"model": self.model_id, "params": params, "prompt": prompt}
+                cache.put(key, text, **record, tokens=n_new)
             out.append(text)
         return out
 
@@ -207,9 +220,31 @@ class Generator:
         with _LOCK:
             if path not in _LOADED:
                 t0 = time.perf_counter()
-                _LOADED[path] = _load_model(path, self.converted_dir)
+                with _quiet_bars_in_a_kernel():
+                    _LOADED[path] = _load_model(path, self.converted_dir)
                 self.load_seconds += time.perf_counter() - t0
             return _LOADED[path]
+
+
+@contextlib.contextmanager
+def _quiet_bars_in_a_kernel() -> Any:
+    """transformers' loading bars off inside a notebook kernel, on again after.
+
+    In a kernel they are ipywidgets, which a built book page can only draw with scripts from a
+    CDN; a command-line run keeps its bars on stderr.
+    """
+    if not type(sys.stderr).__module__.startswith("ipykernel"):
+        yield
+        return
+    from transformers.utils import logging as hf_logging
+
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
 
 
 def _load_model(path: Path, converted: Path | None) -> tuple[Any, Any]:

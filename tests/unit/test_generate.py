@@ -145,3 +145,25 @@ def test_a_file_that_is_not_a_recording_is_refused_by_name(tmp_path):
         ReplayGenerator.from_file(bad)
     with pytest.raises(ValueError, match="at least one"):
         ReplayGenerator([])
+
+
+def test_inside_a_notebook_kernel_the_models_loading_bars_are_off_and_come_back_after(monkeypatch):
+    # a kernel's loading bars are ipywidgets: a built book page would load their scripts from a CDN
+    import io
+    import sys
+
+    from transformers.utils import logging as hf_logging
+
+    from chunklab.generate import model as gen_model
+
+    class OutStream(io.StringIO):
+        pass
+
+    OutStream.__module__ = "ipykernel.iostream"
+    hf_logging.enable_progress_bar()
+    with gen_model._quiet_bars_in_a_kernel():
+        assert hf_logging.is_progress_bar_enabled()  # a command line keeps its bars
+    monkeypatch.setattr(sys, "stderr", OutStream())
+    with gen_model._quiet_bars_in_a_kernel():
+        assert not hf_logging.is_progress_bar_enabled()
+    assert hf_logging.is_progress_bar_enabled()

@@ -60,15 +60,17 @@ class BoundaryAnswer(NamedTuple):
 
 
 def parse_boundary_answer(answer: str, units: Sequence[str]) -> BoundaryAnswer:
-    """The unit where a new topic starts, as named by ``answer`` about the numbered ``units``.
+    """The unit where a new topic starts, as named by ``answer`` about the numbered
+    ``units``.
 
-    Unit 1 cannot start a new chunk, so the usable numbers are ``2..len(units)``. Tried in
-    order: a labelled number (``"Paragraph 7"``, ``"ID: 7"``, ``"#7"``) or a leading one
-    (``"7."``); a quote of a unit's text (whitespace and case ignored; the first unit after
-    the first that holds it); any number in the answer. Digits in any script count
-    (NFKC-normalized, so full-width ``"７"`` is 7).
+    Unit 1 cannot start a new chunk, so the usable numbers are ``2..len(units)``. Tried
+    in order: a labelled number (``"Paragraph 7"``, ``"ID: 7"``, ``"#7"``) or a leading
+    one (``"7."``); a quote of a unit's text (whitespace and case ignored; the first
+    unit after the first that holds it); any number in the answer. Digits in any script
+    count (NFKC-normalized, so full-width ``"７"`` is 7).
     """
-    text = unicodedata.normalize("NFKC", answer if isinstance(answer, str) else "").strip()
+    raw = answer if isinstance(answer, str) else ""
+    text = unicodedata.normalize("NFKC", raw).strip()
     if not text:
         return BoundaryAnswer(None, "empty")
     n = len(units)
@@ -79,12 +81,17 @@ def parse_boundary_answer(answer: str, units: Sequence[str]) -> BoundaryAnswer:
             return BoundaryAnswer(number, "number")
     quoted = _quoted_unit(text, units)
     if quoted is not None:
-        return BoundaryAnswer(quoted, "quote") if quoted >= 2 else BoundaryAnswer(None, "out_of_range")
+        if quoted >= 2:
+            return BoundaryAnswer(quoted, "quote")
+        return BoundaryAnswer(None, "out_of_range")
     any_number = first or _ANY_NUMBER.search(text)
     if any_number is None:
         return BoundaryAnswer(None, "nonsense")
-    number = _number(any_number.group(1) if any_number is first else any_number.group(0))
-    return BoundaryAnswer(number, "number") if 2 <= number <= n else BoundaryAnswer(None, "out_of_range")
+    digits = any_number.group(1) if any_number is first else any_number.group(0)
+    number = _number(digits)
+    if 2 <= number <= n:
+        return BoundaryAnswer(number, "number")
+    return BoundaryAnswer(None, "out_of_range")
 
 
 def _quoted_unit(text: str, units: Sequence[str]) -> int | None:
@@ -147,12 +154,13 @@ def align_proposition(
     *,
     min_overlap: float = MIN_OVERLAP,
 ) -> Alignment | None:
-    """Where ``proposition`` came from in ``source[start:end]``, or None when nothing matches well enough.
+    """Where ``proposition`` came from in ``source[start:end]``, or None when nothing
+    matches well enough.
 
-    An exact occurrence (its first, stripped of surrounding whitespace) wins. Otherwise the
-    sentence span (among ``sentences``, inside the range) holding the largest share of the
-    proposition's distinct words (case-folded), at least ``min_overlap``; ties go to the
-    shorter sentence, then the earlier.
+    An exact occurrence (its first, stripped of surrounding whitespace) wins. Otherwise
+    the sentence span (among ``sentences``, inside the range) holding the largest share
+    of the proposition's distinct words (case-folded), at least ``min_overlap``; ties go
+    to the shorter sentence, then the earlier.
     """
     end = len(source) if end is None else end
     needle = proposition.strip() if isinstance(proposition, str) else ""
