@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
 
 __all__ = [
@@ -62,6 +63,15 @@ def in_project(root: Path | None = None) -> bool:
     """Whether the project root (default: this process's) really holds a root marker."""
     folder = root if root is not None else project_root()
     return any((folder / marker).is_file() for marker in ROOT_MARKERS)
+
+
+def in_notebook_kernel() -> bool:
+    """Whether this process writes to a notebook kernel's stderr (a book page, an exercise).
+
+    What a kernel writes there shows on the page, so notices and loading bars that suit a
+    command line (a machine path, a changing time, an ipywidgets bar) are kept off it.
+    """
+    return type(sys.stderr).__module__.startswith("ipykernel")  # ipykernel.iostream.OutStream
 
 
 def user_cache_dir() -> Path:

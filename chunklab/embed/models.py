@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chunklab._validate import check_positive_int
+from chunklab.paths import in_notebook_kernel
 from chunklab.units import MODEL_PACKAGE, model_path
 
 if TYPE_CHECKING:
@@ -233,7 +234,7 @@ def _open_static(model_class: type[StaticModel], folder: Path) -> StaticModel:
 def _say(message: str) -> None:
     """A line on stderr for a command-line run; in a notebook kernel (a book page, an exercise) the
     log only, so a page never shows a machine path or a changing time."""
-    if type(sys.stderr).__module__.startswith("ipykernel"):  # a kernel's OutStream: the page shows it
+    if in_notebook_kernel():
         logging.getLogger("chunklab").info("%s", message)
         return
     print(message, file=sys.stderr, flush=True)

@@ -20,7 +20,6 @@ import importlib.metadata
 import importlib.util
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -32,6 +31,7 @@ from typing import Any
 
 from chunklab._validate import check_positive_int
 from chunklab.generate.cache import GenerationCache, generation_key
+from chunklab.paths import in_notebook_kernel
 
 __all__ = [
     "DEFAULT_GENERATOR",
@@ -233,7 +233,7 @@ def _quiet_bars_in_a_kernel() -> Any:
     In a kernel they are ipywidgets, which a built book page can only draw with scripts from a
     CDN; a command-line run keeps its bars on stderr.
     """
-    if not type(sys.stderr).__module__.startswith("ipykernel"):
+    if not in_notebook_kernel():
         yield
         return
     from transformers.utils import logging as hf_logging
