@@ -368,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
     result = run(args)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     report = markdown(result)
     args.out.with_suffix(".md").write_text(report, encoding="utf-8")

@@ -71,6 +71,7 @@ def test_the_more_frequent_form_in_the_document_wins_and_a_tie_keeps_the_hyphen(
 def test_a_word_with_a_digit_keeps_its_hyphen_and_a_capital_after_the_break_is_a_new_line():
     """No dictionary holds "2ndorder"; a hyphen after a digit ("utf8-") or before a capital is no break."""
     assert _paragraph("a 2nd-", "order term")[0] == "a 2nd-order term"
+    assert _paragraph("is avail-", "able48 on")[0] == "is available48 on"  # a footnote mark after it
     assert _paragraph("in utf8-", "encoded form")[0] == "in utf8-\nencoded form"
     assert _paragraph("the end-", "Next line")[0] == "the end-\nNext line"
 

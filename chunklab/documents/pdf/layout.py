@@ -332,6 +332,7 @@ def block_text(block: Block, hyphenation: Hyphenation | None = None) -> tuple[st
 #: first word when it starts with a lower-case letter ("ple", "art")
 _WORD_END = re.compile(r"(?<![\w-])([\w-]*[^\W\d_]-)$")
 _WORD_START = re.compile(r"[^\W\d_](?:\w|-(?=\w))*")
+_LETTERS = re.compile(r"[^\W\d_]*")
 _WORDS = re.compile(r"[^\W\d_]\w*(?:-\w+)*")
 #: the hyphenation dictionaries consulted (LibreOffice's, shipped in pyphen)
 HYPHENATION_LANGUAGES = ("en_US",)
@@ -358,8 +359,9 @@ class Hyphenation:
     on a tie). Else the dictionary (:data:`HYPHENATION_LANGUAGES`, LibreOffice's hyphenation
     patterns through pyphen): the hyphen is dropped when the break is a legal hyphenation point
     of the joined word ("exam-ple" of "example"), and kept otherwise, as it is for a word with a
-    digit or an underscore, which no dictionary holds. The document's words are counted once,
-    on the first line-end hyphen.
+    digit or an underscore before the break, which no dictionary holds (the letters after the
+    break are checked, so a footnote mark after the word, "avail-" / "able48", does not count).
+    The document's words are counted once, on the first line-end hyphen.
     """
 
     def __init__(self, segs: list[Seg]) -> None:
@@ -377,9 +379,10 @@ class Hyphenation:
         written_whole, written_hyphened = self.counts[whole], self.counts[hyphened]
         if written_whole or written_hyphened:
             return written_whole > written_hyphened, "document"
-        left, right = head[:-1].rpartition("-")[2], tail.partition("-")[0]
+        # the letters on each side of the break: "avail-" + "able48" (a footnote mark) is "available"
+        left, right = head[:-1].rpartition("-")[2], _LETTERS.match(tail)[0]  # type: ignore[index]
         word = left + right
-        if not word.isalpha():
+        if not left.isalpha():
             return False, "dictionary"
         return any(
             len(left) in _positions(lang, word.lower()) for lang in HYPHENATION_LANGUAGES
