@@ -39,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.code_rag_50k.resources import machine  # noqa: E402
+from benchmarks.code_rag_50k.resources import machine, measured  # noqa: E402
 from chunklab.datasets.model import QuoteNotFoundError, locate_quote  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "ocr_recall.json"
@@ -267,6 +267,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     confidences = [p["confidence"] for d in ocr.values() for p in d.metadata.get("ocr", [])]
     return {
+        "measured": measured(),  # date and machine, the block the book names
         "machine": machine(),
         "engine": DEFAULT_ENGINE,
         "dpi": DEFAULT_DPI,
