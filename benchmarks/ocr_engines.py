@@ -219,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": runs,
     }
     result["default"] = choose(runs)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"default: {result['default']}")
     return 0
