@@ -370,7 +370,7 @@ class Hyphenation:
     @cached_property
     def counts(self) -> Counter[str]:
         """How often the document writes each word (lower case, hyphenated ones whole) on one line."""
-        return Counter(w.lower() for s in self.segs for w in _WORDS.findall(s.text) if not w.endswith("-"))
+        return Counter(w.lower() for s in self.segs for w in _WORDS.findall(s.text))
 
     def joins(self, head: str, tail: str) -> tuple[bool, str]:
         """Whether ``head`` (ending in its hyphen) and ``tail`` are one word without the hyphen,
@@ -381,12 +381,10 @@ class Hyphenation:
             return written_whole > written_hyphened, "document"
         # the letters on each side of the break: "avail-" + "able48" (a footnote mark) is "available"
         left, right = head[:-1].rpartition("-")[2], _LETTERS.match(tail)[0]  # type: ignore[index]
-        word = left + right
         if not left.isalpha():
             return False, "dictionary"
-        return any(
-            len(left) in _positions(lang, word.lower()) for lang in HYPHENATION_LANGUAGES
-        ), "dictionary"
+        word = (left + right).lower()
+        return any(len(left) in _positions(lang, word) for lang in HYPHENATION_LANGUAGES), "dictionary"
 
 
 @functools.lru_cache(maxsize=4096)
