@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.code_rag_50k.resources import Memory, machine  # noqa: E402
+from benchmarks.code_rag_50k.resources import Memory, machine, measured  # noqa: E402
 from tests.support import docgen  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "ocr_engines.json"
@@ -212,8 +212,14 @@ def main(argv: list[str] | None = None) -> int:
             )
     if not runs:
         return 1
-    result = {"machine": machine(), "pages": [r["page"] for r in runs[0]["per_page"]], "runs": runs}
+    result = {
+        "measured": measured(),
+        "machine": machine(),
+        "pages": [r["page"] for r in runs[0]["per_page"]],
+        "runs": runs,
+    }
     result["default"] = choose(runs)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"default: {result['default']}")
     return 0

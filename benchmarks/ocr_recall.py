@@ -39,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.code_rag_50k.resources import machine  # noqa: E402
+from benchmarks.code_rag_50k.resources import machine, measured  # noqa: E402
 from chunklab.datasets.model import QuoteNotFoundError, locate_quote  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "ocr_recall.json"
@@ -267,6 +267,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     confidences = [p["confidence"] for d in ocr.values() for p in d.metadata.get("ocr", [])]
     return {
+        "measured": measured(),  # date and machine, the block the book names
         "machine": machine(),
         "engine": DEFAULT_ENGINE,
         "dpi": DEFAULT_DPI,
@@ -368,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
     result = run(args)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     report = markdown(result)
     args.out.with_suffix(".md").write_text(report, encoding="utf-8")

@@ -28,9 +28,9 @@ import shutil
 import statistics
 import subprocess
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from chunklab.documents.pdf.layout import Seg, has_images
 
@@ -71,6 +71,7 @@ INSTALL = {
     "rapidocr": "pip install rapidocr-onnxruntime==1.4.4",
 }
 _MODE_VAR, _ENGINE_VAR = "CHUNKLAB_OCR", "CHUNKLAB_OCR_ENGINE"
+T = TypeVar("T")
 
 
 class OcrUnavailable(RuntimeError):
@@ -189,16 +190,27 @@ class RapidOcrEngine:
 
 def _join_baselines(pieces: list[OcrWord]) -> list[OcrLine]:
     """Pieces whose boxes overlap vertically by half their height, as lines read left to right."""
-    lines: list[list[OcrWord]] = []
-    for w in sorted(pieces, key=lambda w: (w.box[1] + w.box[3]) / 2):
-        if lines:
-            last = lines[-1][-1].box
-            overlap = min(last[3], w.box[3]) - max(last[1], w.box[1])
-            if overlap > 0.5 * min(last[3] - last[1], w.box[3] - w.box[1]):
-                lines[-1].append(w)
+    return [OcrLine(tuple(row)) for row in rows_by_overlap(pieces, lambda w: w.box)]
+
+
+def rows_by_overlap(
+    items: Sequence[T], box: Callable[[T], tuple[float, float, float, float]]
+) -> list[list[T]]:
+    """``items`` grouped into rows, top to bottom, each read left to right: an item joins the row
+    above when its box (``x0, top, x1, bottom``) overlaps that row's last box vertically by half
+    the lower of their heights. Boxes, not baselines: a table's cells set a little higher or lower
+    than their neighbours (a taller cell, a box that reaches a descender) stay in their row."""
+    rows: list[list[T]] = []
+    for item in sorted(items, key=lambda i: (box(i)[1] + box(i)[3]) / 2):
+        b = box(item)
+        if rows:
+            last = box(rows[-1][-1])
+            overlap = min(last[3], b[3]) - max(last[1], b[1])
+            if overlap > 0.5 * min(last[3] - last[1], b[3] - b[1]):
+                rows[-1].append(item)
                 continue
-        lines.append([w])
-    return [OcrLine(tuple(sorted(words, key=lambda w: w.box[0]))) for words in lines]
+        rows.append([item])
+    return [sorted(row, key=lambda i: box(i)[0]) for row in rows]
 
 
 _FACTORIES: dict[str, type[TesseractEngine] | type[RapidOcrEngine]] = {
@@ -336,6 +348,10 @@ def lines_to_segs(lines: Sequence[OcrLine], number: int, scale: float, em: float
     Font size is the line height over the engine's ``em``, rounded to half a point; sizes within
     the page's body range (0.45-1.12 of the median: lines without ascenders or descenders) are
     the median, so a paragraph's lines read as one style and only larger lines as headings.
+    The pieces are then grouped into rows by the vertical overlap of their boxes
+    (:func:`rows_by_overlap`) and each row's pieces share its middle, so a table row whose cells
+    OCR found at slightly different heights (or as lines of their own) reads as one line, its
+    cells left to right.
     """
     sized = []
     for line in lines:
@@ -347,18 +363,21 @@ def lines_to_segs(lines: Sequence[OcrLine], number: int, scale: float, em: float
     if not sized:
         return []
     body = statistics.median(size for _, size in sized)
-    segs: list[Seg] = []
+    pieces: list[tuple[list[OcrWord], float]] = []
     for words, size in sized:
         size = body if 0.45 * body <= size <= 1.12 * body else size
-        pieces: list[list[OcrWord]] = [[words[0]]]
+        cut: list[list[OcrWord]] = [[words[0]]]
         for w in words[1:]:
-            if (w.box[0] - pieces[-1][-1].box[2]) * scale > 2 * size:
-                pieces.append([w])
+            if (w.box[0] - cut[-1][-1].box[2]) * scale > 2 * size:
+                cut.append([w])
             else:
-                pieces[-1].append(w)
-        for piece in pieces:
+                cut[-1].append(w)
+        pieces += [(piece, size) for piece in cut]
+    segs: list[Seg] = []
+    for row in rows_by_overlap(pieces, _piece_box):
+        middle = statistics.median((_piece_box(p)[1] + _piece_box(p)[3]) / 2 for p in row) * scale
+        for piece, size in row:
             text = " ".join(w.text for w in piece)
-            middle = (min(w.box[1] for w in piece) + max(w.box[3] for w in piece)) / 2 * scale
             seg = Seg(
                 number,
                 chars=list(text),
@@ -371,3 +390,14 @@ def lines_to_segs(lines: Sequence[OcrLine], number: int, scale: float, em: float
             )
             segs.append(seg)
     return segs
+
+
+def _piece_box(piece: tuple[list[OcrWord], float]) -> tuple[float, float, float, float]:
+    """The box around a piece's words (pixels)."""
+    words = piece[0]
+    return (
+        min(w.box[0] for w in words),
+        min(w.box[1] for w in words),
+        max(w.box[2] for w in words),
+        max(w.box[3] for w in words),
+    )

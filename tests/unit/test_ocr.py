@@ -12,11 +12,22 @@ import shutil
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunklab.chunk import check_chunks
 from chunklab.chunkers.structural.dispatch import chunk_document
 from chunklab.documents import FORMATS, DocumentError, load_document
-from chunklab.documents.ocr import INSTALL, OcrUnavailable, PageOcr, get_engine, set_ocr
+from chunklab.documents.ocr import (
+    INSTALL,
+    OcrLine,
+    OcrUnavailable,
+    OcrWord,
+    PageOcr,
+    get_engine,
+    lines_to_segs,
+    set_ocr,
+)
 from tests.support import docgen
 
 TESSERACT = pytest.mark.skipif(
@@ -189,3 +200,52 @@ def test_the_run_summary_names_the_pages_read_by_ocr(manual, tmp_path, capsys):
         "no text layer: page 4",
         "not read by OCR: tesseract is missing",
     ]
+
+
+@TESSERACT
+def test_a_rendered_table_reads_row_by_row_with_its_cells_left_to_right(tmp_path):
+    """Old: tesseract found a row's cells at slightly different heights (or as lines of their own),
+    so the loader read "Pressure Restarts" before "Pump" and each name after its numbers; rows are
+    now the words whose boxes overlap vertically, and each row's cells are read left to right."""
+    rows = [
+        ["Pump", "Pressure", "Restarts"],
+        ["Coolant pump", "42", "12"],
+        ["Feed pump", "38", "7"],
+        ["Drain pump", "16", "30"],
+    ]
+    pdf = docgen.pdf_table(
+        tmp_path / "t.pdf",
+        "The pumps were measured over one week of operation at the plant.",
+        rows,
+        "Table 1: Pumps and their restarts.",
+        "The drain pump restarts most often.",
+    )
+    doc = load_document(docgen.pdf_with_image_pages(tmp_path / "scan.pdf", pdf, {1}))
+    assert doc.metadata["ocr_pages"] == [1]
+    read = [doc.text[e.start : e.end].split("\t") for e in doc.elements if e.type == "table_row"]
+    assert read == rows
+
+
+def _word(text: str, x: float, top: float, height: float = 20.0) -> OcrWord:
+    return OcrWord(text, (x, top, x + 10.0 * len(text), top + height), 0.9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(-4, 4), min_size=2, max_size=4), min_size=1, max_size=6),
+    st.booleans(),
+)
+def test_cells_set_a_little_higher_or_lower_share_their_row(jitters, own_lines):
+    """Invariant: cells whose boxes are shifted by up to a fifth of their height stay in their row
+    (one middle, so one base), rows come top to bottom and each row's cells left to right, whether
+    the engine gave a row as one line or each cell as a line of its own."""
+    cells = [
+        [_word(f"r{r}c{c}", 200.0 * c, 40.0 * r + dy) for c, dy in enumerate(row)]
+        for r, row in enumerate(jitters)
+    ]
+    lines = [OcrLine((w,)) for row in cells for w in row] if own_lines else [OcrLine(tuple(r)) for r in cells]
+    segs = lines_to_segs(lines[::-1], 1, 72 / 150, 0.95)
+    by_base: dict[float, list[str]] = {}
+    for s in sorted(segs, key=lambda s: (s.base, s.x0)):
+        by_base.setdefault(s.base, []).append(s.text)
+    assert list(by_base.values()) == [[w.text for w in row] for row in cells]

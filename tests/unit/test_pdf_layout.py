@@ -118,20 +118,6 @@ def test_a_weight_the_glyphs_do_not_bear_out_makes_no_headings(tmp_path):
     assert [e.type for e in doc.elements].count("paragraph") == 2
 
 
-def test_a_line_end_hyphen_stays_where_the_document_writes_the_word_with_it(tmp_path):
-    """Old: every hyphen at a line end was taken for a broken word, so "camera-" + "ready" became
-    "cameraready" even where the same page writes "camera-ready"; "experi-" + "ment" is still mended."""
-    lines = [
-        "The camera-ready copy is due on Monday, and each camera-",
-        "ready copy is final; the experi-",
-        "ment ran.",
-    ]
-    doc = load_document(docgen.pdf_lines(tmp_path / "h.pdf", lines))
-    assert " ".join(doc.text.split()) == (
-        "The camera-ready copy is due on Monday, and each camera-ready copy is final; the experiment ran."
-    )
-
-
 def test_a_superscript_footnote_mark_stays_in_its_sentence(tmp_path):
     """Old: a raised footnote mark got a baseline of its own, so it was read before its line as a
     paragraph of its own ("12"), splitting the sentence from its mark."""

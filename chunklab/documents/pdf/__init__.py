@@ -3,21 +3,23 @@
 :func:`extract_pdf` reads every character of the text layer with its box, baseline, size and
 weight, groups characters into segments (runs on one baseline; a smaller raised or lowered
 glyph, a footnote mark, stays in its run), finds the page's columns (a gutter no body line
-crosses, below and between full-width titles, abstracts and captions; a run PDFium joined
-across a narrow gutter is cut at its wide gap) and reads each band column by column, groups
-lines into blocks (headings by font size and weight, list items by their bullet, table rows by
-cells aligned on one baseline, captions by "Table n:" / "Figure n."), and joins words
-hyphenated across lines (keeping the hyphen of a word the document writes with one,
-"camera-ready"). Font claims are checked against the page: a glyph's size is the size the font
-states times the text matrix's scale, checked against its advance box (a PDF may set every
-glyph at size 1), and a bold claim (weight, name) stands only when the font is not the body's
-own and its stems (the ink width of l, I, |) are wider than the body font's. Margins are
-learned from what repeats: a line in the 9 % bands at the top or bottom, or in a page's edge
-block (set apart from the body by more than body rows are from each other, within a fifth of
-the page), is left out when its text (digits aside) recurs there on half the pages or on three
-pages of one run (a chapter's running header), or when it is a page number ("Page 3 of 10" in
-English, Spanish, French or German; bare digits or roman numerals that advance with the
-pages); each is recorded in ``metadata["removed"]``.
+crosses, below and between full-width titles, abstracts and captions; a run PDFium joined across
+a narrow gutter is cut at its wide gap) and reads each band column by column, groups lines into
+blocks (headings by font size and weight, list items by their bullet, table rows by cells
+aligned on one baseline, captions by "Table n:" / "Figure n."), and mends a word hyphenated at a
+line end only where the document (the word written whole elsewhere) or the hyphenation
+dictionary (a legal break of the joined word) says it is one word, keeping the hyphen of
+"camera-ready" where the document writes it so; each decision is recorded in
+``metadata["hyphenation"]`` with the word's offsets in the text. Font claims are checked against
+the page: a glyph's size is the size the font states times the text matrix's scale, checked
+against its advance box (a PDF may set every glyph at size 1), and a bold claim (weight, name)
+stands only when the font is not the body's own and its stems (the ink width of l, I, |) are
+wider than the body font's. Margins are learned from what repeats: a line in the 9 % bands at
+the top or bottom, or in a page's edge block (set apart from the body by more than body rows are
+from each other, within a fifth of the page), is left out when its text (digits aside) recurs
+there on half the pages or on three pages of one run (a chapter's running header), or when it is
+a page number ("Page 3 of 10" in English, Spanish, French or German; bare digits or roman
+numerals that advance with the pages); each is recorded in ``metadata["removed"]``.
 Ligature code points are normalized (NFKC, for those code points only); a character outside the BMP,
 which PDFium gives as two UTF-16 halves, is read as the one character they encode; TeX's separate
 accent glyphs are composed ("M´etro" is "Métro",
@@ -43,11 +45,12 @@ from chunklab.decoding import DocumentError
 from chunklab.documents.characters import surrogate_pair
 from chunklab.documents.layout import Element, Extracted
 from chunklab.documents.pdf.layout import (
+    Hyphenation,
+    LineEndHyphen,
     Seg,
     block_text,
     blocks,
     has_images,
-    hyphenated_words,
     reading_order,
 )
 
@@ -124,10 +127,11 @@ def extract_pdf(raw: bytes, name: str = "<pdf>", *, ocr: PageOcr | None = None) 
         raise DocumentError(name, "garbled", f"{share:.0%} of its characters have no Unicode mapping")
     _check_bold(pages, _body_size([s for segs in pages for s in segs]))
     removed = _remove_margins(pages, sizes)
-    text, elements = _assemble(pages, sizes)
+    text, elements, hyphens = _assemble(pages, sizes)
     metadata: dict[str, object] = {
         "pages": n_pages,
         "removed": removed,
+        "hyphenation": hyphens,
         "pages_without_text": [i + 1 for i, segs in enumerate(pages) if not segs],
         "extractor": "pypdfium2",
         **ocr.metadata(),
@@ -498,11 +502,15 @@ def _number_value(number: str) -> int:
     return sum(-v if v < after else v for v, after in zip(values, [*values[1:], 0], strict=True))
 
 
-def _assemble(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> tuple[str, list[Element]]:
+def _assemble(
+    pages: list[list[Seg]], sizes: list[tuple[float, float]]
+) -> tuple[str, list[Element], list[LineEndHyphen]]:
+    """The document's text, its elements and the words hyphenated at a line end (offsets into the text)."""
     allsegs = [s for segs in pages for s in segs]
     body = _body_size(allsegs)
     heading_sizes = sorted({round(s.size) for s in allsegs if s.size >= 1.15 * body}, reverse=True)
-    hyphenated = hyphenated_words(allsegs)
+    hyphenation = Hyphenation(allsegs)
+    hyphens: list[LineEndHyphen] = []
     parts: list[str] = []
     elements: list[Element] = []
     pos = 0
@@ -510,13 +518,14 @@ def _assemble(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> tuple
     for segs, (width, _) in zip(pages, sizes, strict=True):
         page_blocks, tables = blocks(reading_order(segs, width), body, tables)
         for b in page_blocks:
-            piece = block_text(b, hyphenated)
+            piece, decided = block_text(b, hyphenation)
             if not piece:
                 continue
             if parts:
                 same_table = b.table is not None and bool(elements) and elements[-1].table == b.table
                 parts.append("\n" if same_table else "\n\n")
                 pos += len(parts[-1])
+            hyphens += [{**h, "start": pos + h["start"], "end": pos + h["end"]} for h in decided]
             level = None
             if b.type == "heading":
                 size = round(statistics.median(s.size for line in b.lines for s in line))
@@ -546,7 +555,7 @@ def _assemble(pages: list[list[Seg]], sizes: list[tuple[float, float]]) -> tuple
             )
             parts.append(piece)
             pos += len(piece)
-    return "".join(parts), elements
+    return "".join(parts), elements, hyphens
 
 
 def _body_size(segs: list[Seg]) -> float:

@@ -4,23 +4,36 @@
 gutter that no body line crosses, with lines filling the columns on both sides);
 :func:`blocks` groups lines into headings (font size, weight), list items (bullets), table rows
 (cells aligned on one baseline, two or more rows alike), captions and paragraphs; and
-:func:`block_text` joins a block's lines, mending words hyphenated across a line break.
+:func:`block_text` joins a block's lines, mending a word hyphenated across a line break where the
+document or the hyphenation dictionary says it is one word (:class:`Hyphenation`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from pypdfium2 import PdfPage
+    from pyphen import Pyphen
 
 from chunklab.documents.characters import compose_accents
 
-__all__ = ["Block", "Seg", "block_text", "blocks", "hyphenated_words", "reading_order"]
+__all__ = [
+    "HYPHENATION_LANGUAGES",
+    "Block",
+    "Hyphenation",
+    "LineEndHyphen",
+    "Seg",
+    "block_text",
+    "blocks",
+    "reading_order",
+]
 
 _BULLET = re.compile(r"^(?:[•◦▪‣∙·*\-–—]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
 #: a caption's opening: "Table 3:", "FIGURE 2.1.", "Fig. 4 —", as a caption is written (capitalized or in
@@ -284,43 +297,107 @@ def _continues(prev: Block, line: list[Seg], kind: str, body: float) -> bool:
     return kind == "paragraph" and same_style
 
 
-def block_text(block: Block, hyphenated: frozenset[str] = frozenset()) -> str:
-    """The block's text: its lines joined by newlines (a table row's cells by tabs), each word
-    hyphenated across a line break mended, unless the document writes that word with its hyphen
-    elsewhere ("camera-ready" in ``hyphenated``, see :func:`hyphenated_words`)."""
+def block_text(block: Block, hyphenation: Hyphenation | None = None) -> tuple[str, list[LineEndHyphen]]:
+    """The block's text: its lines joined by newlines (a table row's cells by tabs), and each word
+    hyphenated at a line end mended or kept as ``hyphenation`` decides (:meth:`Hyphenation.joins`),
+    with those decisions (offsets into the block's text, where the word now stands)."""
     sep = "\t" if block.type == "table_row" else " "
     out = ""
+    decided: list[LineEndHyphen] = []
     for line in block.lines:
         text = sep.join(s.text for s in line)
         if not out:
             out = text
-        elif re.search(r"[^\W\d_]-$", out) and text[:1].islower():  # a word hyphenated across the line break
-            out = (out if _keeps_hyphen(out, text, hyphenated) else out[:-1]) + text
+        elif text[:1].islower() and (head := _WORD_END.search(out)) and (tail := _WORD_START.match(text)):
+            join, by = (hyphenation or Hyphenation([])).joins(head[1], tail[0])
+            out = out[:-1] if join else out
+            start = head.start(1)
+            decided.append(
+                {
+                    "page": line[0].page,
+                    "start": start,
+                    "end": len(out) + tail.end(),
+                    "text": out[start:] + tail[0],
+                    "joined": join,
+                    "by": by,
+                }
+            )
+            out += text
         else:
             out += "\n" + text
-    return out
+    return out, decided
 
 
-_WORD_END = re.compile(r"([^\W\d_][\w-]*-)$")
-_WORD_START = re.compile(r"^[\w-]+")
+#: a line's last word ending in a hyphen after a letter ("exam-", "state-of-the-"), and the next line's
+#: first word when it starts with a lower-case letter ("ple", "art")
+_WORD_END = re.compile(r"(?<![\w-])([\w-]*[^\W\d_]-)$")
+_WORD_START = re.compile(r"[^\W\d_](?:\w|-(?=\w))*")
+_LETTERS = re.compile(r"[^\W\d_]*")
+_WORDS = re.compile(r"[^\W\d_]\w*(?:-\w+)*")
+#: the hyphenation dictionaries consulted (LibreOffice's, shipped in pyphen)
+HYPHENATION_LANGUAGES = ("en_US",)
 
 
-def _keeps_hyphen(before: str, after: str, hyphenated: frozenset[str]) -> bool:
-    """Whether the word split as ``before``'s last word and ``after``'s first is one the document
-    spells with this hyphen inside a line."""
-    head, tail = _WORD_END.search(before), _WORD_START.match(after)
-    return bool(head and tail) and f"{head[1]}{tail[0]}".lower() in hyphenated  # type: ignore[index]
+class LineEndHyphen(TypedDict):
+    """A word hyphenated at a line end (``metadata["hyphenation"]``): where it stands in the text
+    (``text[start:end]``, as written there), on which page, whether the hyphen was dropped
+    (``joined``) and what decided (``by``: ``"document"``, ``"dictionary"``)."""
+
+    page: int
+    start: int
+    end: int
+    text: str
+    joined: bool
+    by: str
 
 
-def hyphenated_words(segs: list[Seg]) -> frozenset[str]:
-    """The lower-case words the document writes with a hyphen inside a line ("camera-ready"): where
-    one of them is split at that hyphen across a line break, the hyphen is kept."""
-    return frozenset(
-        w.lower()
-        for s in segs
-        for w in re.findall(r"[^\W\d_][\w]*(?:-[\w]+)+", s.text)
-        if not w.endswith("-")
-    )
+class Hyphenation:
+    """What decides whether a word hyphenated at a line end ("exam-" / "ple") is one word.
+
+    The document first: a word it writes elsewhere, on one line, with the hyphen ("well-known")
+    or without it ("example"), is written that way here too (the more frequent form, the hyphen
+    on a tie). Else the dictionary (:data:`HYPHENATION_LANGUAGES`, LibreOffice's hyphenation
+    patterns through pyphen): the hyphen is dropped when the break is a legal hyphenation point
+    of the joined word ("exam-ple" of "example"), and kept otherwise, as it is for a word with a
+    digit or an underscore before the break, which no dictionary holds (the letters after the
+    break are checked, so a footnote mark after the word, "avail-" / "able48", does not count).
+    The document's words are counted once, on the first line-end hyphen.
+    """
+
+    def __init__(self, segs: list[Seg]) -> None:
+        self.segs = segs
+
+    @cached_property
+    def counts(self) -> Counter[str]:
+        """How often the document writes each word (lower case, hyphenated ones whole) on one line."""
+        return Counter(w.lower() for s in self.segs for w in _WORDS.findall(s.text))
+
+    def joins(self, head: str, tail: str) -> tuple[bool, str]:
+        """Whether ``head`` (ending in its hyphen) and ``tail`` are one word without the hyphen,
+        and what decided: ``"document"`` or ``"dictionary"``."""
+        whole, hyphened = (head[:-1] + tail).lower(), (head + tail).lower()
+        written_whole, written_hyphened = self.counts[whole], self.counts[hyphened]
+        if written_whole or written_hyphened:
+            return written_whole > written_hyphened, "document"
+        # the letters on each side of the break: "avail-" + "able48" (a footnote mark) is "available"
+        left, right = head[:-1].rpartition("-")[2], _LETTERS.match(tail)[0]  # type: ignore[index]
+        if not left.isalpha():
+            return False, "dictionary"
+        word = (left + right).lower()
+        return any(len(left) in _positions(lang, word) for lang in HYPHENATION_LANGUAGES), "dictionary"
+
+
+@functools.lru_cache(maxsize=4096)
+def _positions(lang: str, word: str) -> frozenset[int]:
+    """The legal hyphenation points of ``word`` by the ``lang`` dictionary (character counts before them)."""
+    return frozenset(_dictionary(lang).positions(word))
+
+
+@functools.cache
+def _dictionary(lang: str) -> Pyphen:
+    from pyphen import Pyphen
+
+    return Pyphen(lang=lang)
 
 
 def has_images(page: PdfPage) -> bool:
