@@ -22,8 +22,10 @@ chunklab, those not marked ``oversize``), the share of chunks that parse on thei
 grammar, and for chunklab two rates per language: files with a parse error (tree-sitter left an
 ERROR or MISSING node; the file is still chunked on syntax around it, and the chunks over an error
 region are marked ``parse_error``) and files that fell back (more than half the bytes in error
-regions: the whole file chunked without syntax). ``--profile N`` adds where chunklab's time goes
-on N files per language (``cProfile``: tree-sitter's parse against the Python walk).
+regions: the whole file chunked without syntax); ``chunks_sha256`` hashes chunklab's chunks (offsets
+and metadata) over the files, so a run after a speed-up says whether the chunks stayed the same.
+``--profile N`` adds where chunklab's time goes on N files per language (``cProfile``: tree-sitter's
+parse against the Python walk, and the ceilings a free walk would reach).
 
 Corpus: ``--corpus NAME`` (the corpus registry, e.g. ``code-poly``: files with a ``path`` and, if they
 have one, a ``language``), or ``--dir DIR`` (repeatable; language from the extension or ``#!`` line),
@@ -37,6 +39,7 @@ either). ``make``-free: ``benchmarks/requirements.txt`` pins the peers.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import json
 import os
@@ -301,6 +304,7 @@ def measure_language(
     failures: dict[str, list[str]] = {name: [] for name in fns}
     fallback_files: dict[str, list[str]] = {name: [] for name in fns}
     error_files: dict[str, list[str]] = {name: [] for name in fns}
+    digests = {name: hashlib.sha256() for name in fns if name.startswith("chunklab")}
     for rep in range(repeat):
         for i, (path, text) in enumerate(texts):  # the chunkers interleaved file by file
             for name, fn in fns.items():
@@ -321,9 +325,13 @@ def measure_language(
                     _count_file(
                         stats, name, chunks, text, max_chars, parser, path, fallback_files, error_files
                     )
+                    if name in digests:
+                        digests[name].update(chunks_key(chunks))
     for name in fns:
         entry = _entry(name, stats, seconds, cpu, mb * repeat, texts, fallback_files, error_files)
         entry["failures"] = failures[name][:5]
+        if name in digests:
+            entry["chunks_sha256"] = digests[name].hexdigest()
         row[name] = entry
     rust = "semantic-text-splitter"
     if rust in fns and "chunklab" in fns:
@@ -355,6 +363,13 @@ def ratio_interval(
         round(ratios[int(0.025 * resamples)], 3),
         round(ratios[int(0.975 * resamples) - 1], 3),
     )
+
+
+def chunks_key(chunks: list[Any]) -> bytes:
+    """One file's chunks (offsets and metadata) as bytes: ``chunks_sha256`` hashes them over the files,
+    so two runs on the same files say whether a faster chunker still gives the same chunks."""
+    rows = [(c.start, c.end, c.metadata) for c in chunks]
+    return json.dumps(rows, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def _count_file(stats, name, chunks, text, max_chars, parser, path, fallback_files, error_files) -> None:
