@@ -98,8 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     compiled: dict | None = None
     if args.compiled:
         compiled = compiled_runs(runs, texts, args.size, args.overlap)
-    load_start = _loadavg()
+    from code_poly import run_facts  # a sibling: benchmarks/ is sys.path[0]
+
+    measured = run_facts(argv)  # date, commit, CPUs, load at the start
+    given = sys.argv[1:] if argv is None else argv
+    measured["command"] = " ".join(["python", "benchmarks/throughput.py", *given])
+    load_start = measured["loadavg_start"]
     times = measure(runs, texts, args.repeat)
+    measured["loadavg_end"] = _loadavg()
     results = {}
     report = [
         f"corpus: {len(texts)} stdlib files, {mb:.1f} MB (python {sys.version.split()[0]}); "
@@ -151,12 +157,15 @@ def main(argv: list[str] | None = None) -> int:
         )
     if compiled is not None and compiled["built"]:
         compiled.update(compiled_gain(times))
+        exact = [r for name, r in ratios.items() if "offsets" in name and "no offsets" not in name]
+        compiled["python_meets_target"] = all(r["cpu_ci"][0] >= 2 for r in exact)
         report += ["", compiled_line(compiled)]
         print(compiled_line(compiled))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
             {
+                "measured": measured,
                 "files": len(texts),
                 "mb": mb,
                 "repeat": args.repeat,
@@ -231,7 +240,16 @@ def compiled_line(c: dict) -> str:
         f"chunk_recursive's CPU time; in C it is {c['walk_gain_cpu']:.2f}x faster "
         f"({c['walk_gain_cpu_ci'][0]:.2f}–{c['walk_gain_cpu_ci'][1]:.2f}), which makes the whole chunker "
         f"{c['gain_cpu']:.2f}x faster "
-        f"({c['gain_cpu_ci'][0]:.2f}–{c['gain_cpu_ci'][1]:.2f}): the rest is building the Chunk objects."
+        f"({c['gain_cpu_ci'][0]:.2f}–{c['gain_cpu_ci'][1]:.2f}): the rest is the Python around the walk "
+        "(arguments, metadata, the Chunk objects). "
+        + (
+            "The Python walk already keeps the 2x target over every offset-exact peer (CPU, lower bound), "
+            "so the prototype stays in benchmarks/: a compiled core would cost a C toolchain or a wheel per "
+            "platform, a second implementation kept identical, and code the chapters can no longer show."
+            if c.get("python_meets_target")
+            else "The Python walk misses the 2x target over an offset-exact peer: the compiled walk is the "
+            "measured way past it, at the cost of a C toolchain or a wheel per platform."
+        )
     )
 
 

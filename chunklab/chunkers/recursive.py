@@ -62,7 +62,12 @@ def chunk_recursive(
     tokens = is_token_unit(unit)  # once, not per chunk
     no_overlap = "whitespace between the chunks is longer than the size"
     for i, (s, e, level, shared) in enumerate(spans):
-        meta: dict[str, object] = {"strategy": strategy, "params": params, "index": i, "cut": names[level]}
+        meta: dict[str, object] = {
+            "strategy": strategy,
+            "params": params,
+            "index": i,
+            "cut": names[level],
+        }
         if overlap and i:
             if shared:
                 meta["overlap_chars"] = shared
@@ -108,24 +113,29 @@ def recursive_spans(
 
     ``index`` measures ``text`` in ``unit`` when the caller has one (``UnitIndex.slice``
     of the whole document, so a piece counts what it counts in place); else ``text`` is
-    encoded. In characters the walk is :func:`_char_spans` (the same cuts, the unit
-    arithmetic inlined); in any other unit, :func:`_unit_spans`.
+    encoded. In characters the walk is :func:`_char_spans` (the same cuts as
+    :func:`_unit_spans`, the unit arithmetic inlined); in other units, ``_unit_spans``.
     """
     if unit == "chars":
         return _char_spans(text, size, overlap, levels)
-    return _unit_spans(text, size, overlap, levels, index if index is not None else UnitIndex(text, unit))
+    idx = index if index is not None else UnitIndex(text, unit)
+    return _unit_spans(text, size, overlap, levels, idx)
 
 
 def _unit_spans(
-    text: str, size: int, overlap: int, levels: Sequence[tuple[str, ...]], idx: UnitIndex
+    text: str,
+    size: int,
+    overlap: int,
+    levels: Sequence[tuple[str, ...]],
+    idx: UnitIndex,
 ) -> list[tuple[int, int, int, int]]:
-    """:func:`recursive_spans` in the unit of ``idx``: the reference walk, one step per helper."""
+    """:func:`recursive_spans` in the unit of ``idx``: the reference walk, any unit."""
     first = NONSPACE.search(text)
     if first is None:
         return []
     first_boundary = _boundary_finder(text, levels[:-1])
     out: list[tuple[int, int, int, int]] = []
-    s = lo = first.start()  # lo: a cut must lie after it (new text beyond the overlap)
+    s = lo = first.start()  # lo: a cut must lie after it (new text past the overlap)
     shared = 0
     while True:
         end, level = _cut(text, lo, idx.limit(s, size), levels)
@@ -136,20 +146,30 @@ def _unit_spans(
             return out
         lo = following.start()
         s, shared = lo, 0
-        if overlap:
+        if overlap:  # start inside the chunk, at a word within `overlap` of its end
             b = max(idx.back(e, overlap), out[-1][0] + 1)
-            word = NONSPACE.search(text, first_boundary(b, e, out[-1][0]), e)
+            boundary = first_boundary(b, e, out[-1][0])
+            word = NONSPACE.search(text, boundary, e)
             if word is not None and idx.limit(word.start(), size) > lo:
                 s, shared = word.start(), e - word.start()
 
 
-def _cut(text: str, lo: int, limit: int, levels: Sequence[tuple[str, ...]]) -> tuple[int, int]:
-    """Where a chunk ending by ``limit`` ends, and the level of its cut: the strongest level with a
-    separator in ``[lo, limit)`` (the one ending last), else ``limit`` (the last level)."""
+def _cut(
+    text: str,
+    lo: int,
+    limit: int,
+    levels: Sequence[tuple[str, ...]],
+) -> tuple[int, int]:
+    """Where a chunk ending by ``limit`` ends, and the level of its cut.
+
+    The strongest level with a separator in ``[lo, limit)`` (cut after the last one),
+    else ``limit`` itself (the last level, "anywhere").
+    """
     if limit >= len(text):
         return len(text), 0
     for li, group in enumerate(levels[:-1]):
-        ends = [p + len(sep) for sep in group if (p := text.rfind(sep, lo, limit)) != -1]
+        found = [text.rfind(sep, lo, limit) for sep in group]
+        ends = [p + len(sep) for p, sep in zip(found, group) if p != -1]
         if ends and max(ends) > lo:
             return max(ends), li
     return limit, len(levels) - 1
