@@ -193,9 +193,10 @@ def _char_spans(
     s = m.start()
     rfind = text.rfind
     last = len(levels) - 1
-    # (level, separator, width) for a level of one non-empty separator; (level, None, group) else
-    cuts = [
-        (li, g[0], len(g[0])) if len(g) == 1 and g[0] else (li, None, g) for li, g in enumerate(levels[:last])
+    # (level, separator, width, ()) for a level of one non-empty separator; (level, None, 0, group) else
+    cuts: list[tuple[int, str | None, int, tuple[str, ...]]] = [
+        (li, g[0], len(g[0]), ()) if len(g) == 1 and g[0] else (li, None, 0, tuple(g))
+        for li, g in enumerate(levels[:last])
     ]
     overlap_start = _overlap_start_finder(text, levels[:last])
     out: list[tuple[int, int, int, int]] = []
@@ -208,14 +209,14 @@ def _char_spans(
             end, level = n, 0
         else:
             end, level = limit, last
-            for li, sep, width in cuts:
+            for li, sep, width, group in cuts:
                 if sep is not None:
                     p = rfind(sep, lo, limit)
                     if p != -1:  # p >= lo, so the cut p + width lies after lo
                         end, level = p + width, li
                         break
                     continue
-                best = max((p + len(x) for x in width if (p := rfind(x, lo, limit)) != -1), default=-1)
+                best = max((p + len(x) for x in group if (p := rfind(x, lo, limit)) != -1), default=-1)
                 if best > lo:
                     end, level = best, li
                     break
