@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                 language, [t for _p, t in texts[: args.profile]], args.max_chars
             )
     results["run"]["loadavg_end"] = _loadavg()
+    results["measured"] = measured_block(results["run"])
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1))
     text = report(results)
@@ -126,6 +127,27 @@ def run_facts(argv: list[str] | None) -> dict[str, Any]:
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpus": os.cpu_count(),
         "loadavg_start": _loadavg(),
+    }
+
+
+def measured_block(run: dict[str, Any]) -> dict[str, Any]:
+    """The ``measured`` block the book's pages name beside a number: date, machine, load, from ``run``."""
+    import platform
+
+    cpu = f"{platform.machine()}, {platform.system()}"
+    try:
+        names = [ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("model name")]
+        if names:
+            cpu = f"{names[0].split(':', 1)[1].strip()} ({cpu})"
+    except OSError:
+        pass
+    return {
+        "date": str(run["date"])[:10],
+        "chunklab_commit": run.get("commit"),
+        "command": run.get("command"),
+        "machine": {"cpu": cpu, "cores": run.get("cpus")},
+        "loadavg_start": run.get("loadavg_start"),
+        "loadavg_end": run.get("loadavg_end"),
     }
 
 

@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     compiled: dict | None = None
     if args.compiled:
         compiled = compiled_runs(runs, texts, args.size, args.overlap)
-    from code_poly import run_facts  # a sibling: benchmarks/ is sys.path[0]
+    from code_poly import measured_block, run_facts  # a sibling: benchmarks/ is sys.path[0]
 
     measured = run_facts(argv)  # date, commit, CPUs, load at the start
     given = sys.argv[1:] if argv is None else argv
@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     load_start = measured["loadavg_start"]
     times = measure(runs, texts, args.repeat)
     measured["loadavg_end"] = _loadavg()
+    measured = {**measured_block(measured), "repeat": args.repeat}
     results = {}
     report = [
         f"corpus: {len(texts)} stdlib files, {mb:.1f} MB (python {sys.version.split()[0]}); "
