@@ -3,11 +3,15 @@
 Used by ``benchmarks/code_poly.py --profile N``. Two measures of the same files:
 
 - **phases** (no profiler): CPU seconds (``time.process_time``, best of 3) of ``chunk_code`` as a
-  whole, of tree-sitter's ``Parser.parse`` alone on the same bytes (the language's own grammar;
-  ``chunk_code`` parses a C file that looks like C++ with the C++ grammar), and of
-  semantic-text-splitter's Rust ``CodeSplitter`` on the same files: ``walk = total - parse`` is
-  the Python side (walking the tree, naming, offsets, metadata, building chunks), and
-  ``parse_over_rust`` says how much of the Rust splitter's whole time the parse alone takes;
+  whole, of tree-sitter's ``Parser.parse`` alone on the same bytes (with the grammar ``chunk_code``
+  picks: C++ for C that looks like C++, ``php_only`` for PHP without a tag), of the definition query
+  (:func:`~chunklab.chunkers.structural.code.treesitter.definition_nodes`, matched in C, which names
+  every definition for ``defines``) on the parsed trees, and of semantic-text-splitter's Rust
+  ``CodeSplitter`` on the same files: ``walk = total - parse`` is the rest of ``chunk_code`` (the
+  query, walking the tree, naming, offsets, metadata, building chunks), ``parse_over_rust`` says how
+  much of the Rust splitter's whole time the parse alone takes, and the **ceilings** are the ratios
+  chunklab / Rust that a walk costing nothing would reach: ``rust / parse``, and
+  ``rust / (parse + query)`` with the query kept;
 - **top functions** (``cProfile``): the functions with the most own time, in seconds under the
   profiler (which inflates small Python calls: read them as a ranking, not as timings).
 
@@ -27,9 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chunklab.chunkers.structural.code import chunk_code
+from chunklab.chunkers.structural.code import chunk_code, looks_like_cpp, php_grammar
 from chunklab.chunkers.structural.code.languages import LANGUAGES
-from chunklab.chunkers.structural.code.treesitter import encode_for_parser, parse
+from chunklab.chunkers.structural.code.treesitter import definition_nodes, encode_for_parser, parse
 
 __all__ = ["profile_language", "report"]
 
@@ -52,15 +56,21 @@ def _best(fn, repeats: int = 3) -> float:
 def profile_language(language: str, texts: list[str], max_chars: int, top: int = 12) -> dict[str, Any]:
     """Phases and the top functions of ``chunk_code`` on ``texts`` (see the module docstring)."""
     datas = [encode_for_parser(t) for t in texts]
-    grammar = language
+    grammars = [_grammar(language, t) for t in texts]
 
     def chunk_all() -> None:
         for t in texts:
             chunk_code(t, language, max_chars, engine="tree-sitter")
 
     def parse_all() -> None:
-        for d in datas:
-            parse(grammar, d)
+        for g, d in zip(grammars, datas):
+            parse(g, d)
+
+    roots = [parse(g, d).root_node for g, d in zip(grammars, datas)]
+
+    def query_all() -> None:
+        for g, root in zip(grammars, roots):
+            definition_nodes(g, root)
 
     rust = _rust_splitter(language, max_chars)
 
@@ -69,7 +79,7 @@ def profile_language(language: str, texts: list[str], max_chars: int, top: int =
             rust.chunk_indices(t)
 
     chunk_all()  # warm: grammars loaded, caches filled
-    total, parse_s = _best(chunk_all), _best(parse_all)
+    total, parse_s, query_s = _best(chunk_all), _best(parse_all), _best(query_all)
     rust_s = _best(rust_all) if rust is not None else None
     prof = cProfile.Profile()
     prof.enable()
@@ -87,12 +97,22 @@ def profile_language(language: str, texts: list[str], max_chars: int, top: int =
         "parse_share": round(parse_s / total, 3) if total else None,
         "rust_s": round(rust_s, 4) if rust_s is not None else None,
         "parse_over_rust": round(parse_s / rust_s, 3) if rust_s else None,
+        "query_s": round(query_s, 4),
+        "ceiling_parse": round(rust_s / parse_s, 2) if rust_s and parse_s else None,
+        "ceiling_parse_query": round(rust_s / (parse_s + query_s), 2) if rust_s else None,
         "profiled_s": round(under, 4),
         "top": [
             {"function": _name(key), "calls": v[1], "own_s": round(v[2], 4), "cum_s": round(v[3], 4)}
             for key, v in rows
         ],
     }
+
+
+def _grammar(language: str, text: str) -> str:
+    """The grammar ``chunk_code`` parses ``text`` with first (C++ for C that looks like it, PHP's two)."""
+    if language == "php":
+        return php_grammar(text)
+    return "cpp" if language == "c" and looks_like_cpp(text) else language
 
 
 def _rust_splitter(language: str, max_chars: int) -> Any:
@@ -117,8 +137,9 @@ def report(results: dict[str, Any]) -> str:
     """A Markdown table: per language, CPU seconds of parse and walk, and the top Python functions."""
     lines = [
         "| language | files | MB | chunk_code CPU s | tree-sitter parse s | Python walk s | parse share "
-        "| Rust CodeSplitter s | parse / Rust | top Python functions (own s under cProfile) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| Rust CodeSplitter s | parse / Rust | definition query s | ceiling: Rust / parse "
+        "| ceiling: Rust / (parse + query) | top Python functions (own s under cProfile) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for language, row in results["languages"].items():
         p = row.get("profile")
@@ -129,7 +150,9 @@ def report(results: dict[str, Any]) -> str:
         lines.append(
             f"| {language} | {p['files']} | {p['mb']:.2f} | {p['cpu_s']:.3f} | {p['parse_s']:.3f} "
             f"| {p['walk_s']:.3f} | {p['parse_share']:.0%} | {_num(p.get('rust_s'), '.3f')} "
-            f"| {_num(p.get('parse_over_rust'), '.0%')} | {shown} |"
+            f"| {_num(p.get('parse_over_rust'), '.0%')} | {_num(p.get('query_s'), '.3f')} "
+            f"| {_num(p.get('ceiling_parse'), '.2f')} | {_num(p.get('ceiling_parse_query'), '.2f')} "
+            f"| {shown} |"
         )
     return "\n".join(lines)
 

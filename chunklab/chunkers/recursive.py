@@ -20,7 +20,7 @@ from chunklab._validate import (
     check_text,
     renamed_keyword,
 )
-from chunklab.chunk import Chunk
+from chunklab.chunk import Chunk, make_chunk
 from chunklab.chunkers.fixed import check_window_args
 from chunklab.text import NONSPACE, prose_sentences
 from chunklab.units import UnitIndex, check_unit, count_tokens, is_token_unit, over_budget, unit_params
@@ -60,6 +60,7 @@ def chunk_recursive(
     spans = recursive_spans(text, size, overlap, unit, levels)
     chunks: list[Chunk] = []
     tokens = is_token_unit(unit)  # once, not per chunk
+    no_overlap = "whitespace between the chunks is longer than the size"
     for i, (s, e, level, shared) in enumerate(spans):
         meta: dict[str, object] = {
             "strategy": strategy,
@@ -71,13 +72,12 @@ def chunk_recursive(
             if shared:
                 meta["overlap_chars"] = shared
             else:
-                why = "whitespace between the chunks is longer than the size"
-                meta["no_overlap_reason"] = why
+                meta["no_overlap_reason"] = no_overlap
         if tokens and count_tokens(text[s:e], unit) > size:
             meta["oversize"] = True
             why = "a word cut between word pieces re-tokenizes longer"
             meta["oversize_reason"] = why
-        chunks.append(Chunk(text[s:e], s, e, doc_id, meta))
+        chunks.append(make_chunk(text, s, e, doc_id, meta))
     return chunks
 
 
@@ -113,42 +113,115 @@ def recursive_spans(
 
     ``index`` measures ``text`` in ``unit`` when the caller has one (``UnitIndex.slice``
     of the whole document, so a piece counts what it counts in place); else ``text`` is
-    encoded.
+    encoded. In characters the walk is :func:`_char_spans` (the same cuts as
+    :func:`_unit_spans`, the unit arithmetic inlined); in other units, ``_unit_spans``.
+    """
+    if unit == "chars":
+        return _char_spans(text, size, overlap, levels)
+    idx = index if index is not None else UnitIndex(text, unit)
+    return _unit_spans(text, size, overlap, levels, idx)
+
+
+def _unit_spans(
+    text: str,
+    size: int,
+    overlap: int,
+    levels: Sequence[tuple[str, ...]],
+    idx: UnitIndex,
+) -> list[tuple[int, int, int, int]]:
+    """:func:`recursive_spans` in the unit of ``idx``: the reference walk, any unit."""
+    first = NONSPACE.search(text)
+    if first is None:
+        return []
+    first_boundary = _boundary_finder(text, levels[:-1])
+    out: list[tuple[int, int, int, int]] = []
+    s = lo = first.start()  # lo: a cut must lie after it (new text past the overlap)
+    shared = 0
+    while True:
+        end, level = _cut(text, lo, idx.limit(s, size), levels)
+        e = s + len(text[s:end].rstrip())
+        out.append((s, e, level, shared))
+        following = NONSPACE.search(text, end)
+        if following is None:
+            return out
+        lo = following.start()
+        s, shared = lo, 0
+        if overlap:  # start inside the chunk, at a word within `overlap` of its end
+            b = max(idx.back(e, overlap), out[-1][0] + 1)
+            boundary = first_boundary(b, e, out[-1][0])
+            word = NONSPACE.search(text, boundary, e)
+            if word is not None and idx.limit(word.start(), size) > lo:
+                s, shared = word.start(), e - word.start()
+
+
+def _cut(
+    text: str,
+    lo: int,
+    limit: int,
+    levels: Sequence[tuple[str, ...]],
+) -> tuple[int, int]:
+    """Where a chunk ending by ``limit`` ends, and the level of its cut.
+
+    The strongest level with a separator in ``[lo, limit)`` (cut after the last one),
+    else ``limit`` itself (the last level, "anywhere").
+    """
+    if limit >= len(text):
+        return len(text), 0
+    for li, group in enumerate(levels[:-1]):
+        found = [text.rfind(sep, lo, limit) for sep in group]
+        ends = [p + len(sep) for p, sep in zip(found, group) if p != -1]
+        if ends and max(ends) > lo:
+            return max(ends), li
+    return limit, len(levels) - 1
+
+
+def _char_spans(
+    text: str, size: int, overlap: int, levels: Sequence[tuple[str, ...]]
+) -> list[tuple[int, int, int, int]]:
+    """:func:`_unit_spans` in characters, the kit's hot path: the same spans, fewer steps per chunk.
+
+    A level of one separator is one ``rfind``; with the default separators, the overlap's start
+    (the first non-space after the earliest boundary) is one regex search, not two: a chunk
+    ends on a non-space character, so ``boundary\\s*`` stops on a non-space before the chunk's end.
+    A hypothesis test checks that both walks give the same spans.
     """
     n = len(text)
-    m = NONSPACE.search(text)
+    nonspace = NONSPACE.search
+    m = nonspace(text)
     if m is None:
         return []
     s = m.start()
-    idx = index if index is not None else UnitIndex(text, unit)
-    chars = unit == "chars"
     rfind = text.rfind
-    nonspace = NONSPACE.search
     last = len(levels) - 1
-    cut_levels = [[(sep, len(sep)) for sep in levels[li]] for li in range(last)]
-    first_boundary = _boundary_finder(text, levels[:last])
+    # (level, separator, width, ()) for a level of one non-empty separator; (level, None, 0, group) else
+    cuts: list[tuple[int, str | None, int, tuple[str, ...]]] = [
+        (li, g[0], len(g[0]), ()) if len(g) == 1 and g[0] else (li, None, 0, tuple(g))
+        for li, g in enumerate(levels[:last])
+    ]
+    overlap_start = _overlap_start_finder(text, levels[:last])
     out: list[tuple[int, int, int, int]] = []
+    append = out.append
     lo = s  # a cut must lie after this position (new text beyond the overlap)
     shared = 0
     while True:
-        limit = s + size if chars else idx.limit(s, size)
+        limit = s + size
         if limit >= n:
             end, level = n, 0
         else:
-            level = last
-            end = limit
-            for li, group in enumerate(cut_levels):
-                best = -1
-                for sep, width in group:
+            end, level = limit, last
+            for li, sep, width, group in cuts:
+                if sep is not None:
                     p = rfind(sep, lo, limit)
-                    if p != -1 and p + width > best:
-                        best = p + width
+                    if p != -1:  # p >= lo, so the cut p + width lies after lo
+                        end, level = p + width, li
+                        break
+                    continue
+                best = max((p + len(x) for x in group if (p := rfind(x, lo, limit)) != -1), default=-1)
                 if best > lo:
                     end, level = best, li
                     break
-        piece = text[s:end].rstrip()
-        e = s + len(piece)
-        out.append((s, e, level, shared))
+        e = s + len(text[s:end].rstrip())
+        append((s, e, level, shared))
         m = nonspace(text, end)
         if m is None:
             break
@@ -156,19 +229,45 @@ def recursive_spans(
         nxt = ns
         shared = 0
         if overlap:
-            b = e - overlap if chars else idx.back(e, overlap)
+            b = e - overlap
             if b <= s:
                 b = s + 1
-            cand = first_boundary(b, e, s)
-            mm = nonspace(text, cand, e)
-            if mm is not None:
-                cand = mm.start()
-                if (cand + size if chars else idx.limit(cand, size)) > ns:
-                    nxt = cand
-                    shared = e - cand
+            cand = overlap_start(b, e, s)
+            if cand < e and cand + size > ns:
+                nxt = cand
+                shared = e - cand
         s = nxt
         lo = ns
     return out
+
+
+def _overlap_start_finder(text: str, levels: Sequence[tuple[str, ...]]):
+    """A function giving where the overlap of a chunk ending at ``e`` starts: the first non-space
+    after the earliest boundary in ``[b, e)`` (after ``b`` when there is none); ``e`` when none.
+
+    ``e`` is a chunk's end, so ``text[e - 1]`` is not a space.
+    """
+    seps = [sep for group in levels for sep in group if sep]
+    singles = {sep for sep in seps if len(sep) == 1}
+    nonspace = NONSPACE.search
+    if seps and all(sep[-1] in singles for sep in seps):  # see _boundary_finder
+        search = re.compile("[" + re.escape("".join(sorted(singles))) + r"]\s*").search
+
+        def fast(b: int, e: int, s: int) -> int:
+            m = search(text, b - 1, e - 1)
+            if m is not None:
+                return m.end()  # stops on a non-space: at text[e - 1] at the latest
+            m = nonspace(text, b, e)
+            return e if m is None else m.start()
+
+        return fast
+    first_boundary = _boundary_finder(text, levels)
+
+    def general(b: int, e: int, s: int) -> int:
+        m = nonspace(text, first_boundary(b, e, s), e)
+        return e if m is None else m.start()
+
+    return general
 
 
 def _boundary_finder(text: str, levels: Sequence[tuple[str, ...]]):

@@ -131,3 +131,53 @@ def test_packer_rejects_bad_parameters():
         pack_paragraphs("x", 0)
     with pytest.raises(ValueError, match="overlap_paragraphs"):
         pack_paragraphs("x", 10, overlap_paragraphs=-1)
+
+
+_SEPARATOR_SETS = st.sampled_from(
+    [
+        None,  # the defaults: the overlap's start found by one regex search
+        ["\n\n", "\n", " "],
+        [["\n\n", "\r\n\r\n"], ".", ""],  # separators ending in a character that is no separator
+        ["", "x"],  # "anywhere" before a later level
+        [["ab", "b"], "\t"],
+    ]
+)
+_NASTY_TEXT = (
+    st.text(alphabet="ab \n", max_size=40)  # short words and breaks: overlaps that reach the next start
+    | st.text(alphabet="ab .。!\n\n\r\t\u3000\u00a0\x1c\U0001f600", max_size=400)
+    | any_text
+)
+
+
+@given(text=_NASTY_TEXT, size=st.integers(1, 120), data=st.data(), separators=_SEPARATOR_SETS)
+def test_character_walk_gives_the_spans_of_the_reference_walk(text, size, data, separators):
+    """``_char_spans`` (the fast path in characters) cuts exactly where ``_unit_spans`` does."""
+    from chunklab.chunkers.recursive import _char_spans, _levels, _unit_spans
+    from chunklab.units import UnitIndex
+
+    overlap = data.draw(st.integers(0, size - 1))
+    levels = _levels(separators)[0]
+    reference = _unit_spans(text, size, overlap, levels, UnitIndex(text, "chars"))
+    assert _char_spans(text, size, overlap, levels) == reference
+
+
+@pytest.mark.parametrize(
+    ("text", "size", "overlap"),
+    [(" \n\n \nb a b ab  aa\n\na a\nba", 6, 4)],  # the overlap's window ends on the next start
+)
+def test_character_walk_keeps_the_overlap_rule_at_its_edge(text, size, overlap):
+    from chunklab.chunkers.recursive import _char_spans, _levels, _unit_spans
+    from chunklab.units import UnitIndex
+
+    levels = _levels(None)[0]
+    reference = _unit_spans(text, size, overlap, levels, UnitIndex(text, "chars"))
+    assert _char_spans(text, size, overlap, levels) == reference
+
+
+def test_make_chunk_builds_the_same_chunk_as_the_constructor():
+    from chunklab.chunk import Chunk, make_chunk
+
+    fast = make_chunk("xabcx", 1, 4, "d", {"strategy": "s"})
+    slow = Chunk("abc", 1, 4, "d", {"strategy": "s"})
+    assert fast == slow and repr(fast) == repr(slow) and fast.id == slow.id
+    assert fast.metadata == slow.metadata and fast._id == slow.id

@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any
 
 from chunklab._validate import check_choice, renamed_keyword
-from chunklab.chunk import Chunk
+from chunklab.chunk import Chunk, make_chunk
 from chunklab.chunkers.structural._common import (
     check_max_size,
     check_source,
@@ -32,7 +32,7 @@ from chunklab.chunkers.structural.code.errors import (
 )
 from chunklab.chunkers.structural.code.languages import GRAMMARS, LANGUAGES, LanguageSpec
 from chunklab.chunkers.structural.code.meta import Describer
-from chunklab.chunkers.structural.code.names import Definition, definition
+from chunklab.chunkers.structural.code.names import Definition
 from chunklab.chunkers.structural.code.pieces import Group, Piece
 from chunklab.chunkers.structural.code.treesitter import ByteToChar, GrammarMissing, encode_for_parser, parse
 from chunklab.documents import decode_bytes, detect_format
@@ -182,6 +182,7 @@ class _CodeChunker(Describer):
         self._indent: dict[int, int] = {}
         self.grammar = language  # "cpp" for C the C++ grammar parsed better
         self._docstrings: dict[int, str | None] = {}  # Python: a definition's docstring by node id
+        self._definitions: dict[int, Definition | None] = {}  # definition_of's, by node id
 
     def errors_in(self, root: Node, n_bytes: int) -> ParseErrors | None:
         """The error regions of the tree ``root`` of this text (:func:`find_parse_errors`)."""
@@ -268,7 +269,7 @@ class _CodeChunker(Describer):
         owner = g.owner
         if owner is None or owner.child_count == 0 or (owner.is_error and not _has_sound_child(owner)):
             return self.line_pieces(g.s, g.e, inside)  # an error region over budget: cut by lines
-        d = definition(owner, self.spec, self.text_of)
+        d = self.definition_of(owner)
         if d is not None and inside and inside[-1].node == d.node:
             d = None  # a wrapper (export, template) already named it
         if d is None:
@@ -380,7 +381,7 @@ class _CodeChunker(Describer):
             metas.append(meta)
         if errors is not None:
             mark_error_chunks(bounds, metas, errors, line_of)
-        return [Chunk(text[s:e], s, e, self.doc_id, m) for (s, e), m in zip(bounds, metas)]
+        return [make_chunk(text, s, e, self.doc_id, m) for (s, e), m in zip(bounds, metas)]
 
     def trim(self, s: int, e: int) -> tuple[int, int]:
         """Blank lines off the front (indentation kept) and whitespace off the end."""

@@ -89,9 +89,19 @@ class Describer:
     grammar: str
     text: str
     _docstrings: dict[int, str | None]
+    _definitions: dict[int, Definition | None]
 
     def text_of(self, node: Node) -> str:
         return self.text[self.char(node.start_byte) : self.char(node.end_byte)]  # type: ignore[attr-defined]
+
+    def definition_of(self, node: Node, node_type: str | None = None) -> Definition | None:
+        """:func:`definition` of ``node``, once per node: the walk, the pieces' metadata and
+        ``defines`` each ask for the same definitions (a file's own nodes: ids are unique in it)."""
+        key = node.id
+        found = self._definitions.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._definitions[key] = definition(node, self.spec, self.text_of, node_type)
+        return found  # type: ignore[return-value]
 
     def definitions_in(self, node: Node, levels: int) -> list[Definition]:
         """The definition ``node`` makes, else those ``levels`` deep inside it (a class body's methods).
@@ -100,7 +110,7 @@ class Describer:
         """
         t = node.type
         if t in self.spec.definitions or t in self.spec.wrappers:
-            d = definition(node, self.spec, self.text_of, t)
+            d = self.definition_of(node, t)
             if d is not None:
                 return [d]
         if levels == 0 or not _is_body(t):
@@ -117,7 +127,7 @@ class Describer:
         names: list[str] = []
         stack: list[tuple[int, Definition, bool]] = []  # (end byte, definition, namespace statement)
         for node in definition_nodes(self.grammar, root):
-            d = definition(node, self.spec, self.text_of)
+            d = self.definition_of(node)
             if d is None or d.name == "<anonymous>":
                 continue
             start = node.start_byte
