@@ -10,6 +10,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _env() -> dict[str, str]:
+    """The inner run's environment: it loads only the plugins under test (the layers plugin, and xdist
+    where asked); the others installed in the venv (nbval, hypothesis, langsmith, the grader's...) take
+    seconds to import in every process and play no part in the summary lines or the xdist groups."""
+    return {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
 def test_a_run_ends_with_a_line_per_layer_counting_its_outcomes(tmp_path):
     tests = tmp_path / "tests"
     (tests / "unit").mkdir(parents=True)
@@ -21,11 +28,11 @@ def test_a_run_ends_with_a_line_per_layer_counting_its_outcomes(tmp_path):
     )
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.support.layers", "-p", "no:cacheprovider"]
-        + ["-p", "no:chunklab-grade", "--rootdir", str(tmp_path), "-c", os.devnull, str(tests)],
+        + ["--rootdir", str(tmp_path), "-c", os.devnull, str(tests)],
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env=_env(),
         timeout=300,
     )
     assert done.returncode == 1, done.stdout + done.stderr  # the red test fails the run
@@ -62,12 +69,12 @@ def test_under_xdist_integration_runs_on_one_worker_module_fixtures_stay_whole_a
     )
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.support.layers", "-p", "no:cacheprovider"]
-        + ["-p", "no:chunklab-grade", "-n", "2", "--dist", "loadgroup"]
+        + ["-p", "xdist.plugin", "-n", "2", "--dist", "loadgroup"]
         + ["--rootdir", str(tmp_path), "-c", os.devnull, str(tests)],
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env=_env(),
         timeout=300,
     )
     assert done.returncode == 1, done.stdout + done.stderr

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from chunklab.course import hidden
 from chunklab.course.notebooks import read_notebook
 from tests.support.wrong_solutions import CHEATS, SOLUTIONS, WRONG_LATE, graded_late, patched
 
@@ -28,9 +29,16 @@ def test_late_wrong_variants_name_existing_solutions():
 @pytest.mark.parametrize("name", sorted(WRONG_LATE), ids=str)
 def test_late_wrong_patches_apply_to_their_solution(name):
     solution = read_notebook(SOLUTIONS[name])
+    labels = {w.label: w for w in WRONG_LATE[name]}
     for w in WRONG_LATE[name]:
         nb = patched(solution, w)  # asserts the cell exists and the old text is in it
         assert nb != solution, w.label
+        if w.graded_as:  # left out of the batch: a graded variant of the same cell stands for it
+            assert w.graded_as in labels and not labels[w.graded_as].graded_as, w.label
+            assert labels[w.graded_as].cell_id == w.cell_id, w.label
+            assert not (w.absent_only or w.visible_only), f"{w.label}: its hidden check must catch it"
+            checked = [c for c in hidden.HIDDEN.get(name, []) if w.cell_id in c.reference_cells]
+            assert checked, f"{w.label}: no hidden check reads cell {w.cell_id} (test_hidden_checks.py)"
     if name in CHEATS:
         assert patched(solution, *CHEATS[name]) != solution  # every patch of the cheat applies
 
@@ -47,11 +55,11 @@ def _late(name: str):
 def test_blank_faked_and_wrong_late_notebooks_fail_their_checkpoints(name):
     graded = graded_late(name)
     blank, fake, solved = graded["blank"], graded["faked"], graded["solved"]
-    wrongs = [graded[f"wrong-{i}"] for i in range(len(WRONG_LATE[name]))]
-    for r in (blank, fake, *wrongs, solved):
+    wrongs = {w.label: graded[f"wrong-{i}"] for i, w in enumerate(WRONG_LATE[name]) if not w.graded_as}
+    for r in (blank, fake, *wrongs.values(), solved):
         assert not r.error, f"{r.path}: {r.error}"
     assert solved.ok, f"the reference solution itself does not pass:\n{solved}"
     assert blank.total and blank.passed == 0, f"a blank exercise passed a checkpoint:\n{blank}"
     assert fake.passed == 0, f"edited outputs earned a pass:\n{fake}"
-    for w, r in zip(WRONG_LATE[name], wrongs, strict=True):
-        assert not r.ok, f"wrong solution {w.label!r} passed every checkpoint"
+    for label, r in wrongs.items():
+        assert not r.ok, f"wrong solution {label!r} passed every checkpoint"
