@@ -303,7 +303,9 @@ def test_not_found_says_the_nearest_miss_it_saw():
 
 
 def test_a_quote_typed_from_a_rendered_notebook_matches_its_markdown_marks():
-    text = "If you are not satisfied\nwith the styles provided by `nbsphinx`\nand by *your* theme, add your own."
+    text = (
+        "If you are not satisfied\nwith the styles provided by `nbsphinx`\nand by *your* theme, add your own."
+    )
     start, end = locate_quote(text, "provided by nbsphinx and by your theme, add your own.")
     assert text[start:end] == "provided by `nbsphinx`\nand by *your* theme, add your own."
     with pytest.raises(QuoteNotFoundError):  # a quote that writes a mark itself is matched as written
