@@ -78,3 +78,36 @@ def test_a_cached_slice_loads_without_lone_surrogates_or_control_codes_and_its_q
             if row["path"] == path:
                 start, end = locate_quote(doc.text, row["answer"])
                 assert end > start
+
+
+def _two_columns_with_an_equation(path: Path, rows: int) -> Path:
+    """A two-column page whose right column holds an equation set as many short pieces (as TeX sets one)."""
+    from tests.support import docgen
+
+    pdf = docgen._pdf()
+    pdf.add_page()
+    pdf.set_font("dv", "", 10)
+    left = [f"Leftword {k} of the column on the left." for k in range(30)]
+    right = [f"Rightword {k} of the column on the right." for k in range(12)]
+    for k, line in enumerate(left):
+        pdf.set_xy(20, 20 + k * 5)
+        pdf.cell(80, 5, line)
+    for k, line in enumerate(right):
+        pdf.set_xy(110, 20 + k * 5)
+        pdf.cell(80, 5, line)
+    for r in range(rows):  # below the right column's prose: symbols far apart, each its own piece
+        for c, symbol in enumerate("x+y=z2"):
+            pdf.set_xy(112 + c * 13, 85 + r * 5)
+            pdf.cell(4, 5, symbol)
+    pdf.output(str(path))
+    return path
+
+
+def test_a_column_holding_an_equation_of_many_short_pieces_is_still_a_column(tmp_path):
+    from chunklab.documents import load_document
+
+    doc = load_document(_two_columns_with_an_equation(tmp_path / "eq.pdf", rows=6))
+    words = doc.text.split()
+    last_left = max(i for i, w in enumerate(words) if w == "Leftword")
+    first_right = min(i for i, w in enumerate(words) if w == "Rightword")
+    assert last_left < first_right  # the left column whole, then the right one
