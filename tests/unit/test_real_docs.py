@@ -113,32 +113,16 @@ def test_a_column_holding_an_equation_of_many_short_pieces_is_still_a_column(tmp
     assert last_left < first_right  # the left column whole, then the right one
 
 
-def _pdf_with_content(path: Path, content: bytes) -> Path:
-    """A one-page PDF written by hand: ``content`` is its page's content stream, in Helvetica (F1)."""
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out, offsets = b"%PDF-1.4\n", []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(out)
-    return path
-
-
 def test_control_codes_a_pdf_shows_as_nothing_are_left_out_of_the_text(tmp_path):
     from chunklab.documents import load_document
+    from tests.support import docgen
 
-    stream = b"BT /F1 11 Tf 72 700 Td (ignored when\x03 \x04within is not present,) Tj ET"
-    doc = load_document(_pdf_with_content(tmp_path / "codes.pdf", stream))
+    line = (
+        "R",
+        "ignored when\x03 \x04within is not present,",
+        11.0,
+        11.0,
+    )  # written by hand, as Distiller does
+    doc = load_document(docgen.pdf_font_claims(tmp_path / "codes.pdf", [line]))
     assert "ignored when within is not present," in " ".join(doc.text.split())
     assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f]", doc.text)
