@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 # pip prints a warning per package for the machine's absent local mirrors: hide that noise only.
 QUIET_PIP := { grep -v "^WARNING: Location '" || true; }
 
-.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k code-poly-retrieval bench-pdf bench-ocr bench-ocr-recall first-query screenshots clean distclean help
+.PHONY: all venv sysdeps book book-es catalogs test test-heavy fuzz lint format site dist lab grade exercises benchmarks docsites faults-store faults-ray faults-server corpus code-rag-50k code-poly-retrieval bench-pdf bench-ocr bench-ocr-recall bench-real-docs first-query screenshots clean distclean help
 
 all: test
 
@@ -256,6 +256,12 @@ bench-ocr: $(STAMP) sysdeps
 bench-ocr-recall: $(STAMP) sysdeps
 	$(BIN)/chunklab corpus fetch pdf-docs
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python -m benchmarks.ocr_recall
+
+# real documents nobody here made (real-docs: TeX Live/Debian PDFs, PyDocX/mammoth Word fixtures, nbsphinx
+# notebooks) through the one load stage, and 52 typed quotes (benchmarks/results/real_documents.json and .md).
+bench-real-docs: $(STAMP)
+	$(BIN)/chunklab corpus fetch real-docs
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 nice -n 10 $(BIN)/python -m benchmarks.real_documents
 
 code-rag-50k: corpus
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python -m benchmarks.code_rag_50k --workers 2

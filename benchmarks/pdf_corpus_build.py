@@ -161,17 +161,23 @@ def _q(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def build(archives: Path) -> str:
-    """The manifest text for the archives in ``archives``."""
-    out = [
-        "# pdf-docs: real PDF and Word files nobody here wrote, for the PDF chapter and benchmark.",
-        "# Manuals from Debian 12 documentation packages, OCRmyPDF's scanned test pages and python-docx's",
-        "# Word test files, each pinned by the sha256 of its archive and of the file itself.",
-        "# Built by benchmarks/pdf_corpus_build.py; fetched by `chunklab corpus fetch pdf-docs`.",
-        "",
-    ]
+HEADER = [
+    "# pdf-docs: real PDF and Word files nobody here wrote, for the PDF chapter and benchmark.",
+    "# Manuals from Debian 12 documentation packages, OCRmyPDF's scanned test pages and python-docx's",
+    "# Word test files, each pinned by the sha256 of its archive and of the file itself.",
+    "# Built by benchmarks/pdf_corpus_build.py; fetched by `chunklab corpus fetch pdf-docs`.",
+]
+
+
+def build(
+    archives: Path,
+    choice: list[tuple[str, str, str, str, str, list[str]]] = CHOICE,
+    header: list[str] = HEADER,
+) -> str:
+    """The manifest text for the archives in ``archives``: ``header``, then the sources of ``choice``."""
+    out = [*header, ""]
     files: list[str] = []
-    for kind, name, version, filename, layout, members in CHOICE:
+    for kind, name, version, filename, layout, members in choice:
         blob = (archives / filename).read_bytes()
         out += [
             "[[source]]",

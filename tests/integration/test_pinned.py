@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from chunklab.datasets.corpora import archives, code_poly, pinned, wheels
 from chunklab.datasets.corpora.archives import ArchivePin, fetch_archives
-from chunklab.datasets.corpora.pdfdocs import load_manifest
+from chunklab.datasets.corpora.pdfdocs import load_manifest, manifest_path
 from chunklab.datasets.registry import corpora
 from tests.support.archivegen import tar_bytes
 
@@ -151,6 +151,7 @@ def test_the_committed_manifests_read_as_pins_one_file_name_each() -> None:
         "code-50k": [p.pin for p in wheels.load_pins("code-50k")],
         "code-poly": [p.pin for p in archives.load_archive_pins("code-poly")],
         "pdf-docs": [f.pin for f in load_manifest().files],
+        "real-docs": [f.pin for f in load_manifest(manifest_path("real-docs")).files],
     }
     for name, pins in expected.items():
         assert entries[name].pinned and entries[name].pins() == pins

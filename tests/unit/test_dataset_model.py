@@ -300,3 +300,21 @@ def test_not_found_says_the_nearest_miss_it_saw():
         "nearest miss: its first 4 of 8 words are at offset 7 (line 2), "
         "then the text has '40 rpm on the second Monday of March.' where the quote has '30 rpm on Mondays'"
     )
+
+
+def test_a_quote_typed_from_a_rendered_notebook_matches_its_markdown_marks():
+    text = (
+        "If you are not satisfied\nwith the styles provided by `nbsphinx`\nand by *your* theme, add your own."
+    )
+    start, end = locate_quote(text, "provided by nbsphinx and by your theme, add your own.")
+    assert text[start:end] == "provided by `nbsphinx`\nand by *your* theme, add your own."
+    with pytest.raises(QuoteNotFoundError):  # a quote that writes a mark itself is matched as written
+        locate_quote(text, "provided by `nbsphinx` and by **your** theme")
+
+
+def test_a_tex_logo_typed_as_people_write_it_matches_the_capitals_of_a_text_layer():
+    text = "Testflow.tex is based on the standard LATEX test page included with most LATEX systems."
+    start, end = locate_quote(text, "the standard LaTeX test page included with most LaTeX systems.")
+    assert text[start:end] == "the standard LATEX test page included with most LATEX systems."
+    with pytest.raises(QuoteNotFoundError):  # only the logo's letters: other words keep their case
+        locate_quote(text, "The Standard LaTeX test page")

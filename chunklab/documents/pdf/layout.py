@@ -174,10 +174,11 @@ def _gutter(segs: list[Seg], width: float) -> float | None:
         if flush_right or (not few_cross and len(set(aligned)) < 0.5 * len(aligned)):
             continue
         lo, hi = min(s.x0 for s, _ in lefts), max(s.x1 for s, _ in rights)
-        if statistics.median(w for _, w in lefts) < 0.6 * (g - lo):
-            continue  # short pieces on the left: table cells, not a column
-        if statistics.median(w for _, w in rights) < 0.6 * (hi - g):
-            continue
+        left_long, right_long = _long_median(lefts, g - lo), _long_median(rights, hi - g)
+        if not (left_long or _mostly_long(lefts, g - lo)) or not (right_long or _mostly_long(rights, hi - g)):
+            continue  # short pieces on a side: table cells, not a column
+        if not (left_long or right_long):
+            continue  # neither side's typical piece is a line: a table, however long some cells are
         top = max(min(s.top for s, _ in lefts), min(s.top for s, _ in rights))
         bottom = min(max(s.bottom for s, _ in lefts), max(s.bottom for s, _ in rights))
         if bottom <= top:
@@ -190,6 +191,27 @@ def _gutter(segs: list[Seg], width: float) -> float | None:
         if best is None or cand < best:
             best = cand
     return best[2] if best else None
+
+
+#: lines of a column's full width a side needs before short pieces beside them (an equation) may be ignored
+_COLUMN_LINES = 12
+
+
+def _long_median(pieces: list[tuple[Seg, float]], side: float) -> bool:
+    """Whether a side's median piece is a line: 0.6 of the side's width or more."""
+    return statistics.median(w for _, w in pieces) >= 0.6 * side
+
+
+def _mostly_long(pieces: list[tuple[Seg, float]], side: float) -> bool:
+    """Whether a side is a column: half its ink (by width) or more in lines of nearly its full width.
+
+    Table cells are short pieces; a column's lines are long, and the many short pieces of an
+    equation set in it (indices, fractions, one per symbol) do not outweigh its lines, when it has
+    at least ``_COLUMN_LINES`` of them (a table's few long cells are not a column).
+    """
+    widths = [w for _, w in pieces]
+    long = [w for w in widths if w >= 0.85 * side]  # full lines, as a justified column sets them
+    return len(long) >= _COLUMN_LINES and sum(long) >= 0.5 * sum(widths)
 
 
 def _largest_group(xs: list[float]) -> int:
