@@ -194,20 +194,72 @@ def concurrent_trial(
     }
 
 
-def kill_trial(docs: Path, work: Path, cache: Path, seed: int, clean: dict[str, Any]) -> dict:
+#: the child of a parked trial: ``chunklab index`` whose store parks itself (a marker file, then
+#: it waits for a signal forever) right after its ``n``-th upsert has been written
+PARKED_CHILD = """
+import signal, sys
+from chunklab.retrieval.chroma.store import ChunkStore
+marker, n = sys.argv[1], int(sys.argv[2])
+upsert, done = ChunkStore._upsert, []
+def parked(self, *args, **kwargs):
+    upsert(self, *args, **kwargs)
+    done.append(1)
+    if len(done) == n:
+        with open(marker, "w") as f:
+            f.write("parked")
+        while True:
+            signal.pause()
+ChunkStore._upsert = parked
+from chunklab.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def start_parked(docs: Path, store: Path, cache: Path, marker: Path, after: int) -> subprocess.Popen[str]:
+    """Start ``chunklab index`` so that it parks after its ``after``-th upsert (see ``PARKED_CHILD``)."""
+    cmd = index_command(docs, store)
+    return subprocess.Popen(
+        [sys.executable, "-c", PARKED_CHILD, str(marker), str(after), *cmd[3:]],
+        env=environment(cache),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_parked(proc: subprocess.Popen[str], marker: Path, timeout: float = RUN_TIMEOUT) -> bool:
+    """Wait until the parked child says it is parked (True) or ends first (False): a condition."""
+    deadline = time.monotonic() + timeout
+    while not marker.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(POLL_S)
+    return True
+
+
+def kill_trial(
+    docs: Path, work: Path, cache: Path, seed: int, clean: dict[str, Any], park_after: int | None = None
+) -> dict:
     """SIGKILL one run a seeded delay after its first write; check the store, repair if needed, re-run.
 
     ``landed`` says where the kill fell: ``mid-write`` (the store holds some but not all of the
     clean run's chunks: the only kills counted as injected), ``after the last write`` (all
     chunks were in), ``after exit`` or ``before the first write`` (none seen before the run ended).
+    With ``park_after=N`` the kill does not depend on timing: the run parks itself right after
+    its N-th upsert and is killed there (a store of more than N upserts is then always mid-write).
     """
     rng = random.Random(seed)
-    store = work / f"kill-{seed}"
-    delay = rng.uniform(0.0, clean["write_s"])
-    proc = start(docs, store, cache)
-    began = first_write(proc, store, clean["empty_bytes"])
-    if began is not None:
-        time.sleep(max(0.0, began + delay - time.perf_counter()))
+    store = work / f"kill-{seed}" if park_after is None else work / f"kill-parked-{park_after}-{seed}"
+    delay = rng.uniform(0.0, clean["write_s"]) if park_after is None else 0.0
+    if park_after is None:
+        proc = start(docs, store, cache)
+        began = first_write(proc, store, clean["empty_bytes"])
+        if began is not None:
+            time.sleep(max(0.0, began + delay - time.perf_counter()))
+    else:
+        marker = work / f"{store.name}.parked"
+        proc = start_parked(docs, store, cache, marker, park_after)
+        began = time.perf_counter() if wait_parked(proc, marker) else None
     killed = began is not None and proc.poll() is None
     if killed:
         proc.send_signal(signal.SIGKILL)

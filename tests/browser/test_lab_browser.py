@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import nbformat
@@ -211,6 +211,24 @@ def replace_source(pg, index: int, source: str) -> None:
     pg.keyboard.press("Escape")
 
 
+def wait_saved(pg, path: Path, saved: Callable[[nbformat.NotebookNode], bool], timeout: float = 120) -> None:
+    """Wait until the notebook on disk at ``path`` is what Lab was asked to save (``saved`` says so).
+
+    A condition, not a pause: ``check()`` and the grader read the file, so the test goes on only
+    once Lab's save has reached the disk (a file read mid-write counts as not saved yet).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            done = saved(nbformat.read(path, as_version=4))
+        except (OSError, ValueError, KeyError, IndexError, AttributeError):
+            done = False
+        if done:
+            return
+        assert time.monotonic() < deadline, f"Lab did not save {path.name} within {timeout:.0f} s"
+        pg.wait_for_timeout(100)
+
+
 def news_prompts(pg) -> int:
     """How many visible notifications talk about Jupyter news."""
     return pg.get_by_text(re.compile("Jupyter news", re.IGNORECASE)).count()
@@ -248,7 +266,8 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
     page.keyboard.insert_text("from chunklab.course import check\n\ncheck()")
     page.keyboard.press("Escape")
     page.keyboard.press("Control+s")
-    page.wait_for_timeout(1000)
+    saved = course / "exercises" / name
+    wait_saved(page, saved, lambda nb: nb.cells[-1].source.rstrip().endswith("check()"))
     page.keyboard.press("Shift+Enter")
     wait_idle(page, timeout=180_000)
     out = cell(page, len(ids)).locator(".jp-OutputArea").inner_text()
@@ -263,7 +282,12 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
         replace_source(page, ids.index(cell_id), source)
     shot(page, "04-solution-pasted")
     page.keyboard.press("Control+s")
-    page.wait_for_timeout(1000)
+    pasted = dict(solution_cells(name))
+    wait_saved(
+        page,
+        saved,
+        lambda nb: all(c.source.rstrip() == pasted[c.id].rstrip() for c in nb.cells if c.id in pasted),
+    )
     run_all(page)  # the check() cell last: it grades the saved, now solved notebook
     assert page.get_by_text("NotImplementedError").count() == 0
     out = cell(page, len(ids)).locator(".jp-OutputArea").inner_text()
