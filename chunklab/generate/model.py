@@ -15,6 +15,7 @@ later process loads it in seconds instead of reading the GGUF again. Nothing is 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -231,18 +232,25 @@ def _quiet_bars_in_a_kernel() -> Any:
     """transformers' loading bars off inside a notebook kernel, on again after.
 
     In a kernel they are ipywidgets, which a built book page can only draw with scripts from a
-    CDN; a command-line run keeps its bars on stderr.
+    CDN; a command-line run keeps its bars on stderr. Two switches: transformers' own (the bars
+    of ``from_pretrained``) and the GGUF reader's, which takes ``tqdm.auto`` directly (its
+    notebook bar ignores ``TQDM_DISABLE``), so its name is pointed at a disabled bar meanwhile.
     """
     if not in_notebook_kernel():
         yield
         return
+    from tqdm import std
+    from transformers import modeling_gguf_pytorch_utils as gguf_reader
     from transformers.utils import logging as hf_logging
 
     was_on = hf_logging.is_progress_bar_enabled()
+    reader_bar = gguf_reader.tqdm
     hf_logging.disable_progress_bar()
+    gguf_reader.tqdm = functools.partial(std.tqdm, disable=True)
     try:
         yield
     finally:
+        gguf_reader.tqdm = reader_bar
         if was_on:
             hf_logging.enable_progress_bar()
 

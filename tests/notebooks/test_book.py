@@ -209,6 +209,9 @@ def test_literalincludes_name_code_that_exists(name):
         assert target.is_file(), f"{name}: literalinclude of missing file {target}"
         opts, _ = cell_options(body)
         assert "lines" not in opts, f"{name}: use :pyobject: or markers, never :lines: (they drift)"
+        # the caption is parsed as MyST: an unescaped `__init__.py` would read "**init**.py"
+        caption = str(opts.get("caption", ""))
+        assert not re.search(r"(?<!\\)__", caption), f"{name}: escape the underscores of {caption!r}"
         if opts.get("pyobject"):
             tree = ast.parse(target.read_text(encoding="utf-8"))
             defined = set()

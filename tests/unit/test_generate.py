@@ -163,7 +163,13 @@ def test_inside_a_notebook_kernel_the_models_loading_bars_are_off_and_come_back_
     hf_logging.enable_progress_bar()
     with gen_model._quiet_bars_in_a_kernel():
         assert hf_logging.is_progress_bar_enabled()  # a command line keeps its bars
+    from transformers import modeling_gguf_pytorch_utils as gguf_reader
+
+    reader_bar = gguf_reader.tqdm  # the GGUF reader's own bar (tqdm.auto: a widget in a kernel)
     monkeypatch.setattr(sys, "stderr", OutStream())
     with gen_model._quiet_bars_in_a_kernel():
         assert not hf_logging.is_progress_bar_enabled()
+        with gguf_reader.tqdm(range(3), desc="Converting and de-quantizing GGUF tensors...") as bar:
+            assert bar.disable and list(bar) == [0, 1, 2]
     assert hf_logging.is_progress_bar_enabled()
+    assert gguf_reader.tqdm is reader_bar
