@@ -265,6 +265,7 @@ bench-real-docs: $(STAMP)
 
 code-rag-50k: corpus
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(BIN)/python -m benchmarks.code_rag_50k --workers 2
+	$(BIN)/python -m benchmarks.code_rag_50k.analysis
 
 code-poly-retrieval: $(STAMP)
 	$(BIN)/chunklab corpus fetch code-poly

@@ -19,9 +19,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from chunklab.chunk import Chunk
 from chunklab.chunkers.catalog import Strategy, get_strategy
 from chunklab.datasets.corpora.code import CodeCorpus, CodeFile
 from chunklab.documents import Document
+from chunklab.enrich.context import add_context
 from chunklab.units import get_tokenizer
 
 from .config import PERCENTILES, Config
@@ -31,8 +33,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # one thread per worke
 
 Item = TypeVar("Item")
 Context = TypeVar("Context")
-#: a chunk without its object: ``(start, end, text, fallback reason or None)``
-Light = tuple[int, int, str, str | None]
+#: a chunk without its object: ``(start, end, text, fallback reason or None, contextual header)``
+Light = tuple[int, int, str, str | None, str]
 
 
 def parallel_map(
@@ -139,26 +141,47 @@ def doc_id(f: CodeFile) -> str:
 
 
 def chunk_light(
-    f: CodeFile, text: str, config: Config, strategies: Iterable[str]
+    f: CodeFile, text: str, config: Config, strategies: Iterable[str], headers: bool = False
 ) -> Iterator[tuple[str, list[Light], int]]:
-    """``(strategy, [(start, end, text, fallback_reason)], cpu_ns)`` per strategy: chunks without
-    their objects."""
+    """``(strategy, [(start, end, text, fallback_reason, header)], cpu_ns)`` per strategy: chunks
+    without their objects; ``header`` is the contextual header (:func:`contextual_headers`) when
+    ``headers``, else ``""`` (not timed: the chunker's CPU time is the chunking alone)."""
     doc = Document(doc_id(f), text, format="python")
     for name in strategies:
         strategy = _strategy(name.split()[0], tuple(sorted(config.params(name).items())))
         t0 = time.process_time_ns()
         chunks = strategy(doc)
         ns = time.process_time_ns() - t0
+        heads = contextual_headers(chunks) if headers else [""] * len(chunks)
         light = [
             (
                 c.start,
                 c.end,
                 c.text,
                 c.metadata.get("fallback_reason") if c.metadata.get("fallback") else None,
+                head,
             )
-            for c in chunks
+            for c, head in zip(chunks, heads)
         ]
         yield name, light, ns
+
+
+def contextual_headers(chunks: list[Chunk]) -> list[str]:
+    """Each chunk's contextual header, built by the kit's :func:`chunklab.enrich.context.add_context`.
+
+    The title is the file's document id (its path in the corpus, ``add_context``'s default) and
+    the section is the chunk's qualified name (``metadata["name"]``: ``Class.method``), none for
+    module-level code: ``"pkg/mod.py > Class.method"``, the header chapter 3's polyglot run put
+    in front of code chunks. :func:`chunklab.chunk.embedding_text` (what contextual BM25 indexes)
+    is ``header + "\n\n" + text``, so its tokens are the header's plus the text's.
+    """
+    named = [
+        c
+        if c.metadata.get("name") != "<module>"
+        else Chunk(c.text, c.start, c.end, c.doc_id, {k: v for k, v in c.metadata.items() if k != "name"})
+        for c in chunks
+    ]
+    return [str(c.metadata.get("context", "")) for c in add_context(named, section_key="name")]
 
 
 @functools.lru_cache(maxsize=8)

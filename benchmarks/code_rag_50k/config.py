@@ -14,7 +14,9 @@ STRATEGIES: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
     ("recursive 800/80", (("size", 800), ("overlap", 80))),
 )
 PERCENTILES = (5, 25, 50, 75, 90, 95, 99)
-RETRIEVERS_FULL = ("bm25", "static", "hybrid")
+RETRIEVERS_FULL = ("bm25", "static", "hybrid", "bm25_ctx", "hybrid_ctx")
+#: each plain retriever and its contextual twin (the chunk's header indexed too, :mod:`.index`)
+CONTEXTUAL = {"bm25": "bm25_ctx", "hybrid": "hybrid_ctx"}
 #: per question; ``retrieved_chars`` is the characters the top k chunks hand on (chapter 6's cost column)
 METRIC_NAMES = ("precision", "recall", "mrr", "char_recall", "not_compiling", "retrieved_chars")
 

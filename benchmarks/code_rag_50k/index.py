@@ -1,10 +1,13 @@
-"""One scope's index: every chunk of every file, BM25 from the workers' token counts, static vectors.
+"""One scope's index: every chunk of every file, plain and contextual BM25, static vectors.
 
 Workers return, per file, the chunks' offsets, whether each compiles, their static vectors and
-their BM25 token counts (the kit's ``"auto"`` tokenizer, no contextual header: a code chunk has
-none); the parent keeps no chunk text (only for MiniLM, on a sample). BM25 is
+two sets of BM25 token counts (the kit's ``"auto"`` tokenizer): the chunk's text alone (plain
+BM25, the scenario's first measure) and its contextual header + text ("contextual BM25", as
+:class:`chunklab.retrieval.lexical.BM25Index` indexes :func:`chunklab.chunk.embedding_text`;
+the header is :func:`.chunking.contextual_headers`: file path > qualified name). The parent
+keeps no chunk text (only for MiniLM, on a sample). BM25 is
 :class:`chunklab.retrieval.bm25_counts.CountsBM25`: bm25s's Lucene weights with the kit's ``k1``/``b``,
-built from those counts without lists of token lists.
+built from those counts without lists of token lists. The static vectors embed the text alone.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class CodeIndex:
     """Every chunk of a scope by position: where it lies, whether it compiles, its BM25 and vectors."""
 
     bm25: CountsBM25
+    bm25_ctx: CountsBM25  # contextual header + text
     doc_ids: dict[int, str]  # corpus index -> document id
     file: np.ndarray  # per chunk: its file's corpus index
     start: np.ndarray
@@ -82,8 +86,8 @@ def build_index(
     every chunk."""
     Encoder(model="static").encode(["warm up"])  # distil/load once before forking
     t0, cpu0 = time.perf_counter(), time.process_time()
-    cols = {k: _Grow(np.int32) for k in ("file", "start", "end", "nuniq", "length", "term")}
-    tf, ok = _Grow(np.uint16), _Grow(bool)
+    cols = {k: _Grow(np.int32) for k in ("file", "start", "end", *_BM25_COLS, *_ctx(_BM25_COLS))}
+    tf, tf_ctx, ok = _Grow(np.uint16), _Grow(np.uint16), _Grow(bool)
     vectors = _Grow(np.float32, STATIC_DIM)
     vocab: dict[str, int] = {}
     texts: list[str] = []
@@ -94,15 +98,17 @@ def build_index(
     ):
         n = len(piece["start"])
         cols["file"].add(np.full(n, i, np.int32))
-        for k in ("start", "end", "nuniq", "length"):
+        for k in ("start", "end", "nuniq", "length", *_ctx(("nuniq", "length"))):
             cols[k].add(piece[k])
         ok.add(piece["ok"])
         vectors.add(piece["vectors"])
-        tokens = piece["tokens"].split("\n") if piece["tokens"] else []
-        cols["term"].add(
-            np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), np.int32, len(tokens))
-        )
+        for suffix in ("", "_ctx"):
+            tokens = piece["tokens" + suffix].split("\n") if piece["tokens" + suffix] else []
+            cols["term" + suffix].add(
+                np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), np.int32, len(tokens))
+            )
         tf.add(piece["tf"])
+        tf_ctx.add(piece["tf_ctx"])
         texts += piece.get("texts", [])
         worker_cpu += cpu
     chunk_wall = time.perf_counter() - t0
@@ -110,6 +116,9 @@ def build_index(
     t1 = time.perf_counter()
     bm25 = CountsBM25(arrays.pop("term"), tf.done(), arrays.pop("nuniq"), arrays.pop("length"), vocab)
     bm25_s = time.perf_counter() - t1
+    bm25_ctx = CountsBM25(
+        arrays.pop("term_ctx"), tf_ctx.done(), arrays.pop("nuniq_ctx"), arrays.pop("length_ctx"), vocab
+    )
     static = vectors.done()
     t2 = time.perf_counter()
     ann = VectorIndex(static, method=config.static_index, seed=0)  # IVF at full scale, exact on a sample
@@ -128,10 +137,12 @@ def build_index(
         "index_build_wall_s": round(time.perf_counter() - t0, 1),
         "vocabulary": len(vocab),
         "bm25_postings": bm25.postings,
+        "bm25_ctx_postings": bm25_ctx.postings,
         "peak_rss_mb": memory.peak(),
     }
     index = CodeIndex(
         bm25=bm25,
+        bm25_ctx=bm25_ctx,
         doc_ids={i: doc_id(corpus[i]) for i in indices},
         file=arrays["file"],
         start=arrays["start"],
@@ -157,9 +168,11 @@ def index_file(i: int, job: IndexJob) -> tuple[dict[str, Any], float]:
     text = job.overrides.get(doc_id(f))
     if text is None:
         text = f.read_text()
-    ((_, light, _),) = chunk_light(f, text, job.config, [job.strategy])
+    ((_, light, _),) = chunk_light(f, text, job.config, [job.strategy], headers=True)
     texts = [c[2] for c in light]
     counts = [Counter(tokenize(t)) for t in texts]
+    # embedding_text(chunk) is header + "\n\n" + text and no token spans the blank line between them
+    counts_ctx = [c + Counter(tokenize(light[j][4])) for j, c in enumerate(counts)]
     static = get_encoder("static")  # one per worker process
     piece = {
         "start": np.fromiter((c[0] for c in light), np.int32, len(light)),
@@ -168,14 +181,30 @@ def index_file(i: int, job: IndexJob) -> tuple[dict[str, Any], float]:
         "vectors": static.encode(texts).astype(np.float32)
         if texts
         else np.zeros((0, STATIC_DIM), np.float32),
-        "nuniq": np.fromiter((len(c) for c in counts), np.int32, len(counts)),
-        "length": np.fromiter((sum(c.values()) for c in counts), np.int32, len(counts)),
-        "tokens": "\n".join(t for c in counts for t in c),
-        "tf": np.fromiter((min(v, 65535) for c in counts for v in c.values()), np.uint16),
+        **_counts_piece(counts, ""),
+        **_counts_piece(counts_ctx, "_ctx"),
     }
     if job.keep_text:
         piece["texts"] = texts
     return piece, time.process_time() - t0
+
+
+_BM25_COLS = ("nuniq", "length", "term")
+
+
+def _ctx(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The contextual index's column names."""
+    return tuple(k + "_ctx" for k in keys)
+
+
+def _counts_piece(counts: list[Counter[str]], suffix: str) -> dict[str, Any]:
+    """One BM25 index's share of a file: per chunk unique terms and length, the terms, their counts."""
+    return {
+        "nuniq" + suffix: np.fromiter((len(c) for c in counts), np.int32, len(counts)),
+        "length" + suffix: np.fromiter((sum(c.values()) for c in counts), np.int32, len(counts)),
+        "tokens" + suffix: "\n".join(t for c in counts for t in c),
+        "tf" + suffix: np.fromiter((min(v, 65535) for c in counts for v in c.values()), np.uint16),
+    }
 
 
 class _Grow:

@@ -10,12 +10,40 @@ from .config import METRIC_NAMES
 
 
 def write_results(result: dict[str, Any], out: Path, stem: str) -> tuple[Path, Path]:
-    """Write ``<stem>.json`` and ``<stem>.md`` under ``out``."""
+    """Write ``<stem>.json`` and ``<stem>.md`` under ``out``; each scope's ``per_question`` ranks go
+    to ``<stem>-questions.json`` (one line per list), out of the file the book reads."""
     out.mkdir(parents=True, exist_ok=True)
     js, md = out / f"{stem}.json", out / f"{stem}.md"
+    result, per_question = split_per_question(result)
     js.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     md.write_text(render_markdown(result), encoding="utf-8")
+    if per_question:
+        lines = [
+            f'  "{scope} | {key}": {json.dumps(values)}'
+            for scope, columns in per_question.items()
+            for key, values in _flatten(columns)
+        ]
+        (out / f"{stem}-questions.json").write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
     return js, md
+
+
+def split_per_question(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``result`` without its scopes' ``per_question`` blocks, and those blocks by scope name."""
+    scopes = result.get("retrieval", {}).get("scopes", {})
+    kept = {name: {k: v for k, v in s.items() if k != "per_question"} for name, s in scopes.items()}
+    per_question = {name: s["per_question"] for name, s in scopes.items() if "per_question" in s}
+    if not per_question:
+        return result, {}
+    return {**result, "retrieval": {**result["retrieval"], "scopes": kept}}, per_question
+
+
+def _flatten(columns: dict[str, Any], prefix: str = "") -> list[tuple[str, list[Any]]]:
+    """Nested lists as ``("ranks | structural | bm25 | hit", [...])`` pairs."""
+    out: list[tuple[str, list[Any]]] = []
+    for key, value in columns.items():
+        name = f"{prefix}{key}"
+        out += _flatten(value, name + " | ") if isinstance(value, dict) else [(name, value)]
+    return out
 
 
 def render_markdown(result: dict[str, Any]) -> str:
@@ -68,6 +96,11 @@ def _cell(m: dict[str, Any], key: str, fmt: str) -> str:
     return f"{m[key]:{fmt}}" + (f" [{lo_hi[0]:{fmt}}, {lo_hi[1]:{fmt}}]" if lo_hi else "")
 
 
+def _diff(c: dict[str, float]) -> str:
+    """A paired difference with its interval: ``+0.034 [+0.017, +0.051]``."""
+    return f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]"
+
+
 def render_retrieval(rt: dict[str, Any]) -> list[str]:
     """Markdown for the retrieval part: one table per scope, then the paired differences."""
     lines = [
@@ -97,11 +130,13 @@ def render_retrieval(rt: dict[str, Any]) -> list[str]:
             "|---" * (len(METRIC_NAMES) + 1) + "|",
         ]
         for r, cmp in scope["paired"].items():
-            lines.append(
-                f"| {r} | "
-                + " | ".join(f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]" for c in cmp.values())
-                + " |"
-            )
+            lines.append(f"| {r} | " + " | ".join(_diff(c) for c in cmp.values()) + " |")
+        for name, entry in scope["strategies"].items():
+            for plain, cmp in entry.get("contextual_minus_plain", {}).items():
+                lines.append(
+                    f"\nContextual minus plain {plain} ({name}), paired 95 % bootstrap interval: "
+                    + ", ".join(f"{m} {_diff(c)}" for m, c in cmp.items())
+                )
         for name, entry in scope["strategies"].items():
             timings = dict(entry["timings"])
             ivf = timings.pop("static_index", None)

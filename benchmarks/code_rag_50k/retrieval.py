@@ -1,15 +1,17 @@
 """The retrieval part: questions from the whole corpus, every chunk indexed, each retriever scored.
 
-Full scale: BM25, the static embedding and their reciprocal-rank fusion (MiniLM too with
-``--minilm-full``); then MiniLM on a stratified sample of files. Structural vs recursive with
-paired 95 % bootstrap intervals on the same questions.
+Full scale: BM25 (plain, and contextual: the chunk's header in front, :mod:`.index`), the
+static embedding and their reciprocal-rank fusions (MiniLM too with ``--minilm-full``); then
+MiniLM on a stratified sample of files. Structural vs recursive, and contextual vs plain, with
+paired 95 % bootstrap intervals on the same questions. Per question, each retriever's rank of
+the first chunk that hits the gold function and of the first chunk from the gold file (top
+``fuse_depth``) are kept under ``per_question`` (written to a file of their own by :mod:`.report`).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,28 +26,29 @@ from chunklab.retrieval.hybrid import reciprocal_rank_fusion_ids
 from chunklab.retrieval.vectors import agreement, exact_topk
 
 from .chunking import doc_id
-from .config import METRIC_NAMES, RETRIEVERS_FULL, Config
+from .config import CONTEXTUAL, METRIC_NAMES, RETRIEVERS_FULL, Config
 from .index import CodeIndex, build_index
 from .resources import Memory
 
 
-def retrieval(
-    corpus: CodeCorpus, config: Config, memory: Memory, save: Callable[[dict[str, Any]], None] | None = None
-) -> dict[str, Any]:
-    """Questions from the whole corpus; full-scale BM25, static and hybrid; MiniLM on a stratified sample.
-
-    ``save(partial)`` is called once the full-scale scope is measured (the sample comes after).
-    """
+def questions_for(corpus: CodeCorpus, config: Config) -> tuple[Any, dict[str, str], float]:
+    """The question set drawn from the whole corpus, the indexed texts it overrides (docstrings
+    stripped) and the seconds it took."""
     t0 = time.perf_counter()
     ds = code_questions(
         n_files=min(config.question_files, len(corpus)), seed=0, corpus=corpus, min_file_chars=500
     )
-    overrides = {d.doc_id: d.text for d in ds.documents}
+    return ds, {d.doc_id: d.text for d in ds.documents}, time.perf_counter() - t0
+
+
+def retrieval_full(corpus: CodeCorpus, config: Config, memory: Memory) -> dict[str, Any]:
+    """The retrieval part's first scope, ``full``: every chunk of every file indexed, every question asked."""
+    ds, overrides, questions_s = questions_for(corpus, config)
     questions = ds.questions
     out: dict[str, Any] = {
         "questions": len(questions),
         "question_files": len(ds.documents),
-        "questions_s": round(time.perf_counter() - t0, 1),
+        "questions_s": round(questions_s, 1),
         "k": config.k,
         "scopes": {},
     }
@@ -60,17 +63,22 @@ def retrieval(
     full["main_cpu_s"] = round(time.process_time() - cpu1, 1)
     full["peak_rss_mb"] = memory.peak()
     out["scopes"]["full"] = full
-    if save:
-        save(out)
-    if config.dense_files:
-        sample, asked = stratified_sample(corpus, questions, config.dense_files, seed=0)
-        scope = evaluate_scope(corpus, sample, asked, (*RETRIEVERS_FULL, "minilm"), config, overrides, memory)
-        scope["sampling"] = (
-            f"{len(asked)} questions from {len({q.doc_id for q in asked})} files"
-            " + stratified sample by project"
-        )
-        out["scopes"]["dense sample"] = scope
     return out
+
+
+def retrieval_sample(
+    corpus: CodeCorpus, config: Config, memory: Memory, out: dict[str, Any]
+) -> dict[str, Any]:
+    """``out`` with the dense sample's scope added (``config.dense_files`` files, MiniLM too)."""
+    if not config.dense_files:
+        return out
+    ds, overrides, _ = questions_for(corpus, config)
+    sample, asked = stratified_sample(corpus, ds.questions, config.dense_files, seed=0)
+    scope = evaluate_scope(corpus, sample, asked, (*RETRIEVERS_FULL, "minilm"), config, overrides, memory)
+    scope["sampling"] = (
+        f"{len(asked)} questions from {len({q.doc_id for q in asked})} files + stratified sample by project"
+    )
+    return {**out, "scopes": {**out["scopes"], "dense sample": scope}}
 
 
 def minilm_at_full_scale(choice: str) -> bool:
@@ -128,11 +136,19 @@ def evaluate_scope(
     }
     per_q: dict[tuple[str, str], dict[str, np.ndarray]] = {}
     counts = resample_counts(len(questions), 2000, seed=0) if questions else None
+    scope["per_question"] = {
+        "qid": [q.id for q in questions],
+        "gold_chars": [sum(e - s for s, e in q.gold_spans) for q in questions],
+        "ranks": {},
+    }
     for name in config.strategy_names:
         index = build_index(corpus, indices, name, config, overrides, memory, minilm="minilm" in retrievers)
         entry: dict[str, Any] = {"chunks": index.n, "timings": index.timings, "retrievers": {}}
         rankings = rank_all(index, [q.question for q in questions], retrievers, config, entry["timings"])
-        for r, ranked in rankings.items():
+        for r, deep in rankings.items():
+            if r != "_static_exact":
+                scope["per_question"]["ranks"][f"{name} | {r}"] = first_ranks(index, questions, deep)
+            ranked = [top[: config.k] for top in deep]
             scores = score(index, questions, ranked, config.k)
             per_q[(name, r)] = scores
             means: dict[str, Any] = {m: round(float(v.mean()), 4) for m, v in scores.items()}
@@ -153,6 +169,14 @@ def evaluate_scope(
             else:
                 entry["retrievers"][r] = means
         entry["timings"]["peak_rss_mb_after_queries"] = memory.peak()
+        entry["contextual_minus_plain"] = {
+            plain: {
+                m: paired_difference(per_q[(name, ctx)][m] - per_q[(name, plain)][m], counts)
+                for m in ("recall", "mrr", "retrieved_chars")
+            }
+            for plain, ctx in CONTEXTUAL.items()
+            if ctx in retrievers
+        }
         scope["strategies"][name] = entry
         del index
     a, b = config.strategy_names
@@ -185,6 +209,10 @@ def rank_all(
         lat.append(time.perf_counter() - t)
     timings["bm25_query_ms_p50_p95"] = _ms_p50_p95(lat)
     out["bm25"] = bm25_ranked
+    if "bm25_ctx" in retrievers:
+        t = time.perf_counter()
+        out["bm25_ctx"] = [[i for i, _ in index.bm25_ctx.search(q, depth)] for q in queries]
+        timings["bm25_ctx_query_ms_mean"] = round((time.perf_counter() - t) / len(queries) * 1000, 2)
     static = Encoder(model="static")
     ann = index.static_ann
     t = time.perf_counter()
@@ -204,20 +232,41 @@ def rank_all(
     out["static"] = static_ranked
     if "hybrid" in retrievers:  # dense first, as HybridRetriever fuses
         t = time.perf_counter()
-        out["hybrid"] = [
-            [i for i, _ in reciprocal_rank_fusion_ids([dense, lexical], k=config.k, rrf_k=config.rrf_k)]
-            for dense, lexical in zip(static_ranked, bm25_ranked)
-        ]
+        out["hybrid"] = fuse(static_ranked, bm25_ranked, config)
         timings["fuse_ms_mean"] = round((time.perf_counter() - t) / len(queries) * 1000, 2)
         hybrid = [a + b for a, b in zip(lat[: config.latency_queries], one)]
         timings["hybrid_query_ms_p50_p95"] = [
             round(float(np.percentile(hybrid, p)) * 1000 + timings["fuse_ms_mean"], 1) for p in (50, 95)
         ]
+    if "hybrid_ctx" in retrievers:  # the same static list fused with contextual BM25's
+        out["hybrid_ctx"] = fuse(static_ranked, out["bm25_ctx"], config)
     if "minilm" in retrievers:
         assert index.minilm is not None and index.minilm_encoder is not None
         qm = index.minilm_encoder.encode(queries)
         out["minilm"] = exact_topk(index.minilm, qm, config.k)[1].tolist()
-    return {r: [ranked[: config.k] for ranked in out[r]] for r in (*retrievers, "_static_exact") if r in out}
+    return {r: out[r] for r in (*retrievers, "_static_exact") if r in out}
+
+
+def fuse(dense: list[list[int]], lexical: list[list[int]], config: Config) -> list[list[int]]:
+    """Reciprocal-rank fusion of two rankings per query (dense first), ``config.fuse_depth`` deep;
+    its top ``config.k`` is the fusion's top ``k`` (ties keep first appearance)."""
+    return [
+        [i for i, _ in reciprocal_rank_fusion_ids([d, lx], k=config.fuse_depth, rrf_k=config.rrf_k)]
+        for d, lx in zip(dense, lexical)
+    ]
+
+
+def first_ranks(index: CodeIndex, questions: list[Any], ranked: list[list[int]]) -> dict[str, list[int]]:
+    """Per question, the 1-based rank of the first chunk that hits the gold function (``hit``) and
+    of the first chunk from the gold file (``file``) in ``ranked``; 0 when none is listed."""
+    hit, file = [], []
+    for q, top in zip(questions, ranked):
+        gold = [(q.doc_id, s, e) for s, e in q.gold_spans]
+        spans = [index.span(i) for i in top]
+        hits = hits_by_span(spans, gold)
+        hit.append(next((j + 1 for j, h in enumerate(hits) if h), 0))
+        file.append(next((j + 1 for j, sp in enumerate(spans) if sp[0] == q.doc_id), 0))
+    return {"hit": hit, "file": file}
 
 
 def ann_tradeoff(

@@ -353,6 +353,29 @@ def test_benchmark_quick_path_on_a_few_dozen_installed_files(tmp_path):
         )
     for cmp in full["paired"].values():
         assert all(c["lo"] <= c["diff"] <= c["hi"] for c in cmp.values())
+    for entry in full["strategies"].values():
+        assert {"bm25", "bm25_ctx", "hybrid", "hybrid_ctx"} <= set(entry["retrievers"])
+        assert entry["timings"]["bm25_ctx_postings"] >= entry["timings"]["bm25_postings"]  # headers add terms
+        for cmp in entry["contextual_minus_plain"].values():
+            assert all(c["lo"] <= c["diff"] <= c["hi"] for c in cmp.values())
+    # the per-question ranks, out of the book's file, read back to the means it holds
+    ranks = json.loads((tmp_path / "code_rag_50k-quick-questions.json").read_text())
+    assert "per_question" not in full and len(ranks["full | qid"]) == full["questions"]
+    for name, entry in full["strategies"].items():
+        for r, metrics in entry["retrievers"].items():
+            hit = ranks[f"full | ranks | {name} | {r} | hit"]
+            assert sum(1 <= h <= 5 for h in hit) / len(hit) == pytest.approx(metrics["recall"], abs=1e-4)
+            file = ranks[f"full | ranks | {name} | {r} | file"]
+            assert all(0 < f <= h for f, h in zip(file, hit) if h)  # the gold function's chunk is in its file
+    analysis = importlib.import_module("benchmarks.code_rag_50k.analysis")
+    assert analysis.main(["--quick", "--out", str(tmp_path)]) == 0
+    read = json.loads((tmp_path / "code_rag_50k-quick-analysis.json").read_text())
+    bm25 = read["retrievers"]["structural | bm25"]
+    assert bm25["recall_at"]["5"]["share"] == pytest.approx(
+        full["strategies"]["structural"]["retrievers"]["bm25"]["recall"], abs=1e-4
+    )
+    depths = [bm25["recall_at"][d]["share"] for d in ("1", "5", "10", "20", "50")]
+    assert depths == sorted(depths) and bm25["file_at_5"]["share"] >= depths[1]
 
 
 def test_benchmark_scores_the_characters_each_question_retrieved():
@@ -373,6 +396,42 @@ def test_benchmark_scores_the_characters_each_question_retrieved():
     scores = score(Index(), [question, question], [[0, 1], [2]], k=5)
     assert scores["retrieved_chars"].tolist() == [420.0, 50.0]  # overlap counted in both chunks
     assert scores["recall"].tolist() == [1.0, 0.0]
+
+
+_words = st.text(st.sampled_from("ab_Z9 .>\n:()"), max_size=30)
+
+
+@given(header=_words, body=_words)
+def test_contextual_bm25_counts_are_the_header_s_tokens_plus_the_text_s(header, body):
+    """Header counts + text counts = the tokens of embedding_text's "header\n\ntext"."""
+    from collections import Counter
+
+    from chunklab.retrieval.lexical import tokenize
+
+    joined = f"{header}\n\n{body}" if header else body
+    assert Counter(tokenize(joined)) == Counter(tokenize(header)) + Counter(tokenize(body))
+
+
+def test_contextual_header_is_the_kits_path_and_qualified_name():
+    _benchmark()
+    from benchmarks.code_rag_50k.chunking import contextual_headers
+    from chunklab.chunk import embedding_text
+    from chunklab.chunkers.catalog import get_strategy
+    from chunklab.documents import Document
+    from chunklab.enrich.context import add_context
+
+    source = "import os\n\nX = 1\n\n\nclass Basket:\n    def add(self, item):\n        return item\n"
+    doc = Document("shop/basket.py", source, format="python")
+    chunks = get_strategy("structural", max_chars=40, min_chars=1)(doc)
+    heads = contextual_headers(chunks)
+    by_name = {c.metadata.get("name"): h for c, h in zip(chunks, heads)}
+    assert by_name["<module>"] == "shop/basket.py"  # module-level code: the path alone
+    assert by_name["Basket.add"] == "shop/basket.py > Basket.add"
+    for c, head in zip(chunks, heads):  # what BM25Index(context=True) would index for the same header
+        (with_head,) = add_context([c], title=head)
+        assert embedding_text(with_head) == f"{head}\n\n{c.text}"
+    recursive = get_strategy("recursive", size=40, overlap=0)(doc)
+    assert set(contextual_headers(recursive)) == {"shop/basket.py"}
 
 
 def test_benchmark_settings_are_one_frozen_picklable_config():
