@@ -279,7 +279,10 @@ def pdf_runs(path: str | Path, runs: list[tuple[str, str]]) -> Path:
 
 
 def pdf_font_claims(
-    path: str | Path, lines: list[tuple[str, str, float, float]], fonts: dict[str, str] | None = None
+    path: str | Path,
+    lines: list[tuple[str, str, float, float]],
+    fonts: dict[str, str] | None = None,
+    word_spacing: list[float] | None = None,
 ) -> Path:
     """One A4 page written by hand (no PDF library), so that its fonts can claim what they are not.
 
@@ -288,7 +291,8 @@ def pdf_font_claims(
     font descriptor whose stem width, 151, PDFium reads as weight 744, as Ghostscript writes TeX's
     regular CMR10), ``size`` the size the glyphs are drawn at, ``claimed`` the size the font
     operator states (Tf); the text matrix scales one to the other, as Distiller does at size 1.
-    Text is Latin-1.
+    ``word_spacing`` (one per line, in points on the page) widens each space of that line by the
+    ``Tw`` operator, as a justified line's spaces are. Text is Latin-1.
     """
     descriptor = (
         "<< /Type /FontDescriptor /FontName /Helvetica /Flags 32 /StemV 151 /ItalicAngle 0 "
@@ -306,10 +310,13 @@ def pdf_font_claims(
         objects.append(font.encode())
         ids[key] = len(objects)
     ops, y = [], 800.0
-    for key, text, size, claimed in lines:
+    for i, (key, text, size, claimed) in enumerate(lines):
         quoted = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
         scale = size / claimed
-        ops.append(f"BT /{key} {claimed:g} Tf {scale:g} 0 0 {scale:g} 56 {y:.1f} Tm ({quoted}) Tj ET")
+        tw = (word_spacing[i] if word_spacing else 0.0) / scale  # Tw is in unscaled text space
+        ops.append(
+            f"BT /{key} {claimed:g} Tf {tw:g} Tw {scale:g} 0 0 {scale:g} 56 {y:.1f} Tm ({quoted}) Tj ET"
+        )
         y -= 1.6 * size
     stream = "\n".join(ops).encode("latin-1")
     objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")

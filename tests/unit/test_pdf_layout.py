@@ -8,6 +8,8 @@ distribution instead of being taken from the font's claims.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from chunklab.documents import load_document
@@ -102,6 +104,23 @@ def test_sizes_come_from_the_drawn_glyphs_when_every_font_claims_size_one(tmp_pa
     heads = [(doc.text[e.start : e.end], e.level) for e in doc.elements if e.type == "heading"]
     assert heads == [("Measuring the coolant", 1), ("Reading the log", 1)]
     assert {e.style for e in doc.elements if e.type == "paragraph"} == {"10.0pt"}
+
+
+def test_justified_lines_at_claimed_size_one_stay_prose_not_a_table(tmp_path):
+    """Old: in a Distiller PDF (every glyph claims size 1) the wide spaces of justified lines read
+    as column gaps: words split ("Pro ceedings") and lines came out as tab-separated table rows.
+    Here each body line's spaces are widened by 1.5 to 4.5 points (Tw), as justification does."""
+    lines = [("R", "Measuring the coolant", 18.0, 1.0)]
+    lines += [("R", line, 10.0, 1.0) for line in BODY]
+    spacing = [0.0] + [1.5 + 3.0 * ((7 * k) % 5) / 4 for k in range(len(BODY))]
+    spacing[-1] = 0.0  # a paragraph's last line is set at its natural width
+    doc = load_document(docgen.pdf_font_claims(tmp_path / "j.pdf", lines, word_spacing=spacing))
+    assert _words(doc.text) == _words(" ".join(text for _, text, _, _ in lines))
+    assert "\t" not in doc.text
+    kinds = [e.type for e in doc.elements]
+    assert "table_row" not in kinds and "table" not in kinds, kinds
+    heads = [doc.text[e.start : e.end] for e in doc.elements if e.type == "heading"]
+    assert heads == ["Measuring the coolant"]
 
 
 def test_a_weight_the_glyphs_do_not_bear_out_makes_no_headings(tmp_path):
@@ -221,23 +240,25 @@ def test_flush_right_labels_stay_on_the_line_they_label(tmp_path):
     assert _words(doc.text) == _words(" ".join(f"{s} {label}" for s, label in rows))
 
 
-def test_a_slide_title_kept_over_its_overlays_is_a_heading_not_a_running_header(tmp_path):
-    """A Beamer frame title repeated on three overlay slides in a row is a run, as a chapter's
-    running header is; set in a heading's size it stays in the text, a heading on each slide."""
+SLIDE_TITLES = ["Why chunk at all"] * 3 + [
+    "Fixed windows",
+    "Recursive splits",
+    "Overlap",
+    "Sizes",
+    "Costs",
+    "End",
+]
+
+
+def _deck(path: Path) -> Path:
+    """A Beamer-like deck: a frame title (14 pt) over one to three points (9 pt) and a page number
+    ("k / n", 6 pt) per slide; the first title is kept over three overlay slides."""
     from fpdf import FPDF
 
     pdf = FPDF(orientation="L", format=(96, 128))
     pdf.set_auto_page_break(False)
     pdf.add_font("dv", "", docgen.TTF)
-    titles = ["Why chunk at all"] * 3 + [
-        "Fixed windows",
-        "Recursive splits",
-        "Overlap",
-        "Sizes",
-        "Costs",
-        "End",
-    ]
-    for k, title in enumerate(titles):
+    for k, title in enumerate(SLIDE_TITLES):
         pdf.add_page()
         pdf.set_font("dv", "", 14)
         pdf.set_xy(5, 5)
@@ -248,9 +269,33 @@ def test_a_slide_title_kept_over_its_overlays_is_a_heading_not_a_running_header(
             pdf.cell(0, 6, f"Point {j} of slide {k + 1}: the text a slide holds.")
         pdf.set_font("dv", "", 6)
         pdf.set_xy(100, 90)
-        pdf.cell(0, 4, f"{k + 1} / {len(titles)}")
-    pdf.output(str(tmp_path / "deck.pdf"))
-    doc = load_document(tmp_path / "deck.pdf")
+        pdf.cell(0, 4, f"{k + 1} / {len(SLIDE_TITLES)}")
+    pdf.output(str(path))
+    return path
+
+
+def test_a_slide_title_kept_over_its_overlays_is_a_heading_not_a_running_header(tmp_path):
+    """A Beamer frame title repeated on three overlay slides in a row is a run, as a chapter's
+    running header is; set in a heading's size it stays in the text, a heading on each slide."""
+    doc = load_document(_deck(tmp_path / "deck.pdf"))
+    titles = SLIDE_TITLES
     headings = [doc.text[e.start : e.end] for e in doc.elements if e.type == "heading"]
     assert headings == titles
     assert {r["role"] for r in doc.metadata["removed"]} == {"page_number"}
+
+
+def test_a_deck_chunks_one_slide_at_a_time_even_when_the_budget_holds_several(tmp_path):
+    """Each frame title is a heading, so the structural chunker starts a chunk at every slide: with
+    a budget that would hold the whole deck, no chunk spans two slides (issue 36: chunks used to
+    span 4-6 slides) and each chunk opens with its slide's title."""
+    from chunklab.chunk import check_chunks
+    from chunklab.chunkers.catalog import get_strategy
+
+    doc = load_document(_deck(tmp_path / "deck.pdf"))
+    assert len(doc.text) < 1500  # the budget below holds every slide at once
+    chunks = get_strategy("structural", max_chars=1500)(doc)
+    assert check_chunks(chunks, doc.text) == []
+    assert [(c.metadata["page"], c.metadata["page_end"]) for c in chunks] == [
+        (k, k) for k in range(1, len(SLIDE_TITLES) + 1)
+    ]
+    assert [c.text.split("\n", 1)[0] for c in chunks] == SLIDE_TITLES
