@@ -160,6 +160,8 @@ def fmt_number(x: float, digits: int = 2, lang: str | None = None, *, signed: bo
     if not math.isfinite(x):
         raise ValueError(f"x must be finite, got {x!r}")
     plain = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+    if plain[0] == "-" and float(plain) == 0:  # a negative that rounds to zero: no "-0.0000"
+        plain = ("+" if signed else "") + plain[1:]
     sign = plain[0] if plain[0] in "+-" else ""
     whole, _, decimals = plain[len(sign) :].partition(".")
     group, mark, min_len = (",", ".", 4) if lang == "en" else (NBSP, ",", 5)

@@ -129,6 +129,10 @@ def test_numbers_are_written_as_each_language_writes_them():
     assert fmt_signed(0.05, 2, "es") == "+0,05"
     assert fmt_signed(-0.05, 2, "en") == "-0.05"
     assert fmt_estimate(0.05, -0.01, 0.1, 2, "es", signed=True) == "+0,05 [-0,01; +0,10]"
+    # a negative that rounds to zero prints no minus (Table 6.3 showed "-0.0000"); zero keeps "+"
+    assert fmt_number(-1e-17, 4, "en") == "0.0000"
+    assert fmt_signed(-3e-6, 4, "es") == "+0,0000"
+    assert fmt_estimate(0.02, -1e-17, 0.05, 3, "en", signed=True) == "+0.020 [+0.000, +0.050]"
 
 
 def test_bad_arguments_name_the_parameter():
