@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import sys
 from html import unescape
 from pathlib import Path
 
@@ -377,9 +378,6 @@ def _small_book(root: Path) -> Path:
 
 
 def _sphinx(src: Path, out: Path, builder: str, **config) -> str:
-    from sphinx.application import Sphinx
-    from sphinx.util.docutils import docutils_namespace, patch_docutils
-
     settings = {
         "extensions": ["myst_nb", "sphinx_exercise", "sphinx_external_toc", "chunklab_book"],
         "external_toc_path": str(src / "_toc.yml"),
@@ -392,6 +390,23 @@ def _sphinx(src: Path, out: Path, builder: str, **config) -> str:
         **config,
     }
     warnings = out / "warnings.txt"
+    # the book's own extension, found as the book finds it (_config.yml's local_extensions: _ext/),
+    # so that this test does not rely on an earlier one having put _ext on sys.path
+    ext = str(ROOT / "_ext")
+    added = ext not in sys.path
+    if added:
+        sys.path.insert(0, ext)
+    try:
+        return _build(src, out, builder, settings, warnings)
+    finally:
+        if added:
+            sys.path.remove(ext)
+
+
+def _build(src: Path, out: Path, builder: str, settings: dict, warnings: Path) -> str:
+    from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace, patch_docutils
+
     with open(warnings, "w", encoding="utf-8") as stream, patch_docutils(None), docutils_namespace():
         app = Sphinx(
             str(src),
