@@ -182,17 +182,33 @@ def wait_idle(pg, timeout: float = 120_000) -> None:
     )
 
 
+def wait_ran(pg, index: int, timeout: float = 120_000) -> None:
+    """Until cell ``index`` has run: its prompt shows an execution count ("[3]:"), then the kernel is idle.
+
+    Waiting for an idle kernel alone races the keypress: right after Shift+Enter the request may
+    not have reached the kernel yet, and the kernel still reads idle (a CI run read the cell's
+    output as empty while it was still running).
+    """
+    prompt = f"document.querySelectorAll('{PANEL} .jp-Cell')[{index}].querySelector('.jp-InputPrompt')"
+    counted = f"() => {{ const p = {prompt}; return p && /\\[\\d+\\]/.test(p.innerText); }}"
+    pg.wait_for_function(counted, timeout=timeout)
+    wait_idle(pg, timeout=timeout)
+
+
 def run_all(pg, timeout: float = 180_000) -> None:
-    """Run > Run All Cells, through the menu, then wait until the kernel is done."""
+    """Run > Run All Cells, through the menu, then wait until the kernel is done.
+
+    Done means: some cell ran in this run (an execution count above any shown before), no cell is
+    still queued ("[*]"), and the kernel is idle: conditions, with no window in which the run
+    must be seen to start.
+    """
+    prompts = f"[...document.querySelectorAll('{PANEL} .jp-InputPrompt')]"
+    counts = f"{prompts}.map(p => parseInt((p.innerText.match(/\\[(\\d+)\\]/) || [0, 0])[1], 10))"
+    before = pg.evaluate(f"() => Math.max(0, ...{counts})")
     pg.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
     pg.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).first.click()
-    prompts = f"document.querySelectorAll('{PANEL} .jp-InputPrompt')"
-    busy = f"() => [...{prompts}].some(p => p.innerText.includes('*'))"
-    try:  # the cells are queued ([*]) at once; a very fast notebook may finish before this looks
-        pg.wait_for_function(busy, timeout=5_000)
-    except playwright_api.TimeoutError:
-        pass
-    pg.wait_for_function(f"() => !({busy})()", timeout=timeout)
+    pg.wait_for_function(f"() => Math.max(0, ...{counts}) > {before}", timeout=timeout)
+    pg.wait_for_function(f"() => !{prompts}.some(p => p.innerText.includes('*'))", timeout=timeout)
     wait_idle(pg, timeout=timeout)
 
 
@@ -269,7 +285,7 @@ def test_exercise_01_in_jupyterlab_runs_fails_at_the_stub_is_solved_checked_grad
     saved = course / "exercises" / name
     wait_saved(page, saved, lambda nb: nb.cells[-1].source.rstrip().endswith("check()"))
     page.keyboard.press("Shift+Enter")
-    wait_idle(page, timeout=180_000)
+    wait_ran(page, len(ids), timeout=180_000)
     out = cell(page, len(ids)).locator(".jp-OutputArea").inner_text()
     cell(page, len(ids)).scroll_into_view_if_needed()
     shot(page, "03-check-unfinished")
