@@ -272,6 +272,7 @@ def _rebuild(folder: Path, records: list[CollectionRecords]) -> dict[str, int]:
     from typing import cast
 
     from chunklab.retrieval.chroma.backend import (
+        INDEX_CONFIGURATION,
         PARENTS_SUFFIX,
         ChunklabEmbeddingFunction,
         batches,
@@ -290,7 +291,7 @@ def _rebuild(folder: Path, records: list[CollectionRecords]) -> dict[str, int]:
         coll = client.create_collection(
             name=rec.name,
             embedding_function=cast("EmbeddingFunction[Embeddable]", ChunklabEmbeddingFunction(encoder)),
-            configuration={"hnsw": {"space": "cosine"}},
+            configuration=INDEX_CONFIGURATION,
             metadata=meta or None,
         )
         for batch in batches(rec.rows, min(512, client.get_max_batch_size())):
