@@ -13,6 +13,7 @@ import csv
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 
 from chunklab.cli import main
@@ -74,24 +75,13 @@ def test_w_a_detached_process_cannot_touch_results_files_or_other_submissions(co
     attacker, honest = grade(course, ("mallory", blank_with(attack)), ("carol", tiny_solution()))
     # The kernel's PID namespace ends with the grade: the detached writer (Popen returns once it
     # has exec'd, so its command line names the marker) must be gone now, not after some delay.
-    survivors = [pid for pid, cmd in _command_lines().items() if str(marker) in cmd]
+    survivors = [
+        p.pid for p in psutil.process_iter(["cmdline"]) if str(marker) in " ".join(p.info["cmdline"] or ())
+    ]
     assert not survivors, f"processes started by the graded notebook outlived its grade: {survivors}"
     assert attacker.passed == 0
     assert honest.passed == 2  # the batch's other notebooks keep their own grades
     assert not marker.exists() and victim.read_bytes() == before
-
-
-def _command_lines() -> dict[int, str]:
-    """Every live process's command line (a zombie's is empty), by PID."""
-    out: dict[int, str] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                raw = (entry / "cmdline").read_bytes()
-                out[int(entry.name)] = raw.replace(b"\0", b" ").decode(errors="replace")
-            except OSError:  # it exited while we looked
-                pass
-    return out
 
 
 # ------------------------------------------------------------------------- (e1) rebound helpers
