@@ -11,7 +11,7 @@ RecursiveCharacterTextSplitter silently drops the overlap).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from chunklab._validate import (
     check_doc_id,
@@ -24,6 +24,9 @@ from chunklab.chunk import Chunk, make_chunk
 from chunklab.chunkers.fixed import check_window_args
 from chunklab.text import NONSPACE, prose_sentences
 from chunklab.units import UnitIndex, check_unit, count_tokens, is_token_unit, over_budget, unit_params
+
+#: ``(b, e, s) -> position``: a boundary or overlap start finder built for one text
+_Finder = Callable[[int, int, int], int]
 
 #: Paragraph, line, sentence end, word, character. A level may hold several separators.
 DEFAULT_SEPARATORS: tuple[str | tuple[str, ...], ...] = (
@@ -241,17 +244,16 @@ def _char_spans(
     return out
 
 
-def _overlap_start_finder(text: str, levels: Sequence[tuple[str, ...]]):
+def _overlap_start_finder(text: str, levels: Sequence[tuple[str, ...]]) -> _Finder:
     """A function giving where the overlap of a chunk ending at ``e`` starts: the first non-space
     after the earliest boundary in ``[b, e)`` (after ``b`` when there is none); ``e`` when none.
 
     ``e`` is a chunk's end, so ``text[e - 1]`` is not a space.
     """
-    seps = [sep for group in levels for sep in group if sep]
-    singles = {sep for sep in seps if len(sep) == 1}
     nonspace = NONSPACE.search
-    if seps and all(sep[-1] in singles for sep in seps):  # see _boundary_finder
-        search = re.compile("[" + re.escape("".join(sorted(singles))) + r"]\s*").search
+    ends = _boundary_class(levels)
+    if ends is not None:  # see _boundary_finder
+        search = re.compile(ends + r"\s*").search
 
         def fast(b: int, e: int, s: int) -> int:
             m = search(text, b - 1, e - 1)
@@ -270,18 +272,28 @@ def _overlap_start_finder(text: str, levels: Sequence[tuple[str, ...]]):
     return general
 
 
-def _boundary_finder(text: str, levels: Sequence[tuple[str, ...]]):
-    """A function giving the earliest separator boundary in ``[b, e)`` (``b`` if there is none).
+def _boundary_class(levels: Sequence[tuple[str, ...]]) -> str | None:
+    """The regex character class of the one-character separators, when every separator ends with one.
 
-    When every separator ends with a character that is itself a one-character separator
-    (true of the defaults: all end in a space, tab or newline), the earliest boundary is
-    just the position after the first such character, found with one regex search.
+    True of the defaults (all end in a space, tab or newline): the earliest boundary is then
+    the position after the first such character. ``None`` when some separator does not.
     """
     seps = [sep for group in levels for sep in group if sep]
     singles = {sep for sep in seps if len(sep) == 1}
     if seps and all(sep[-1] in singles for sep in seps):
-        pattern = re.compile("[" + re.escape("".join(sorted(singles))) + "]")
-        search = pattern.search
+        return "[" + re.escape("".join(sorted(singles))) + "]"
+    return None
+
+
+def _boundary_finder(text: str, levels: Sequence[tuple[str, ...]]) -> _Finder:
+    """A function giving the earliest separator boundary in ``[b, e)`` (``b`` if there is none).
+
+    With :func:`_boundary_class`, one regex search; else one ``find`` per separator.
+    """
+    seps = [sep for group in levels for sep in group if sep]
+    ends = _boundary_class(levels)
+    if ends is not None:
+        search = re.compile(ends).search
 
         def fast(b: int, e: int, s: int) -> int:
             m = search(text, b - 1, e - 1)
