@@ -180,3 +180,49 @@ def test_a_number_in_the_margin_that_does_not_follow_the_pages_stays_text(tmp_pa
     doc = load_document(tmp_path / "n.pdf")
     assert "42" in doc.text.split()
     assert [r["text"] for r in doc.metadata["removed"]] == ["1", "2", "3"]
+
+
+def test_the_fast_pdfium_calls_read_what_pypdfium2s_bindings_read(tmp_path):
+    """The extraction's address-prototyped calls (``pdf.pdfium.fast_calls``) against pypdfium2's own
+    bindings, character by character: a wrong result type or argument would change every box."""
+    import ctypes
+
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pr
+
+    from chunklab.documents.pdf.pdfium import fast_calls
+
+    path = docgen.pdf_pages(
+        tmp_path / "h.pdf",
+        [["Body text \ufb01ne, with é and ß."], ["More body."]],
+        headings=["A heading", "Two"],
+    )
+    fast = fast_calls(pr)
+    doc = pdfium.PdfDocument(path)
+    seen = 0
+    for page in doc:
+        tp = page.get_textpage()
+        raw, address = tp.raw, ctypes.cast(tp.raw, ctypes.c_void_p).value
+        for i in range(tp.count_chars()):
+            assert fast.unicode(address, i) == pr.FPDFText_GetUnicode(raw, i)
+            slow = [ctypes.c_double() for _ in range(4)]
+            quick = [ctypes.c_double() for _ in range(4)]
+            assert fast.char_box(address, i, *map(ctypes.addressof, quick)) == pr.FPDFText_GetCharBox(
+                raw, i, *map(ctypes.byref, slow)
+            )
+            assert [v.value for v in quick] == [v.value for v in slow]
+            a, b = pr.FS_RECTF(), pr.FS_RECTF()
+            fast.loose_box(address, i, ctypes.addressof(a))
+            pr.FPDFText_GetLooseCharBox(raw, i, ctypes.byref(b))
+            assert (a.left, a.right, a.bottom, a.top) == (b.left, b.right, b.bottom, b.top)
+            assert fast.font_size(address, i) == pr.FPDFText_GetFontSize(raw, i)
+            m, n = pr.FS_MATRIX(), pr.FS_MATRIX()
+            assert fast.matrix(address, i, ctypes.addressof(m)) == pr.FPDFText_GetMatrix(
+                raw, i, ctypes.byref(n)
+            )
+            assert (m.a, m.b, m.c, m.d, m.e, m.f) == (n.a, n.b, n.c, n.d, n.e, n.f)
+            obj = ctypes.cast(pr.FPDFText_GetTextObject(raw, i), ctypes.c_void_p).value
+            assert fast.text_object(address, i) == obj
+            seen += obj is not None
+        tp.close()
+    assert seen > 30  # the pages' characters were read, not only generated spaces

@@ -53,6 +53,7 @@ from chunklab.documents.pdf.layout import (
     has_images,
     reading_order,
 )
+from chunklab.documents.pdf.pdfium import address, fast_calls
 
 if TYPE_CHECKING:
     from pypdfium2 import PdfPage
@@ -153,32 +154,36 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
     tp = page.get_textpage()
     try:
         raw_tp = tp.raw
+        # PDFium's per-character calls, prototyped on plain addresses: a page makes four or five a
+        # character, and the loop is the extraction's cost (ctypes converts an int faster than a
+        # typed pointer: about 1 µs less a character than pypdfium2's bindings)
+        fast = fast_calls(pr)
+        get_unicode, char_box, loose_box = fast.unicode, fast.char_box, fast.loose_box
+        font_size, get_matrix, text_object = fast.font_size, fast.matrix, fast.text_object
+        page_tp = address(raw_tp)
         box = [ctypes.c_double() for _ in range(4)]
-        ref_l, ref_r, ref_b, ref_t = (ctypes.byref(v) for v in box)
+        ref_l, ref_r, ref_b, ref_t = (ctypes.addressof(v) for v in box)
         loose = pr.FS_RECTF()
-        loose_ref = ctypes.byref(loose)
+        loose_ref = ctypes.addressof(loose)
         matrix = pr.FS_MATRIX()
+        matrix_ref = ctypes.addressof(matrix)
         fonts: dict[int | None, str] = {}
         segs: list[Seg] = []
         cur: Seg | None = None
         bold, last_size = False, -1.0
         n_chars, pair_low = tp.count_chars(), -1
-        # PDFium's calls bound once: a page makes several per character (the loop is the extraction's cost)
-        get_unicode, char_box = pr.FPDFText_GetUnicode, pr.FPDFText_GetCharBox
-        loose_box, font_size, get_matrix = (
-            pr.FPDFText_GetLooseCharBox,
-            pr.FPDFText_GetFontSize,
-            pr.FPDFText_GetMatrix,
-        )
-        matrix_ref = ctypes.byref(matrix)
+        # a text object's characters share its font, size and matrix: each is read once per object
+        sizes: dict[int, tuple[float, float]] = {}  # object -> (size on the page, rounded)
+        bolds: dict[int, bool] = {}
+        seg_fonts: dict[int, str] = {}  # object -> "name|weight", a segment's font
         n_text = 0
         for i in range(n_chars):
             if i == pair_low:  # the low half of a surrogate pair, already read with its high half
                 continue
-            code = get_unicode(raw_tp, i)
+            code = get_unicode(page_tp, i)
             ch = chr(code) if code else ""
             if 0xD800 <= code <= 0xDBFF and i + 1 < n_chars:  # a character outside the BMP, in halves
-                whole = surrogate_pair(code, get_unicode(raw_tp, i + 1))
+                whole = surrogate_pair(code, get_unicode(page_tp, i + 1))
                 if whole is not None:
                     ch, code, pair_low = whole, ord(whole), i + 1
                     stats["surrogate_pairs"] += 1
@@ -197,22 +202,30 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
             if code in _HYPHENS:
                 ch = "-"
             ch = _LIGATURES.get(ch, ch)
+            obj = text_object(page_tp, i)  # None for a character PDFium generated
             if ch in _CMSY:
-                ch = _symbol_font_char(ch, _font_name(pr, raw_tp, i, fonts))
-            char_box(raw_tp, i, ref_l, ref_r, ref_b, ref_t)  # left, right, bottom, top: the glyph's ink
-            loose_box(raw_tp, i, loose_ref)  # the advance box: gaps and baseline
+                ch = _symbol_font_char(ch, _font_name(pr, raw_tp, i, fonts, obj))
+            char_box(page_tp, i, ref_l, ref_r, ref_b, ref_t)  # left, right, bottom, top: the glyph's ink
+            loose_box(page_tp, i, loose_ref)  # the advance box: gaps and baseline
             l_left, l_right, l_bottom = loose.left, loose.right, loose.bottom
             # the size on the page: the font size the character claims times the scale of its text
             # matrix (a PDF may set every glyph at size 1 and scale it by the matrix), checked against
             # the height of its advance box; where the two disagree by more than a factor of two the
             # box wins (an advance box is about 1.15 font sizes high: ascent + descent)
-            size, loose_height = font_size(raw_tp, i) or 1.0, loose.top - l_bottom
-            if get_matrix(raw_tp, i, matrix_ref):
-                scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
-                size *= scale if scale > 0 else 1.0
-            if loose_height > 0 and not 0.5 <= loose_height / size <= 2.5:
-                size = loose_height / 1.15
-            size = round(size, 2)
+            known = sizes.get(obj) if obj is not None else None
+            if known is None:
+                size = font_size(page_tp, i) or 1.0
+                if get_matrix(page_tp, i, matrix_ref):
+                    scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+                    size *= scale if scale > 0 else 1.0
+                known = (size, round(size, 2))
+                if obj is not None:
+                    sizes[obj] = known
+            loose_height = loose.top - l_bottom
+            if loose_height > 0 and not 0.5 <= loose_height / known[0] <= 2.5:
+                size = round(loose_height / 1.15, 2)
+            else:
+                size = known[1]
             base = height - l_bottom
             if cur is not None:
                 gap = l_left - cur.advance
@@ -227,10 +240,20 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                         cur.cuts.append((cur.x1, l_left, len(cur.chars), len(cur.sizes), cur.bold))
                     cur.chars.append(" ")
             if cur is None or size != last_size:
-                bold = _is_bold(pr, raw_tp, i, fonts)
+                if obj is None:
+                    bold = _is_bold(pr, raw_tp, i, fonts, obj)
+                elif (b := bolds.get(obj)) is None:
+                    bold = bolds[obj] = _is_bold(pr, raw_tp, i, fonts, obj)
+                else:
+                    bold = b
             if cur is None:
                 cur = Seg(number, base=base)
-                cur.font = f"{_font_name(pr, raw_tp, i, fonts)}|{pr.FPDFText_GetFontWeight(raw_tp, i)}"
+                font = seg_fonts.get(obj) if obj is not None else None
+                if font is None:
+                    font = f"{_font_name(pr, raw_tp, i, fonts, obj)}|{pr.FPDFText_GetFontWeight(raw_tp, i)}"
+                    if obj is not None:
+                        seg_fonts[obj] = font
+                cur.font = font
                 segs.append(cur)
             last_size = size
             cur.space = False
@@ -292,17 +315,17 @@ def _check_bold(pages: list[list[Seg]], body: float) -> None:
                 s.bold = 0
 
 
-def _is_bold(pr: ModuleType, raw_tp: Any, i: int, fonts: dict[int | None, str]) -> bool:
+def _is_bold(pr: ModuleType, raw_tp: Any, i: int, fonts: dict[int | None, str], key: int | None) -> bool:
     weight = pr.FPDFText_GetFontWeight(raw_tp, i)
     if weight >= 600:
         return True
-    font = _font_name(pr, raw_tp, i, fonts)
+    font = _font_name(pr, raw_tp, i, fonts, key)
     return any(w in font for w in ("bold", "black", "heavy", "semibold", "demi"))
 
 
-def _font_name(pr: ModuleType, raw_tp: Any, i: int, cache: dict[int | None, str]) -> str:
-    """The lower-case name of character ``i``'s font ("abcdef+cmsy10"), looked up once per text object."""
-    key = ctypes.cast(pr.FPDFText_GetTextObject(raw_tp, i), ctypes.c_void_p).value
+def _font_name(pr: ModuleType, raw_tp: Any, i: int, cache: dict[int | None, str], key: int | None) -> str:
+    """The lower-case name of character ``i``'s font ("abcdef+cmsy10"), looked up once per text object
+    (``key``: its address, from :func:`~chunklab.documents.pdf.pdfium.fast_calls`)."""
     if key not in cache:
         flags = ctypes.c_int()
         n = pr.FPDFText_GetFontInfo(raw_tp, i, None, 0, ctypes.byref(flags))
