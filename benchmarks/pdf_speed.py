@@ -22,7 +22,8 @@ alone, on the same pages, with CPU seconds beside wall seconds.
     python benchmarks/pdf_speed.py [--cache-dir DIR] [--files PATH ...] [--second PDF ...] [--out FILE]
 
 Needs ``pip install -r benchmarks/requirements.txt`` (pypdf, langchain-community) and the
-pdf-docs corpus in the cache (``make corpus``).
+pdf-docs corpus in the cache (``make corpus``); the second set is the ``real-docs`` corpus's 13 PDFs
+(``chunklab corpus fetch real-docs``) and the PDFs in ``/usr/share/doc``.
 """
 
 from __future__ import annotations
@@ -138,7 +139,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache-dir", help="the kit's cache dir holding corpora/pdf-docs")
     ap.add_argument("--files", nargs="*", default=SUBSET, help="pdf-docs paths (manifest paths)")
-    ap.add_argument("--second", nargs="*", help="a second real set (default: the PDFs in /usr/share/doc)")
+    ap.add_argument(
+        "--second",
+        nargs="*",
+        help="a second real set (default: the real-docs PDFs, if fetched, and those in /usr/share/doc)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--rounds", type=int, default=ROUNDS, help="rounds per set; their medians are kept")
     ap.add_argument("--label", default="", help="what code was measured (a commit), kept in the JSON")
@@ -148,7 +153,10 @@ def main() -> None:
 
     directory = corpus_dir(NAME, args.cache_dir)
     first = [str(directory / f) for f in args.files]
-    second = args.second if args.second is not None else sorted(glob.glob("/usr/share/doc/*/*.pdf"))
+    second = args.second
+    if second is None:  # other producers: TeX Live and Debian manuals, publishers' two-column samples
+        second = sorted(glob.glob(str(corpus_dir("real-docs", args.cache_dir) / "*" / "*.pdf")))
+        second += sorted(glob.glob("/usr/share/doc/*/*.pdf"))
     imports, runs = systems()
     result: dict[str, Any] = {
         "measured": {
