@@ -11,7 +11,11 @@ Used by ``benchmarks/code_poly.py --profile N``. Two measures of the same files:
   query, walking the tree, naming, offsets, metadata, building chunks), ``parse_over_rust`` says how
   much of the Rust splitter's whole time the parse alone takes, and the **ceilings** are the ratios
   chunklab / Rust that a walk costing nothing would reach: ``rust / parse``, and
-  ``rust / (parse + query)`` with the query kept;
+  ``rust / (parse + query)`` with the query kept; and **spans alone**: the chunking walk without the
+  metadata (parse, error regions, the cAST split and merge, the trim: the work the Rust splitter
+  does, which names nothing), timed through the chunker's internals, its ratio ``rust / spans``
+  saying how the walk itself compares and what the metadata (names, ``defines``, doc comments,
+  headings) costs;
 - **top functions** (``cProfile``): the functions with the most own time, in seconds under the
   profiler (which inflates small Python calls: read them as a ranking, not as timings).
 
@@ -31,8 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chunklab.chunkers.structural.code import chunk_code, looks_like_cpp, php_grammar
-from chunklab.chunkers.structural.code.languages import LANGUAGES
+from chunklab.chunkers.structural.code import _CodeChunker, chunk_code, looks_like_cpp, php_grammar
+from chunklab.chunkers.structural.code.languages import GRAMMARS, LANGUAGES
 from chunklab.chunkers.structural.code.treesitter import definition_nodes, encode_for_parser, parse
 
 __all__ = ["profile_language", "report"]
@@ -72,6 +76,14 @@ def profile_language(language: str, texts: list[str], max_chars: int, top: int =
         for g, root in zip(grammars, roots):
             definition_nodes(g, root)
 
+    def spans_all() -> None:  # the chunking walk alone: what the Rust splitter does, no metadata
+        for t, g, d in zip(texts, grammars, datas):
+            root = parse(g, d).root_node
+            walker = _CodeChunker(t, GRAMMARS[g], language, max_chars, "chars", None, {}, None)
+            walker.errors_in(root, len(d))
+            for piece in walker.merge_across_levels(walker.split(root, 0, len(t), [], 0)):
+                walker.trim(piece.s, piece.e)
+
     rust = _rust_splitter(language, max_chars)
 
     def rust_all() -> None:
@@ -79,7 +91,7 @@ def profile_language(language: str, texts: list[str], max_chars: int, top: int =
             rust.chunk_indices(t)
 
     chunk_all()  # warm: grammars loaded, caches filled
-    total, parse_s, query_s = _best(chunk_all), _best(parse_all), _best(query_all)
+    total, parse_s, query_s, spans_s = _best(chunk_all), _best(parse_all), _best(query_all), _best(spans_all)
     rust_s = _best(rust_all) if rust is not None else None
     prof = cProfile.Profile()
     prof.enable()
@@ -100,6 +112,8 @@ def profile_language(language: str, texts: list[str], max_chars: int, top: int =
         "query_s": round(query_s, 4),
         "ceiling_parse": round(rust_s / parse_s, 2) if rust_s and parse_s else None,
         "ceiling_parse_query": round(rust_s / (parse_s + query_s), 2) if rust_s else None,
+        "spans_s": round(spans_s, 4),
+        "spans_ratio": round(rust_s / spans_s, 2) if rust_s and spans_s else None,
         "profiled_s": round(under, 4),
         "top": [
             {"function": _name(key), "calls": v[1], "own_s": round(v[2], 4), "cum_s": round(v[3], 4)}
@@ -138,8 +152,9 @@ def report(results: dict[str, Any]) -> str:
     lines = [
         "| language | files | MB | chunk_code CPU s | tree-sitter parse s | Python walk s | parse share "
         "| Rust CodeSplitter s | parse / Rust | definition query s | ceiling: Rust / parse "
-        "| ceiling: Rust / (parse + query) | top Python functions (own s under cProfile) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| ceiling: Rust / (parse + query) | spans alone s | Rust / spans alone "
+        "| top Python functions (own s under cProfile) |",
+        "| --- " + "| ---: " * 13 + "| --- |",
     ]
     for language, row in results["languages"].items():
         p = row.get("profile")
@@ -152,7 +167,7 @@ def report(results: dict[str, Any]) -> str:
             f"| {p['walk_s']:.3f} | {p['parse_share']:.0%} | {_num(p.get('rust_s'), '.3f')} "
             f"| {_num(p.get('parse_over_rust'), '.0%')} | {_num(p.get('query_s'), '.3f')} "
             f"| {_num(p.get('ceiling_parse'), '.2f')} | {_num(p.get('ceiling_parse_query'), '.2f')} "
-            f"| {shown} |"
+            f"| {_num(p.get('spans_s'), '.3f')} | {_num(p.get('spans_ratio'), '.2f')} | {shown} |"
         )
     return "\n".join(lines)
 
