@@ -4,7 +4,9 @@ Chunks every ``.py`` file of the running interpreter's standard library (about 1
 31 MB) with ``chunk_recursive`` (800 chars, overlap 80, exact offsets) and with LangChain's
 ``RecursiveCharacterTextSplitter`` (same settings), with ``add_start_index=True`` and without.
 With semantic-text-splitter installed (``benchmarks/requirements.txt``), its Rust ``TextSplitter``
-(same size and overlap, character offsets from ``chunk_indices``) is measured too. The splitters
+(same size and overlap, character offsets from ``chunk_indices``) is measured too, and so are
+Chonkie's ``RecursiveChunker`` and semchunk, the other offset-exact peers (their offsets checked on
+every file first; see :func:`add_offset_peers`). The splitters
 run interleaved file by file, ``--repeat`` passes; each is timed in wall-clock and CPU seconds
 (``time.process_time``), and each ratio comes with a 95% bootstrap interval over the files.
 With ``--compiled``, the compiled floor is measured too (``benchmarks/compiled_floor.py``): the same
@@ -23,6 +25,7 @@ import os
 import sys
 import sysconfig
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -95,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         runs["semantic-text-splitter (offsets)"] = rust.chunk_indices
     except ImportError:
         print("semantic-text-splitter not installed: its row is left out", file=sys.stderr)
+    exactness = add_offset_peers(runs, texts, args.size, args.overlap)
     compiled: dict | None = None
     if args.compiled:
         compiled = compiled_runs(runs, texts, args.size, args.overlap)
@@ -178,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ratios": ratios,
                 "ratio_vs_langchain_offsets": ratios["langchain (add_start_index=True)"]["wall"],
                 "ratio_vs_langchain_plain": ratios["langchain (no offsets)"]["wall"],
+                "peer_offset_errors": exactness,
                 **({"compiled_prototype": compiled} if compiled is not None else {}),
             },
             indent=2,
@@ -189,6 +194,47 @@ def main(argv: list[str] | None = None) -> int:
         args.md.write_text(header + "\n".join(report) + f"\n\nLoad average at the end: {_loadavg()}.\n")
     print(f"written: {args.out}")
     return 0
+
+
+def add_offset_peers(runs: dict, texts: list[str], size: int, overlap: int) -> dict[str, dict[str, int]]:
+    """Chonkie's ``RecursiveChunker`` and semchunk, when installed (``benchmarks/requirements.txt``).
+
+    Both return character offsets: Chonkie's chunks carry ``start_index``/``end_index`` (it has no
+    overlap, so it is timed against chunklab *with* its overlap, a ratio that can only flatter the
+    peer), semchunk returns ``(chunks, offsets)`` with ``offsets=True`` (overlap in characters, its
+    token counter ``len``). Each peer's offsets are checked on every file first, untimed: the
+    chunks whose ``text[start:end]`` is not their text, out of all (an offset-exact peer has none).
+    """
+    checks: dict[str, Callable[[str], list[tuple[int, int, str]]]] = {}
+    try:
+        from chonkie import RecursiveChunker
+
+        chonkie = RecursiveChunker(tokenizer="character", chunk_size=size)
+        name = "chonkie RecursiveChunker (offsets, no overlap)"
+        runs[name] = chonkie.chunk
+        checks[name] = lambda t: [(c.start_index, c.end_index, c.text) for c in chonkie.chunk(t)]
+    except ImportError:
+        print("chonkie not installed: its row is left out", file=sys.stderr)
+    try:
+        import semchunk
+
+        sem = semchunk.chunkerify(len, size)
+        name = "semchunk (offsets)"
+        runs[name] = lambda t: sem(t, offsets=True, overlap=overlap)[1]
+
+        def sem_spans(t: str) -> list[tuple[int, int, str]]:
+            chunks, offsets = sem(t, offsets=True, overlap=overlap)
+            return [(s, e, c) for c, (s, e) in zip(chunks, offsets)]
+
+        checks[name] = sem_spans
+    except ImportError:
+        print("semchunk not installed: its row is left out", file=sys.stderr)
+    errors = {}
+    for name, spans in checks.items():
+        found = [(t[s:e] != c) for t in texts for s, e, c in spans(t)]
+        errors[name] = {"chunks": len(found), "offset_errors": sum(found)}
+        print(f"{name}: {sum(found)} offset errors in {len(found)} chunks")
+    return errors
 
 
 C_RUN = "chunklab recursive, walk in C (prototype)"
