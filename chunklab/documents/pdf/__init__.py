@@ -39,7 +39,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from chunklab.decoding import DocumentError
 from chunklab.documents.characters import surrogate_pair
@@ -53,7 +53,7 @@ from chunklab.documents.pdf.layout import (
     has_images,
     reading_order,
 )
-from chunklab.documents.pdf.pdfium import address, fast_calls
+from chunklab.documents.pdf.pdfium import FastCalls, address, fast_calls
 
 if TYPE_CHECKING:
     from pypdfium2 import PdfPage
@@ -154,28 +154,19 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
     tp = page.get_textpage()
     try:
         raw_tp = tp.raw
-        # PDFium's per-character calls, prototyped on plain addresses: a page makes four or five a
-        # character, and the loop is the extraction's cost (ctypes converts an int faster than a
-        # typed pointer: about 1 µs less a character than pypdfium2's bindings)
-        fast = fast_calls(pr)
+        fast = fast_calls(pr)  # PDFium's per-character calls on plain addresses: the loop is the cost
         get_unicode, char_box, loose_box = fast.unicode, fast.char_box, fast.loose_box
-        font_size, get_matrix, text_object = fast.font_size, fast.matrix, fast.text_object
+        text_object = fast.text_object
         page_tp = address(raw_tp)
         box = [ctypes.c_double() for _ in range(4)]
         ref_l, ref_r, ref_b, ref_t = (ctypes.addressof(v) for v in box)
         loose = pr.FS_RECTF()
         loose_ref = ctypes.addressof(loose)
-        matrix = pr.FS_MATRIX()
-        matrix_ref = ctypes.addressof(matrix)
-        fonts: dict[int | None, str] = {}
         segs: list[Seg] = []
         cur: Seg | None = None
         bold, last_size = False, -1.0
         n_chars, pair_low = tp.count_chars(), -1
-        # a text object's characters share its font, size and matrix: each is read once per object
-        sizes: dict[int, tuple[float, float]] = {}  # object -> (size on the page, rounded)
-        bolds: dict[int, bool] = {}
-        seg_fonts: dict[int, str] = {}  # object -> "name|weight", a segment's font
+        faces: dict[int, _Face] = {}  # a text object's characters share its face: read once per object
         n_text = 0
         for i in range(n_chars):
             if i == pair_low:  # the low half of a surrogate pair, already read with its high half
@@ -203,29 +194,24 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                 ch = "-"
             ch = _LIGATURES.get(ch, ch)
             obj = text_object(page_tp, i)  # None for a character PDFium generated
+            face = faces.get(obj) if obj is not None else None
+            if face is None:
+                face = _face(pr, fast, raw_tp, page_tp, i)
+                if obj is not None:
+                    faces[obj] = face
             if ch in _CMSY:
-                ch = _symbol_font_char(ch, _font_name(pr, raw_tp, i, fonts, obj))
+                ch = _symbol_font_char(ch, face.name)
             char_box(page_tp, i, ref_l, ref_r, ref_b, ref_t)  # left, right, bottom, top: the glyph's ink
             loose_box(page_tp, i, loose_ref)  # the advance box: gaps and baseline
             l_left, l_right, l_bottom = loose.left, loose.right, loose.bottom
-            # the size on the page: the font size the character claims times the scale of its text
-            # matrix (a PDF may set every glyph at size 1 and scale it by the matrix), checked against
-            # the height of its advance box; where the two disagree by more than a factor of two the
-            # box wins (an advance box is about 1.15 font sizes high: ascent + descent)
-            known = sizes.get(obj) if obj is not None else None
-            if known is None:
-                size = font_size(page_tp, i) or 1.0
-                if get_matrix(page_tp, i, matrix_ref):
-                    scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
-                    size *= scale if scale > 0 else 1.0
-                known = (size, round(size, 2))
-                if obj is not None:
-                    sizes[obj] = known
+            # the size on the page (its face's) checked against the height of its advance box; where
+            # the two disagree by more than a factor of two the box wins (an advance box is about 1.15
+            # font sizes high: ascent + descent)
             loose_height = loose.top - l_bottom
-            if loose_height > 0 and not 0.5 <= loose_height / known[0] <= 2.5:
+            if loose_height > 0 and not 0.5 <= loose_height / face.size <= 2.5:
                 size = round(loose_height / 1.15, 2)
             else:
-                size = known[1]
+                size = face.rounded
             base = height - l_bottom
             if cur is not None:
                 gap = l_left - cur.advance
@@ -240,20 +226,10 @@ def _segments(page: PdfPage, number: int, height: float, stats: Counter[str]) ->
                         cur.cuts.append((cur.x1, l_left, len(cur.chars), len(cur.sizes), cur.bold))
                     cur.chars.append(" ")
             if cur is None or size != last_size:
-                if obj is None:
-                    bold = _is_bold(pr, raw_tp, i, fonts, obj)
-                elif (b := bolds.get(obj)) is None:
-                    bold = bolds[obj] = _is_bold(pr, raw_tp, i, fonts, obj)
-                else:
-                    bold = b
+                bold = face.bold
             if cur is None:
                 cur = Seg(number, base=base)
-                font = seg_fonts.get(obj) if obj is not None else None
-                if font is None:
-                    font = f"{_font_name(pr, raw_tp, i, fonts, obj)}|{pr.FPDFText_GetFontWeight(raw_tp, i)}"
-                    if obj is not None:
-                        seg_fonts[obj] = font
-                cur.font = font
+                cur.font = face.font
                 segs.append(cur)
             last_size = size
             cur.space = False
@@ -315,24 +291,35 @@ def _check_bold(pages: list[list[Seg]], body: float) -> None:
                 s.bold = 0
 
 
-def _is_bold(pr: ModuleType, raw_tp: Any, i: int, fonts: dict[int | None, str], key: int | None) -> bool:
+class _Face(NamedTuple):
+    """What the characters of one text object share: their size on the page and their font."""
+
+    size: float  # the font size the character claims times the scale of its text matrix
+    rounded: float  # ``size`` to two decimals
+    name: str  # the font's lower-case name ("abcdef+cmsy10")
+    bold: bool  # a weight of 600 or more, or a bold word in the name
+    font: str  # "name|weight", a segment's font
+
+
+def _face(pr: ModuleType, fast: FastCalls, raw_tp: Any, page_tp: int, i: int) -> _Face:
+    """The face of character ``i`` (``raw_tp`` and ``page_tp``: its text page, typed and as an address).
+
+    The size is the font size the character claims times the scale of its text matrix: a PDF may
+    set every glyph at size 1 and scale it by the matrix.
+    """
+    size = fast.font_size(page_tp, i) or 1.0
+    matrix = pr.FS_MATRIX()
+    if fast.matrix(page_tp, i, ctypes.addressof(matrix)):
+        scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+        size *= scale if scale > 0 else 1.0
+    flags = ctypes.c_int()
+    n = pr.FPDFText_GetFontInfo(raw_tp, i, None, 0, ctypes.byref(flags))
+    buf = ctypes.create_string_buffer(max(n, 1))
+    pr.FPDFText_GetFontInfo(raw_tp, i, buf, n, ctypes.byref(flags))
+    name = buf.value.decode("latin-1").lower()
     weight = pr.FPDFText_GetFontWeight(raw_tp, i)
-    if weight >= 600:
-        return True
-    font = _font_name(pr, raw_tp, i, fonts, key)
-    return any(w in font for w in ("bold", "black", "heavy", "semibold", "demi"))
-
-
-def _font_name(pr: ModuleType, raw_tp: Any, i: int, cache: dict[int | None, str], key: int | None) -> str:
-    """The lower-case name of character ``i``'s font ("abcdef+cmsy10"), looked up once per text object
-    (``key``: its address, from :func:`~chunklab.documents.pdf.pdfium.fast_calls`)."""
-    if key not in cache:
-        flags = ctypes.c_int()
-        n = pr.FPDFText_GetFontInfo(raw_tp, i, None, 0, ctypes.byref(flags))
-        buf = ctypes.create_string_buffer(max(n, 1))
-        pr.FPDFText_GetFontInfo(raw_tp, i, buf, n, ctypes.byref(flags))
-        cache[key] = buf.value.decode("latin-1").lower()
-    return cache[key]
+    bold = weight >= 600 or any(w in name for w in ("bold", "black", "heavy", "semibold", "demi"))
+    return _Face(size, round(size, 2), name, bold, f"{name}|{weight}")
 
 
 def _symbol_font_char(ch: str, font: str) -> str:
